@@ -1,0 +1,42 @@
+//! Throughput of the two call statistics over 155,000 records (31 days × 5,000 calls).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::print_stdout,
+    reason = "benchmark harness: a panic is a failed run, and printing figures is its job"
+)]
+
+use std::hint::black_box;
+
+use callstats_domain::params::Direction;
+use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+mod common;
+
+fn bench(c: &mut Criterion) {
+    let range = common::range();
+    let calls = common::calls();
+    let scores = common::scores(&calls);
+    let mut group = c.benchmark_group("stats");
+    group.throughput(Throughput::Elements(u64::try_from(calls.len()).unwrap()));
+    group.bench_function("call_summary_155k", |b| {
+        b.iter(|| call_summary(black_box(&range), Direction::Inbound, black_box(&calls)));
+    });
+    group.bench_function("agent_leaderboard_155k", |b| {
+        b.iter(|| {
+            agent_leaderboard(
+                black_box(&range),
+                black_box(&calls),
+                black_box(&scores),
+                &[],
+                PriorWeight::DEFAULT,
+            )
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

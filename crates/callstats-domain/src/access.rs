@@ -1,0 +1,431 @@
+//! Who may call: API key format and digest, the two header forms, expiry and revocation,
+//! Origin pinning and the per-minute quota arithmetic.
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest as _, Sha256};
+use time::OffsetDateTime;
+
+use crate::scope::ScopeSet;
+
+/// Every key starts with this.
+pub const KEY_PREFIX: &str = "cs_";
+/// Characters after the prefix: 256 random bits in unpadded URL-safe base64.
+pub const KEY_BODY_LEN: usize = 43;
+/// Characters of a key kept for display (`cs_` and four more), enough to tell keys apart.
+pub const KEY_DISPLAY_PREFIX_LEN: usize = 7;
+/// Default per-minute quota of a key.
+pub const DEFAULT_RATE_LIMIT: u32 = 120;
+
+/// A key's plaintext. Never printed by `Debug`, never stored: only its digest is.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKeySecret(String);
+
+impl fmt::Debug for ApiKeySecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKeySecret(<redacted>)")
+    }
+}
+
+impl ApiKeySecret {
+    /// Builds a key from 32 random bytes; the caller supplies them from the OS generator.
+    #[must_use]
+    pub fn from_random_bytes(bytes: &[u8; 32]) -> Self {
+        Self(format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes)))
+    }
+
+    /// Accepts only the exact key format; anything else cannot be a key and needs no look-up.
+    #[must_use]
+    pub fn parse(raw: &str) -> Option<Self> {
+        let body = raw.strip_prefix(KEY_PREFIX)?;
+        let well_formed = body.len() == KEY_BODY_LEN
+            && body
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && URL_SAFE_NO_PAD
+                .decode(body)
+                .is_ok_and(|bytes| bytes.len() == 32);
+        well_formed.then(|| Self(raw.to_owned()))
+    }
+
+    /// The plaintext, for the one moment it is shown to the key's owner.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    #[must_use]
+    pub fn digest(&self) -> KeyDigest {
+        KeyDigest(Sha256::digest(self.0.as_bytes()).into())
+    }
+
+    /// The first characters, safe to list and log, for telling keys apart.
+    #[must_use]
+    pub fn display_prefix(&self) -> &str {
+        self.0.get(..KEY_DISPLAY_PREFIX_LEN).unwrap_or(KEY_PREFIX)
+    }
+}
+
+/// SHA-256 digest of a key: the only form in which keys are stored and looked up.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyDigest(pub [u8; 32]);
+
+impl KeyDigest {
+    /// Lower-case hex, as the portal schema stores it.
+    #[must_use]
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl fmt::Debug for KeyDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeyDigest({})", self.to_hex())
+    }
+}
+
+/// A key as the portal stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKeyRecord {
+    pub id: i64,
+    pub name: String,
+    pub scopes: ScopeSet,
+    pub rate_limit_per_minute: u32,
+    /// Domain the key is pinned to, if any.
+    pub allowed_origin: Option<String>,
+    pub expires_at: Option<OffsetDateTime>,
+    pub revoked_at: Option<OffsetDateTime>,
+}
+
+/// Why a request is not authenticated (401).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unauthorized {
+    #[error("missing API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")]
+    Missing,
+    #[error("malformed Authorization header: expected 'Bearer <key>'")]
+    MalformedAuthorization,
+    #[error("conflicting API keys: 'Authorization' and 'X-API-Key' carry different keys")]
+    Conflicting,
+    #[error("invalid API key")]
+    Invalid,
+    #[error("API key revoked")]
+    Revoked,
+    #[error("API key expired")]
+    Expired,
+}
+
+/// Extracts the presented key from the two header forms.
+///
+/// `Authorization` must use the Bearer scheme (case-insensitive); when both headers are present
+/// they must carry the same key. A value that is not in the key format is `Invalid` at once.
+pub fn presented_key(
+    authorization: Option<&str>,
+    x_api_key: Option<&str>,
+) -> Result<ApiKeySecret, Unauthorized> {
+    let bearer = authorization
+        .map(|value| {
+            let (scheme, token) = value
+                .trim()
+                .split_once(' ')
+                .ok_or(Unauthorized::MalformedAuthorization)?;
+            if scheme.eq_ignore_ascii_case("bearer") {
+                Ok(token.trim())
+            } else {
+                Err(Unauthorized::MalformedAuthorization)
+            }
+        })
+        .transpose()?;
+    let header = x_api_key.map(str::trim);
+    let raw = match (bearer, header) {
+        (Some(a), Some(b)) if a != b => return Err(Unauthorized::Conflicting),
+        (Some(key), _) | (None, Some(key)) => key,
+        (None, None) => return Err(Unauthorized::Missing),
+    };
+    ApiKeySecret::parse(raw).ok_or(Unauthorized::Invalid)
+}
+
+impl ApiKeyRecord {
+    /// Whether the key may be used at `now`.
+    pub fn check_usable(&self, now: OffsetDateTime) -> Result<(), Unauthorized> {
+        if self.revoked_at.is_some_and(|at| at <= now) {
+            return Err(Unauthorized::Revoked);
+        }
+        if self.expires_at.is_some_and(|at| at <= now) {
+            return Err(Unauthorized::Expired);
+        }
+        Ok(())
+    }
+
+    /// Origin pinning: a pinned key accepts a request whose `Origin` host is exactly the pinned
+    /// domain (case-insensitive), or one without `Origin` (a partner's backend).
+    #[must_use]
+    pub fn origin_allowed(&self, origin: Option<&str>) -> bool {
+        match (&self.allowed_origin, origin) {
+            (None, _) | (Some(_), None) => true,
+            (Some(domain), Some(origin)) => {
+                origin_host(origin).is_some_and(|host| host.eq_ignore_ascii_case(domain))
+            }
+        }
+    }
+}
+
+/// The host of an Origin header value (`scheme://host[:port]`); `None` for `null` or garbage.
+#[must_use]
+pub fn origin_host(origin: &str) -> Option<&str> {
+    let (_, authority) = origin.trim().split_once("://")?;
+    let authority = authority.split(['/', '?', '#']).next()?;
+    if authority.contains('@') {
+        return None;
+    }
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        rest.split_once(']')?.0
+    } else {
+        authority.split(':').next()?
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whose quota a request counts against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum QuotaSubject {
+    /// A valid key, by its id.
+    Key(i64),
+    /// A request without a valid key (or /openapi.json), by client IP.
+    Client(String),
+}
+
+/// One counter: a subject in one UTC clock minute.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct QuotaBucket {
+    /// A stable name such as `key:7:29433112` (subject and minute since the epoch).
+    pub name: String,
+    /// Seconds until the window ends; counters may be dropped after that.
+    pub seconds_left: u32,
+}
+
+impl QuotaBucket {
+    #[must_use]
+    pub fn new(subject: &QuotaSubject, now: OffsetDateTime) -> Self {
+        let unix = now.unix_timestamp();
+        let minute = unix.div_euclid(60);
+        let seconds_left = u32::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
+        let name = match subject {
+            QuotaSubject::Key(id) => format!("key:{id}:{minute}"),
+            QuotaSubject::Client(ip) => format!("ip:{ip}:{minute}"),
+        };
+        Self { name, seconds_left }
+    }
+}
+
+/// The quota after counting one request: what the rate-limit headers report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaStatus {
+    /// `X-RateLimit-Limit`.
+    pub limit: u32,
+    /// `X-RateLimit-Remaining`: calls left after this one, never negative.
+    pub remaining: u32,
+    /// `X-RateLimit-Reset`: seconds to the next window (1..=60).
+    pub reset_seconds: u32,
+    /// The request is over the quota (429).
+    pub exceeded: bool,
+}
+
+impl QuotaStatus {
+    /// `count` is the number of requests in the window including this one.
+    #[must_use]
+    pub fn after(limit: u32, count: u64, bucket: &QuotaBucket) -> Self {
+        let used = u32::try_from(count).unwrap_or(u32::MAX);
+        Self {
+            limit,
+            remaining: limit.saturating_sub(used),
+            reset_seconds: bucket.seconds_left,
+            exceeded: count > u64::from(limit),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const KEY: &str = "cs_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+
+    fn record() -> ApiKeyRecord {
+        ApiKeyRecord {
+            id: 7,
+            name: "partner".into(),
+            scopes: ScopeSet::all(),
+            rate_limit_per_minute: DEFAULT_RATE_LIMIT,
+            allowed_origin: None,
+            expires_at: None,
+            revoked_at: None,
+        }
+    }
+
+    #[test]
+    fn keys_are_cs_and_43_url_safe_characters_of_256_bits() {
+        let bytes: [u8; 32] = std::array::from_fn(|i| u8::try_from(i).unwrap());
+        let key = ApiKeySecret::from_random_bytes(&bytes);
+        assert_eq!(key.expose(), KEY);
+        assert_eq!(key.expose().len(), 46);
+        assert_eq!(ApiKeySecret::parse(KEY), Some(key.clone()));
+        assert_eq!(key.display_prefix(), "cs_AAEC");
+    }
+
+    #[test]
+    fn strings_not_in_key_format_are_not_keys() {
+        for bad in [
+            "",
+            "cs_",
+            "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",
+            &format!("{KEY}A"),
+            &KEY.replace('A', "+"),
+            "cs_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh/",
+        ] {
+            assert_eq!(ApiKeySecret::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn secret_debug_never_shows_the_plaintext() {
+        let key = ApiKeySecret::parse(KEY).unwrap();
+        assert!(!format!("{key:?}").contains("AAEC"));
+    }
+
+    #[test]
+    fn digest_is_sha256_of_the_plaintext() {
+        let key = ApiKeySecret::parse(KEY).unwrap();
+        assert_eq!(key.digest().to_hex().len(), 64);
+        assert_eq!(
+            key.digest(),
+            KeyDigest(Sha256::digest(KEY.as_bytes()).into())
+        );
+    }
+
+    #[test]
+    fn key_is_read_from_either_header_form() {
+        assert_eq!(
+            presented_key(Some(&format!("Bearer {KEY}")), None)
+                .unwrap()
+                .expose(),
+            KEY
+        );
+        assert_eq!(
+            presented_key(Some(&format!("bearer {KEY}")), None)
+                .unwrap()
+                .expose(),
+            KEY
+        );
+        assert_eq!(presented_key(None, Some(KEY)).unwrap().expose(), KEY);
+        assert_eq!(
+            presented_key(Some(&format!("Bearer {KEY}")), Some(KEY))
+                .unwrap()
+                .expose(),
+            KEY
+        );
+    }
+
+    #[test]
+    fn missing_malformed_and_conflicting_credentials_are_unauthorized() {
+        assert_eq!(presented_key(None, None), Err(Unauthorized::Missing));
+        assert_eq!(
+            presented_key(Some(&format!("Basic {KEY}")), None),
+            Err(Unauthorized::MalformedAuthorization)
+        );
+        assert_eq!(
+            presented_key(Some(KEY), None),
+            Err(Unauthorized::MalformedAuthorization)
+        );
+        assert_eq!(
+            presented_key(Some("Bearer nope"), None),
+            Err(Unauthorized::Invalid)
+        );
+        let other = KEY.replace('A', "B");
+        assert_eq!(
+            presented_key(Some(&format!("Bearer {KEY}")), Some(&other)),
+            Err(Unauthorized::Conflicting)
+        );
+    }
+
+    #[test]
+    fn revoked_and_expired_keys_are_unusable() {
+        let now = datetime!(2026-11-21 06:00 UTC);
+        assert_eq!(record().check_usable(now), Ok(()));
+        let revoked = ApiKeyRecord {
+            revoked_at: Some(now),
+            ..record()
+        };
+        assert_eq!(revoked.check_usable(now), Err(Unauthorized::Revoked));
+        let expired = ApiKeyRecord {
+            expires_at: Some(datetime!(2026-11-21 05:59:59 UTC)),
+            ..record()
+        };
+        assert_eq!(expired.check_usable(now), Err(Unauthorized::Expired));
+        let later = ApiKeyRecord {
+            expires_at: Some(datetime!(2026-11-22 00:00 UTC)),
+            ..record()
+        };
+        assert_eq!(later.check_usable(now), Ok(()));
+    }
+
+    #[test]
+    fn pinned_key_accepts_only_its_domain_or_no_origin() {
+        let pinned = ApiKeyRecord {
+            allowed_origin: Some("dash.example.uz".into()),
+            ..record()
+        };
+        assert!(pinned.origin_allowed(None));
+        assert!(pinned.origin_allowed(Some("https://dash.example.uz")));
+        assert!(pinned.origin_allowed(Some("https://DASH.example.uz:8443")));
+        for other in [
+            "https://evil.example.uz",
+            "https://dash.example.uz.evil.com",
+            "null",
+            "dash.example.uz",
+            "https://dash.example.uz@evil.com",
+            "https://x.dash.example.uz",
+        ] {
+            assert!(!pinned.origin_allowed(Some(other)), "{other}");
+        }
+        assert!(record().origin_allowed(Some("https://anything.example")));
+    }
+
+    #[test]
+    fn origin_host_handles_ipv6_and_ports() {
+        assert_eq!(origin_host("http://[::1]:8080"), Some("::1"));
+        assert_eq!(origin_host("http://localhost:3000"), Some("localhost"));
+        assert_eq!(origin_host("http://"), None);
+    }
+
+    #[test]
+    fn quota_window_is_the_utc_clock_minute() {
+        let now = datetime!(2026-11-21 06:15:45 UTC);
+        let bucket = QuotaBucket::new(&QuotaSubject::Key(7), now);
+        assert_eq!(bucket.seconds_left, 15);
+        assert_eq!(
+            bucket.name,
+            QuotaBucket::new(&QuotaSubject::Key(7), datetime!(2026-11-21 06:15:00 UTC)).name
+        );
+        assert_ne!(
+            bucket.name,
+            QuotaBucket::new(&QuotaSubject::Key(7), datetime!(2026-11-21 06:16:00 UTC)).name
+        );
+        assert_ne!(
+            bucket.name,
+            QuotaBucket::new(&QuotaSubject::Client("7".into()), now).name
+        );
+    }
+
+    #[test]
+    fn quota_remaining_never_goes_negative_and_exceeds_past_the_limit() {
+        let bucket = QuotaBucket::new(&QuotaSubject::Key(1), datetime!(2026-11-21 06:15:00 UTC));
+        let at = |count| QuotaStatus::after(5, count, &bucket);
+        assert_eq!((at(1).remaining, at(1).exceeded), (4, false));
+        assert_eq!((at(5).remaining, at(5).exceeded), (0, false));
+        assert_eq!((at(6).remaining, at(6).exceeded), (0, true));
+        assert_eq!(at(6).reset_seconds, 60);
+    }
+}

@@ -1,0 +1,47 @@
+//! The one error type of the domain's use cases. Each variant maps to one HTTP status; the
+//! messages are written for the partner who has to fix the request. Internal causes stay in the
+//! adapters' logs and are never part of a message.
+
+use crate::access::{QuotaStatus, Unauthorized};
+use crate::params::ParamError;
+use crate::scope::Scope;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DomainError {
+    /// 400: a parameter is missing or malformed.
+    #[error(transparent)]
+    BadRequest(#[from] ParamError),
+    /// 401: no usable key.
+    #[error(transparent)]
+    Unauthorized(#[from] Unauthorized),
+    /// 403: the key is pinned to another domain.
+    #[error("origin not allowed")]
+    OriginNotAllowed,
+    /// 403: the key lacks the endpoint's scope.
+    #[error("this endpoint needs the '{0}' scope, which the API key does not hold")]
+    MissingScope(Scope),
+    /// 404: nothing to show for the path.
+    #[error("{0}")]
+    NotFound(String),
+    /// 429: over the per-minute quota.
+    #[error("rate limit of {} requests per minute exceeded; retry after the window resets", .0.limit)]
+    RateLimited(QuotaStatus),
+    /// 503: the upstream call platform could not be reached or answered badly.
+    #[error("the upstream call platform is unavailable")]
+    UpstreamUnavailable,
+    /// 503: the portal database could not be reached.
+    #[error("portal database unavailable")]
+    StoreUnavailable,
+}
+
+impl From<crate::ports::StoreError> for DomainError {
+    fn from(_: crate::ports::StoreError) -> Self {
+        Self::StoreUnavailable
+    }
+}
+
+impl From<crate::ports::UpstreamError> for DomainError {
+    fn from(_: crate::ports::UpstreamError) -> Self {
+        Self::UpstreamUnavailable
+    }
+}

@@ -1,0 +1,22 @@
+//! The domain of callstats: every type the API speaks, all statistics logic, the port traits
+//! the outside world implements, and the use cases that combine them.
+//!
+//! This crate must stay pure: no web framework, no database, no HTTP client, no cache client,
+//! no clock or randomness of its own. Adapters depend on it, never the reverse; time and I/O
+//! reach it only through the traits in [`ports`].
+
+pub mod access;
+pub mod error;
+pub mod model;
+pub mod params;
+pub mod ports;
+pub mod request;
+pub mod scope;
+pub mod service;
+pub mod stats;
+pub mod tz;
+
+pub use error::DomainError;
+
+#[cfg(test)]
+mod fixtures;

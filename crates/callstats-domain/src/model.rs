@@ -1,0 +1,388 @@
+//! The resources of the API (specification section 2) as typed values that serialise to exactly
+//! its field names and shapes, and the records the ports hand in.
+//!
+//! Figures in the response types are already rounded (see [`crate::stats::round`]); the records
+//! the ports return carry raw figures.
+
+use std::fmt;
+
+use compact_str::CompactString;
+use serde::Serialize;
+
+use crate::params::{Day, Direction, LocalDateTime, Month, Period};
+use crate::scope::ScopeSet;
+
+/// Currency of every money figure.
+pub const CURRENCY: &str = "UZS";
+
+/// An agent's identifier, such as `101`: 1 to 32 visible characters. Stored inline (no heap
+/// allocation) because there is one per call record.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct AgentNumber(CompactString);
+
+/// An agent number that is empty, too long or holds whitespace or control characters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid agent number: expected 1 to 32 characters without spaces")]
+pub struct InvalidAgentNumber;
+
+impl AgentNumber {
+    pub fn new(raw: &str) -> Result<Self, InvalidAgentNumber> {
+        let chars = raw.chars().count();
+        if chars == 0 || chars > 32 || raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(InvalidAgentNumber);
+        }
+        Ok(Self(CompactString::new(raw)))
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for AgentNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One call from the upstream call platform, reduced to what the statistics use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRecord {
+    pub direction: Direction,
+    /// `None` for calls no agent answered.
+    pub agent_number: Option<AgentNumber>,
+    /// Start of the call, Unix seconds.
+    pub started_at: i64,
+    pub duration_seconds: f64,
+}
+
+/// Sentiment of a scored call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sentiment {
+    Positive,
+    Neutral,
+    Negative,
+}
+
+/// A quality score the portal gave one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallScore {
+    pub agent_number: AgentNumber,
+    /// Start of the scored call, Unix seconds.
+    pub started_at: i64,
+    /// 0..=100.
+    pub checklist_percent: f64,
+    pub sentiment: Sentiment,
+}
+
+/// The key object of /ping (2.1).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyInfo {
+    pub ok: bool,
+    pub key_name: String,
+    pub scopes: ScopeSet,
+    pub rate_limit_per_minute: u32,
+    pub available_scopes: ScopeSet,
+    /// ISO 8601 UTC with milliseconds, e.g. `2026-11-21T06:15:30.123Z`.
+    pub server_time: String,
+}
+
+/// `{date, count}` of the daily series and of `peak_day`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DayCount {
+    pub date: Day,
+    pub count: u64,
+}
+
+/// `{hour, count}` of the hourly histogram and of `peak_hour`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HourCount {
+    pub hour: u8,
+    pub count: u64,
+}
+
+/// The body of /calls/summary (2.2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallSummary {
+    pub period: Period,
+    pub direction: Direction,
+    pub clamped: bool,
+    pub timezone: &'static str,
+    pub total_calls: u64,
+    pub daily: Vec<DayCount>,
+    /// 24 buckets, hour ascending, for a single day; null otherwise.
+    pub hourly: Option<Vec<HourCount>>,
+    pub peak_day: DayCount,
+    pub peak_hour: Option<HourCount>,
+    pub peak_hour_count: u64,
+}
+
+/// One entry of the agent leaderboard (2.3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentEntry {
+    pub agent_number: AgentNumber,
+    pub name: String,
+    pub calls: u64,
+    pub share_percent: f64,
+    pub total_duration_seconds: f64,
+    pub inbound_duration_seconds: f64,
+    pub outbound_duration_seconds: f64,
+    pub average_duration_seconds: f64,
+    pub checklist_percent: Option<f64>,
+    pub positive_sentiment_percent: Option<f64>,
+}
+
+/// The body of /calls/agents.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentsResponse {
+    /// The dates actually used (after the 31-day clamp).
+    pub period: Period,
+    pub agents: Vec<AgentEntry>,
+}
+
+/// A published KPI sheet (2.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sheet {
+    pub id: i64,
+    pub name: String,
+    pub month: Month,
+    pub shift: String,
+    pub updated_at: LocalDateTime,
+}
+
+/// The body of /kpi/months.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SheetsResponse {
+    pub sheets: Vec<Sheet>,
+}
+
+/// KPI money totals (2.5). `None` (null) means the sheet does not track that figure.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct KpiTotals {
+    pub kpi_sum: Option<f64>,
+    pub fiksa: Option<f64>,
+    pub bonus: Option<f64>,
+    pub fine: Option<f64>,
+    pub payout: Option<f64>,
+}
+
+/// One metric of a KPI operator row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metric {
+    pub name: String,
+    /// The raw measured figure.
+    pub value: f64,
+    /// 1 means the target was met; `None` when the sheet has no ratio column.
+    pub ratio: Option<f64>,
+    /// Money earned on the metric.
+    pub kpi: f64,
+}
+
+/// One operator row of a KPI sheet (2.6).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KpiOperatorRow {
+    /// `None` for paid operators on the sheet without a portal account.
+    pub agent_number: Option<AgentNumber>,
+    pub name: String,
+    pub row: u32,
+    /// Overall achievement as a ratio (0.404 is 40.4 %); may exceed 1.
+    pub kpi_percent: f64,
+    pub kpi_sum: f64,
+    pub fiksa: Option<f64>,
+    pub bonus: Option<f64>,
+    pub fine: Option<f64>,
+    pub payout: Option<f64>,
+    pub metrics: Vec<Metric>,
+}
+
+/// What the portal stores for one published sheet besides its header.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SheetContent {
+    /// The totals row of the source spreadsheet, as stated there.
+    pub sheet_totals: KpiTotals,
+    pub operators: Vec<KpiOperatorRow>,
+}
+
+/// The named KPI body for keys holding `kpi:detail` (rule 4).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KpiDetail {
+    pub sheet: Sheet,
+    pub currency: &'static str,
+    pub operator_count: usize,
+    pub totals: KpiTotals,
+    pub sheet_totals: KpiTotals,
+    pub operators: Vec<KpiOperatorRow>,
+}
+
+/// min, p25, median, p75, max and avg of one figure over a sheet's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub p25: f64,
+    pub median: f64,
+    pub p75: f64,
+    pub max: f64,
+    pub avg: f64,
+}
+
+/// `distribution` of the aggregate KPI body (2.7); `None` when no row has the figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Distribution {
+    pub payout: Option<Spread>,
+    pub kpi_percent: Option<Spread>,
+}
+
+/// An anonymous rank: no name, no agent number.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rank {
+    pub rank: u32,
+    pub kpi_percent: f64,
+    pub payout: Option<f64>,
+}
+
+/// The anonymous KPI body for keys holding only `kpi:aggregate` (rule 5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KpiAggregate {
+    pub sheet: Sheet,
+    pub currency: &'static str,
+    pub operator_count: usize,
+    pub totals: KpiTotals,
+    pub distribution: Distribution,
+    pub ranks: Vec<Rank>,
+}
+
+/// The body of /kpi/{month}, tagged by `granularity`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "granularity", rename_all = "lowercase")]
+pub enum KpiMonthResponse {
+    Detail(KpiDetail),
+    Aggregate(KpiAggregate),
+}
+
+/// A roster entry (2.8). Usernames, phones and credentials have no field here, so they cannot
+/// be serialised by accident.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Operator {
+    pub agent_number: AgentNumber,
+    pub name: String,
+    pub team: String,
+    pub shift: String,
+    /// `None` for regular operators; a label for non-operator staff.
+    pub staff_role: Option<String>,
+    pub joined_at: LocalDateTime,
+}
+
+/// The body of /operators.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OperatorsResponse {
+    pub operators: Vec<Operator>,
+}
+
+/// Kind of an off-day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffDayKind {
+    /// Regular day off.
+    Dam,
+    /// Unpaid leave.
+    Unpaid,
+}
+
+/// Who set an off-day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffDaySource {
+    Admin,
+    Auto,
+    Swap,
+}
+
+/// An off-day as the portal stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffDayRecord {
+    pub agent_number: AgentNumber,
+    pub date: Day,
+    pub kind: OffDayKind,
+    pub source: OffDaySource,
+}
+
+/// An off-day as the API shows it (2.9), joined with the operator's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OffDay {
+    pub agent_number: AgentNumber,
+    pub name: String,
+    pub date: Day,
+    pub kind: OffDayKind,
+    pub source: OffDaySource,
+}
+
+/// The body of /schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Schedule {
+    pub month: Month,
+    pub off_days: Vec<OffDay>,
+}
+
+/// Text in Uzbek and Russian.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LocalizedText {
+    pub uz: String,
+    pub ru: String,
+}
+
+/// A script with its view count (2.10).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Script {
+    pub id: i64,
+    pub title: LocalizedText,
+    pub category: LocalizedText,
+    pub views: u64,
+}
+
+/// The body of /scripts/stats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScriptsResponse {
+    pub scripts: Vec<Script>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_numbers_are_short_visible_identifiers() {
+        assert_eq!(AgentNumber::new("101").unwrap().as_str(), "101");
+        for bad in ["", " 101", "10 1", "1\n", &"9".repeat(33)] {
+            assert_eq!(AgentNumber::new(bad), Err(InvalidAgentNumber), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn roster_entries_serialise_without_private_fields() {
+        let operator = Operator {
+            agent_number: AgentNumber::new("101").unwrap(),
+            name: "Oʻtkir Karimov".into(),
+            team: "A".into(),
+            shift: "day".into(),
+            staff_role: None,
+            joined_at: LocalDateTime::parse("2025-03-01 09:00:00").unwrap(),
+        };
+        assert_eq!(
+            serde_json::to_string(&operator).unwrap(),
+            r#"{"agent_number":"101","name":"Oʻtkir Karimov","team":"A","shift":"day","staff_role":null,"joined_at":"2025-03-01 09:00:00"}"#
+        );
+    }
+
+    #[test]
+    fn off_day_kinds_and_sources_use_the_spec_words() {
+        let json = serde_json::to_string(&[OffDayKind::Dam, OffDayKind::Unpaid]).unwrap();
+        assert_eq!(json, r#"["dam","unpaid"]"#);
+        let json =
+            serde_json::to_string(&[OffDaySource::Admin, OffDaySource::Auto, OffDaySource::Swap])
+                .unwrap();
+        assert_eq!(json, r#"["admin","auto","swap"]"#);
+    }
+}

@@ -1,0 +1,100 @@
+//! What the domain needs from outside, as traits the adapters implement.
+//!
+//! The response cache and quota counter are infallible on purpose: when their backend (Redis)
+//! is lost, the adapter degrades by itself (a miss, an in-process count), so no request ever
+//! fails because of them.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use time::OffsetDateTime;
+
+use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
+use crate::model::{CallRecord, CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
+use crate::params::{DateRange, Month};
+
+/// The portal database could not answer. The cause is for logs; the API says only
+/// "portal database unavailable".
+#[derive(Debug, thiserror::Error)]
+#[error("portal store unavailable: {cause}")]
+pub struct StoreError {
+    pub cause: String,
+}
+
+impl StoreError {
+    pub fn new(cause: impl Into<String>) -> Self {
+        Self {
+            cause: cause.into(),
+        }
+    }
+}
+
+/// The call platform could not be reached, failed, or answered something unusable. The reason
+/// is for logs; the API answers 503.
+#[derive(Debug, thiserror::Error)]
+#[error("call platform unavailable: {reason}")]
+pub struct UpstreamError {
+    pub reason: String,
+}
+
+impl UpstreamError {
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The call centre portal's data. Read-only; drafts are never returned.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait PortalStore: Send + Sync + 'static {
+    /// The key with this digest, revoked and expired ones included (the caller decides).
+    async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError>;
+    /// The whole roster, staff included.
+    async fn operators(&self) -> Result<Vec<Operator>, StoreError>;
+    /// The off-days dated in `month`.
+    async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError>;
+    /// Published sheets, of one month or of all months.
+    async fn published_sheets(&self, month: Option<Month>) -> Result<Vec<Sheet>, StoreError>;
+    /// Stated totals and rows of a published sheet; `None` if it is not (or no longer) published.
+    async fn sheet_content(&self, sheet_id: i64) -> Result<Option<SheetContent>, StoreError>;
+    /// Every script with its view count.
+    async fn scripts(&self) -> Result<Vec<Script>, StoreError>;
+    /// Scores of calls that started in the range (Tashkent days).
+    async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError>;
+}
+
+/// The upstream call platform.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait CallPlatform: Send + Sync + 'static {
+    /// Every call that started in the range (Tashkent midnight of the start to the midnight
+    /// after the end), each once.
+    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError>;
+}
+
+/// Serialised responses shared between requests (and replicas).
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait ResponseCache: Send + Sync + 'static {
+    /// The stored bytes, or `None` on a miss or when the cache cannot be reached.
+    async fn get(&self, key: &str) -> Option<Bytes>;
+    /// Stores bytes for `ttl`; a failure is the adapter's to log.
+    async fn put(&self, key: &str, value: Bytes, ttl: Duration);
+}
+
+/// Per-window request counters.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait QuotaCounter: Send + Sync + 'static {
+    /// Adds one request to the bucket and returns its count including this one.
+    async fn increment(&self, bucket: &QuotaBucket) -> u64;
+}
+
+/// The current time, so tests can fix it.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> OffsetDateTime;
+}

@@ -1,0 +1,282 @@
+//! Use cases: each combines ports with the pure logic of [`crate::stats`] for one endpoint, so
+//! the web layer only parses, calls one of these and writes the answer.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
+
+use crate::access::{ApiKeyRecord, QuotaBucket, QuotaStatus, QuotaSubject, presented_key};
+use crate::error::DomainError;
+use crate::model::{
+    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
+    ScriptsResponse, SheetsResponse,
+};
+use crate::params::{DateRange, Direction, Month, Period, ScriptsLimit, Shift};
+use crate::ports::{CallPlatform, Clock, PortalStore, QuotaCounter};
+use crate::request::{ApiRequest, Endpoint};
+use crate::scope::{KpiView, ScopeSet};
+use crate::stats::{self, PriorWeight};
+
+/// Default per-minute quota of requests without a valid key, per client IP.
+pub const DEFAULT_ANON_RATE_LIMIT: u32 = 60;
+
+const SERVER_TIME: &[BorrowedFormatItem<'static>] =
+    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+
+/// What a request presents about its caller.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Caller<'a> {
+    pub authorization: Option<&'a str>,
+    pub x_api_key: Option<&'a str>,
+    pub origin: Option<&'a str>,
+    /// Peer address, or the first `X-Forwarded-For` hop behind a trusted proxy.
+    pub client_ip: &'a str,
+}
+
+/// The outcome of the access checks, with the quota the rate-limit headers report either way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admission {
+    pub quota: QuotaStatus,
+    pub key: Result<ApiKeyRecord, DomainError>,
+}
+
+/// Authentication, Origin pinning, quotas and scopes.
+#[derive(Clone)]
+pub struct Access {
+    store: Arc<dyn PortalStore>,
+    quota: Arc<dyn QuotaCounter>,
+    clock: Arc<dyn Clock>,
+    anon_rate_limit: u32,
+}
+
+impl Access {
+    #[must_use]
+    pub fn new(
+        store: Arc<dyn PortalStore>,
+        quota: Arc<dyn QuotaCounter>,
+        clock: Arc<dyn Clock>,
+        anon_rate_limit: u32,
+    ) -> Self {
+        Self {
+            store,
+            quota,
+            clock,
+            anon_rate_limit,
+        }
+    }
+
+    /// Runs the checks in the documented order: key (401), Origin (403), quota (429),
+    /// scope (403).
+    ///
+    /// Only requests that pass the key and Origin checks count against the key's quota.
+    /// Every other request counts against the anonymous per-IP quota, which turns its answer
+    /// into a 429 once exceeded: key guessing stays slow, and a valid key is never held back
+    /// by it.
+    pub async fn admit(&self, caller: &Caller<'_>, endpoint: Endpoint) -> Admission {
+        let key = match self.authenticate(caller).await {
+            Ok(key) if key.origin_allowed(caller.origin) => key,
+            Ok(_) => {
+                return self
+                    .refuse_anonymously(caller, DomainError::OriginNotAllowed)
+                    .await;
+            }
+            Err(err) => return self.refuse_anonymously(caller, err).await,
+        };
+        let quota = self
+            .count(&QuotaSubject::Key(key.id), key.rate_limit_per_minute)
+            .await;
+        let key = if quota.exceeded {
+            Err(DomainError::RateLimited(quota))
+        } else {
+            match endpoint.required_scope() {
+                Some(scope) if !key.scopes.contains(scope) => Err(DomainError::MissingScope(scope)),
+                _ => Ok(key),
+            }
+        };
+        Admission { quota, key }
+    }
+
+    /// Counts a request that needs no key (the OpenAPI document) against the per-IP quota;
+    /// the caller refuses it when `exceeded`.
+    pub async fn count_anonymous(&self, client_ip: &str) -> QuotaStatus {
+        self.count(
+            &QuotaSubject::Client(client_ip.to_owned()),
+            self.anon_rate_limit,
+        )
+        .await
+    }
+
+    async fn refuse_anonymously(&self, caller: &Caller<'_>, err: DomainError) -> Admission {
+        let quota = self.count_anonymous(caller.client_ip).await;
+        let key = Err(if quota.exceeded {
+            DomainError::RateLimited(quota)
+        } else {
+            err
+        });
+        Admission { quota, key }
+    }
+
+    async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {
+        let secret = presented_key(caller.authorization, caller.x_api_key)?;
+        let key = self
+            .store
+            .find_key(&secret.digest())
+            .await?
+            .ok_or(crate::access::Unauthorized::Invalid)?;
+        key.check_usable(self.clock.now())?;
+        Ok(key)
+    }
+
+    async fn count(&self, subject: &QuotaSubject, limit: u32) -> QuotaStatus {
+        let bucket = QuotaBucket::new(subject, self.clock.now());
+        let count = self.quota.increment(&bucket).await;
+        QuotaStatus::after(limit, count, &bucket)
+    }
+
+    /// The /ping body for an admitted key.
+    #[must_use]
+    pub fn ping(&self, key: &ApiKeyRecord) -> KeyInfo {
+        KeyInfo {
+            ok: true,
+            key_name: key.name.clone(),
+            scopes: key.scopes,
+            rate_limit_per_minute: key.rate_limit_per_minute,
+            available_scopes: ScopeSet::all(),
+            server_time: self.clock.now().format(SERVER_TIME).unwrap_or_default(),
+        }
+    }
+}
+
+/// Tunable figures of the statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StatsSettings {
+    pub prior_weight: PriorWeight,
+}
+
+/// Any body of a cacheable endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Response {
+    CallSummary(CallSummary),
+    Agents(AgentsResponse),
+    Sheets(SheetsResponse),
+    Kpi(KpiMonthResponse),
+    Operators(OperatorsResponse),
+    Schedule(Schedule),
+    Scripts(ScriptsResponse),
+}
+
+/// The statistics use cases.
+#[derive(Clone)]
+pub struct CallStats {
+    store: Arc<dyn PortalStore>,
+    platform: Arc<dyn CallPlatform>,
+    settings: StatsSettings,
+}
+
+impl CallStats {
+    #[must_use]
+    pub fn new(
+        store: Arc<dyn PortalStore>,
+        platform: Arc<dyn CallPlatform>,
+        settings: StatsSettings,
+    ) -> Self {
+        Self {
+            store,
+            platform,
+            settings,
+        }
+    }
+
+    /// Answers any parsed request.
+    pub async fn answer(&self, request: &ApiRequest) -> Result<Response, DomainError> {
+        Ok(match request {
+            ApiRequest::CallsSummary { range, direction } => {
+                Response::CallSummary(self.call_summary(*range, *direction).await?)
+            }
+            ApiRequest::CallsAgents { range } => Response::Agents(self.call_agents(*range).await?),
+            ApiRequest::KpiMonths => Response::Sheets(self.kpi_months().await?),
+            ApiRequest::KpiMonth { month, shift, view } => {
+                Response::Kpi(self.kpi_month(*month, shift.as_ref(), *view).await?)
+            }
+            ApiRequest::Operators => Response::Operators(self.operators().await?),
+            ApiRequest::Schedule { month } => Response::Schedule(self.schedule(*month).await?),
+            ApiRequest::ScriptsStats { limit } => Response::Scripts(self.scripts(*limit).await?),
+        })
+    }
+
+    pub async fn call_summary(
+        &self,
+        range: DateRange,
+        direction: Direction,
+    ) -> Result<CallSummary, DomainError> {
+        let calls = self.platform.calls(range).await?;
+        Ok(stats::call_summary(&range, direction, &calls))
+    }
+
+    /// Calls, scores and roster are fetched concurrently.
+    pub async fn call_agents(&self, range: DateRange) -> Result<AgentsResponse, DomainError> {
+        let (calls, scores, roster) = futures::try_join!(
+            async { self.platform.calls(range).await.map_err(DomainError::from) },
+            async {
+                self.store
+                    .call_scores(range)
+                    .await
+                    .map_err(DomainError::from)
+            },
+            async { self.store.operators().await.map_err(DomainError::from) },
+        )?;
+        let agents =
+            stats::agent_leaderboard(&range, &calls, &scores, &roster, self.settings.prior_weight);
+        Ok(AgentsResponse {
+            period: Period::from(&range),
+            agents,
+        })
+    }
+
+    pub async fn kpi_months(&self) -> Result<SheetsResponse, DomainError> {
+        Ok(stats::sheet_listing(
+            self.store.published_sheets(None).await?,
+        ))
+    }
+
+    pub async fn kpi_month(
+        &self,
+        month: Month,
+        shift: Option<&Shift>,
+        view: KpiView,
+    ) -> Result<KpiMonthResponse, DomainError> {
+        let sheet = stats::select_sheet(
+            month,
+            self.store.published_sheets(Some(month)).await?,
+            shift,
+        )?;
+        // A sheet unpublished between the two reads is gone, not an error.
+        let content =
+            self.store.sheet_content(sheet.id).await?.ok_or_else(|| {
+                DomainError::NotFound(format!("no published KPI sheet for {month}"))
+            })?;
+        Ok(stats::kpi_month(sheet, content, view))
+    }
+
+    pub async fn operators(&self) -> Result<OperatorsResponse, DomainError> {
+        Ok(stats::roster(self.store.operators().await?))
+    }
+
+    /// Off-days and roster are fetched concurrently.
+    pub async fn schedule(&self, month: Month) -> Result<Schedule, DomainError> {
+        let (off_days, roster) =
+            futures::try_join!(self.store.off_days(month), self.store.operators())?;
+        Ok(stats::schedule(month, off_days, &roster))
+    }
+
+    pub async fn scripts(&self, limit: ScriptsLimit) -> Result<ScriptsResponse, DomainError> {
+        Ok(stats::top_scripts(self.store.scripts().await?, limit))
+    }
+}
+
+#[cfg(test)]
+#[path = "service_tests.rs"]
+mod tests;

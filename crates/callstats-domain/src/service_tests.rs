@@ -1,0 +1,516 @@
+//! Use cases against mockall mocks of every port.
+
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+use time::macros::datetime;
+
+use super::*;
+use crate::access::{ApiKeySecret, Unauthorized};
+use crate::fixtures::{call, month, operator, range, row, sheet};
+use crate::model::{
+    AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
+};
+use crate::params::{Day, Param};
+use crate::ports::{
+    MockCallPlatform, MockClock, MockPortalStore, MockQuotaCounter, StoreError, UpstreamError,
+};
+use crate::scope::Scope;
+
+const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
+const IP: &str = "203.0.113.9";
+
+fn secret() -> ApiKeySecret {
+    ApiKeySecret::from_random_bytes(&[7; 32])
+}
+
+fn bearer() -> String {
+    format!("Bearer {}", secret().expose())
+}
+
+fn key(scopes: &str) -> ApiKeyRecord {
+    ApiKeyRecord {
+        id: 42,
+        name: "partner-dashboard".into(),
+        scopes: ScopeSet::parse_list(scopes).unwrap(),
+        rate_limit_per_minute: 5,
+        allowed_origin: Some("dash.example.uz".into()),
+        expires_at: None,
+        revoked_at: None,
+    }
+}
+
+fn clock() -> Arc<MockClock> {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(NOW);
+    Arc::new(clock)
+}
+
+/// A store that knows one key (by the digest of `secret()`), and a quota counter that reports
+/// `count` for any bucket and records the bucket names it saw.
+fn access_with(
+    record: Option<ApiKeyRecord>,
+    count: u64,
+) -> (Access, Arc<std::sync::Mutex<Vec<String>>>) {
+    let mut store = MockPortalStore::new();
+    let digest = secret().digest();
+    store
+        .expect_find_key()
+        .returning(move |d| Ok(if *d == digest { record.clone() } else { None }));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut quota = MockQuotaCounter::new();
+    let log = Arc::clone(&seen);
+    quota.expect_increment().returning(move |bucket| {
+        log.lock().unwrap().push(bucket.name.clone());
+        count
+    });
+    (
+        Access::new(Arc::new(store), Arc::new(quota), clock(), 60),
+        seen,
+    )
+}
+
+fn caller(authorization: Option<&str>) -> Caller<'_> {
+    Caller {
+        authorization,
+        x_api_key: None,
+        origin: None,
+        client_ip: IP,
+    }
+}
+
+#[tokio::test]
+async fn admit_accepts_a_valid_key_and_counts_it_against_its_own_quota() {
+    let (access, seen) = access_with(Some(key("calls")), 1);
+    let auth = bearer();
+    let admission = access
+        .admit(&caller(Some(&auth)), Endpoint::CallsSummary)
+        .await;
+    assert_eq!(admission.key.unwrap().id, 42);
+    assert_eq!(
+        (
+            admission.quota.limit,
+            admission.quota.remaining,
+            admission.quota.reset_seconds
+        ),
+        (5, 4, 30)
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [format!("key:42:{}", NOW.unix_timestamp() / 60)]
+    );
+}
+
+#[tokio::test]
+async fn admit_reads_the_x_api_key_header_too() {
+    let (access, _) = access_with(Some(key("calls")), 1);
+    let raw = secret().expose().to_owned();
+    let caller = Caller {
+        x_api_key: Some(&raw),
+        ..caller(None)
+    };
+    assert!(
+        access
+            .admit(&caller, Endpoint::CallsAgents)
+            .await
+            .key
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup() {
+    let mut store = MockPortalStore::new();
+    store.expect_find_key().never();
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment()
+        .withf(|b| b.name.starts_with("ip:203.0.113.9:"))
+        .times(1)
+        .return_const(1_u64);
+    let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);
+    let admission = access.admit(&caller(None), Endpoint::Ping).await;
+    assert_eq!(
+        admission.key,
+        Err(DomainError::Unauthorized(Unauthorized::Missing))
+    );
+    assert_eq!((admission.quota.limit, admission.quota.remaining), (60, 59));
+}
+
+#[tokio::test]
+async fn unknown_revoked_and_expired_keys_are_401() {
+    let auth = bearer();
+    let (unknown, _) = access_with(None, 1);
+    assert_eq!(
+        unknown
+            .admit(&caller(Some(&auth)), Endpoint::Ping)
+            .await
+            .key,
+        Err(Unauthorized::Invalid.into())
+    );
+    let revoked = ApiKeyRecord {
+        revoked_at: Some(datetime!(2026-11-21 06:00 UTC)),
+        ..key("calls")
+    };
+    let (access, _) = access_with(Some(revoked), 1);
+    assert_eq!(
+        access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
+        Err(Unauthorized::Revoked.into())
+    );
+    let expired = ApiKeyRecord {
+        expires_at: Some(datetime!(2026-11-20 00:00 UTC)),
+        ..key("calls")
+    };
+    let (access, seen) = access_with(Some(expired), 1);
+    assert_eq!(
+        access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
+        Err(Unauthorized::Expired.into())
+    );
+    assert!(
+        seen.lock().unwrap()[0].starts_with("ip:"),
+        "an unusable key must not spend the key's quota"
+    );
+}
+
+#[tokio::test]
+async fn conflicting_headers_are_401() {
+    let (access, _) = access_with(Some(key("calls")), 1);
+    let auth = bearer();
+    let other = ApiKeySecret::from_random_bytes(&[8; 32])
+        .expose()
+        .to_owned();
+    let caller = Caller {
+        x_api_key: Some(&other),
+        ..caller(Some(&auth))
+    };
+    assert_eq!(
+        access.admit(&caller, Endpoint::Ping).await.key,
+        Err(Unauthorized::Conflicting.into())
+    );
+}
+
+#[tokio::test]
+async fn anonymous_quota_turns_401_into_429_once_exceeded() {
+    let (access, _) = access_with(None, 61);
+    let admission = access.admit(&caller(None), Endpoint::Ping).await;
+    assert!(
+        matches!(admission.key, Err(DomainError::RateLimited(q)) if q.limit == 60 && q.remaining == 0)
+    );
+}
+
+#[tokio::test]
+async fn origin_check_comes_before_the_quota_and_spends_only_the_ip_quota() {
+    let (access, seen) = access_with(Some(key("calls")), 99);
+    let auth = bearer();
+    let caller = Caller {
+        origin: Some("https://evil.example"),
+        ..caller(Some(&auth))
+    };
+    let admission = access.admit(&caller, Endpoint::CallsSummary).await;
+    // 99 is over the anonymous quota of 60 too, so the refusal is a 429 on the IP's account.
+    assert!(matches!(admission.key, Err(DomainError::RateLimited(q)) if q.limit == 60));
+    assert!(seen.lock().unwrap()[0].starts_with("ip:"));
+
+    let (access, _) = access_with(Some(key("calls")), 1);
+    assert_eq!(
+        access.admit(&caller, Endpoint::CallsSummary).await.key,
+        Err(DomainError::OriginNotAllowed)
+    );
+    let allowed = Caller {
+        origin: Some("https://dash.example.uz"),
+        ..caller
+    };
+    assert!(
+        access
+            .admit(&allowed, Endpoint::CallsSummary)
+            .await
+            .key
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn quota_is_checked_before_the_scope() {
+    let (access, _) = access_with(Some(key("calls")), 6);
+    let auth = bearer();
+    let admission = access
+        .admit(&caller(Some(&auth)), Endpoint::Operators)
+        .await;
+    assert!(
+        matches!(admission.key, Err(DomainError::RateLimited(q)) if q.limit == 5 && q.remaining == 0 && q.exceeded)
+    );
+}
+
+#[tokio::test]
+async fn key_without_the_endpoint_scope_is_403_naming_it() {
+    let (access, _) = access_with(Some(key("calls")), 1);
+    let auth = bearer();
+    let kpi = access.admit(&caller(Some(&auth)), Endpoint::KpiMonth).await;
+    assert_eq!(kpi.key, Err(DomainError::MissingScope(Scope::KpiAggregate)));
+    assert_eq!(
+        access
+            .admit(&caller(Some(&auth)), Endpoint::ScriptsStats)
+            .await
+            .key,
+        Err(DomainError::MissingScope(Scope::Scripts))
+    );
+    assert!(
+        access
+            .admit(&caller(Some(&auth)), Endpoint::Ping)
+            .await
+            .key
+            .is_ok(),
+        "/ping needs no scope"
+    );
+}
+
+#[tokio::test]
+async fn store_failure_during_key_lookup_is_503() {
+    let mut store = MockPortalStore::new();
+    store
+        .expect_find_key()
+        .returning(|_| Err(StoreError::new("connection refused")));
+    let mut quota = MockQuotaCounter::new();
+    quota.expect_increment().return_const(1_u64);
+    let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);
+    let auth = bearer();
+    assert_eq!(
+        access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
+        Err(DomainError::StoreUnavailable)
+    );
+}
+
+#[tokio::test]
+async fn ping_reports_the_key_and_server_time_in_utc_with_milliseconds() {
+    let (access, _) = access_with(None, 1);
+    let info = access.ping(&key("kpi:detail,calls"));
+    assert_eq!(
+        serde_json::to_value(&info).unwrap(),
+        serde_json::json!({
+            "ok": true, "key_name": "partner-dashboard", "scopes": ["calls", "kpi:aggregate", "kpi:detail"],
+            "rate_limit_per_minute": 5,
+            "available_scopes": ["calls", "kpi:aggregate", "kpi:detail", "operators", "scripts"],
+            "server_time": "2026-11-21T06:15:30.123Z"
+        })
+    );
+}
+
+fn stats(store: MockPortalStore, platform: MockCallPlatform) -> CallStats {
+    CallStats::new(
+        Arc::new(store),
+        Arc::new(platform),
+        StatsSettings::default(),
+    )
+}
+
+#[tokio::test]
+async fn summary_asks_the_platform_for_the_requested_range() {
+    let mut platform = MockCallPlatform::new();
+    let wanted = range("2026-11-01", "2026-11-01");
+    platform
+        .expect_calls()
+        .withf(move |r| *r == wanted)
+        .times(1)
+        .returning(|_| {
+            Ok(vec![call(
+                Direction::Inbound,
+                Some("101"),
+                "2026-11-01T10:00:00+05:00",
+                30.0,
+            )])
+        });
+    let summary = stats(MockPortalStore::new(), platform)
+        .call_summary(wanted, Direction::Inbound)
+        .await
+        .unwrap();
+    assert_eq!(summary.total_calls, 1);
+}
+
+#[tokio::test]
+async fn upstream_failure_is_503_upstream_unavailable() {
+    let mut platform = MockCallPlatform::new();
+    platform
+        .expect_calls()
+        .returning(|_| Err(UpstreamError::new("HTTP 500")));
+    let result = stats(MockPortalStore::new(), platform)
+        .call_summary(range("2026-11-01", "2026-11-01"), Direction::Inbound)
+        .await;
+    assert_eq!(result, Err(DomainError::UpstreamUnavailable));
+}
+
+#[tokio::test]
+async fn agents_combine_calls_scores_and_roster_names() {
+    let mut platform = MockCallPlatform::new();
+    platform.expect_calls().returning(|_| {
+        Ok(vec![call(
+            Direction::Outbound,
+            Some("101"),
+            "2026-11-01T10:00:00+05:00",
+            30.0,
+        )])
+    });
+    let mut store = MockPortalStore::new();
+    store
+        .expect_call_scores()
+        .times(1)
+        .returning(|_| Ok(vec![]));
+    store
+        .expect_operators()
+        .times(1)
+        .returning(|| Ok(vec![operator("101", "Oʻtkir Karimov", None)]));
+    let body = stats(store, platform)
+        .call_agents(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+    assert_eq!(body.agents[0].name, "Oʻtkir Karimov");
+    assert_eq!(body.period.start_date.to_string(), "2026-11-01");
+}
+
+#[tokio::test]
+async fn agents_fail_with_503_when_the_store_does() {
+    let mut platform = MockCallPlatform::new();
+    platform.expect_calls().returning(|_| Ok(vec![]));
+    let mut store = MockPortalStore::new();
+    store
+        .expect_call_scores()
+        .returning(|_| Err(StoreError::new("timeout")));
+    store.expect_operators().returning(|| Ok(vec![]));
+    let result = stats(store, platform)
+        .call_agents(range("2026-11-01", "2026-11-01"))
+        .await;
+    assert_eq!(result, Err(DomainError::StoreUnavailable));
+}
+
+#[tokio::test]
+async fn kpi_month_reads_the_content_of_the_selected_sheet_only() {
+    let mut store = MockPortalStore::new();
+    store
+        .expect_published_sheets()
+        .withf(|m| *m == Some(month("2026-11")))
+        .returning(|_| {
+            Ok(vec![
+                sheet(1, "2026-11", "night"),
+                sheet(2, "2026-11", "day"),
+            ])
+        });
+    store
+        .expect_sheet_content()
+        .withf(|id| *id == 2)
+        .times(1)
+        .returning(|_| {
+            Ok(Some(SheetContent {
+                operators: vec![row(5, Some("101"), 0.9, Some(100.0))],
+                ..SheetContent::default()
+            }))
+        });
+    let body = stats(store, MockCallPlatform::new())
+        .kpi_month(month("2026-11"), None, KpiView::Aggregate)
+        .await
+        .unwrap();
+    let KpiMonthResponse::Aggregate(aggregate) = body else {
+        panic!("expected aggregate")
+    };
+    assert_eq!((aggregate.sheet.id, aggregate.operator_count), (2, 1));
+}
+
+#[tokio::test]
+async fn kpi_month_without_published_sheet_is_404_without_reading_content() {
+    let mut store = MockPortalStore::new();
+    store.expect_published_sheets().returning(|_| Ok(vec![]));
+    store.expect_sheet_content().never();
+    let result = stats(store, MockCallPlatform::new())
+        .kpi_month(month("2026-08"), None, KpiView::Detail)
+        .await;
+    assert_eq!(
+        result,
+        Err(DomainError::NotFound(
+            "no published KPI sheet for 2026-08".into()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn kpi_month_whose_sheet_was_unpublished_meanwhile_is_404() {
+    let mut store = MockPortalStore::new();
+    store
+        .expect_published_sheets()
+        .returning(|_| Ok(vec![sheet(1, "2026-11", "day")]));
+    store.expect_sheet_content().returning(|_| Ok(None));
+    let result = stats(store, MockCallPlatform::new())
+        .kpi_month(month("2026-11"), None, KpiView::Detail)
+        .await;
+    assert!(matches!(result, Err(DomainError::NotFound(_))));
+}
+
+#[tokio::test]
+async fn kpi_months_lists_every_published_sheet_in_order() {
+    let mut store = MockPortalStore::new();
+    store
+        .expect_published_sheets()
+        .withf(Option::is_none)
+        .returning(|_| Ok(vec![sheet(1, "2026-10", "day"), sheet(2, "2026-11", "day")]));
+    let body = stats(store, MockCallPlatform::new())
+        .kpi_months()
+        .await
+        .unwrap();
+    assert_eq!(body.sheets.iter().map(|s| s.id).collect::<Vec<_>>(), [2, 1]);
+}
+
+#[tokio::test]
+async fn schedule_joins_off_days_with_the_roster() {
+    let mut store = MockPortalStore::new();
+    store
+        .expect_off_days()
+        .withf(|m| *m == month("2026-11"))
+        .returning(|_| {
+            Ok(vec![OffDayRecord {
+                agent_number: AgentNumber::new("101").unwrap(),
+                date: Day::parse("2026-11-03", Param::query("date")).unwrap(),
+                kind: OffDayKind::Unpaid,
+                source: OffDaySource::Swap,
+            }])
+        });
+    store
+        .expect_operators()
+        .returning(|| Ok(vec![operator("101", "O'tkir", None)]));
+    let body = stats(store, MockCallPlatform::new())
+        .schedule(month("2026-11"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&body).unwrap(),
+        serde_json::json!({"month": "2026-11", "off_days": [
+            {"agent_number": "101", "name": "O'tkir", "date": "2026-11-03", "kind": "unpaid", "source": "swap"}
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
+    let mut store = MockPortalStore::new();
+    store.expect_scripts().returning(|| {
+        let text = |s: &str| LocalizedText {
+            uz: s.into(),
+            ru: s.into(),
+        };
+        Ok((1..=30)
+            .map(|id| Script {
+                id,
+                title: text("Salomlashish"),
+                category: text("Kirish"),
+                views: 100,
+            })
+            .collect())
+    });
+    let query = crate::params::QueryParams::new(vec![("limit".into(), "2".into())]);
+    let request = ApiRequest::parse(Endpoint::ScriptsStats, &query, None, KpiView::Aggregate)
+        .unwrap()
+        .unwrap();
+    let body = stats(store, MockCallPlatform::new())
+        .answer(&request)
+        .await
+        .unwrap();
+    let json = serde_json::to_value(&body).unwrap();
+    assert_eq!(json["scripts"].as_array().unwrap().len(), 2);
+    assert_eq!(json["scripts"][0]["id"], 1);
+}

@@ -1,0 +1,359 @@
+//! /calls/agents: the per-agent leaderboard with Bayesian-smoothed checklist scores.
+
+use std::collections::HashMap;
+
+use crate::model::{AgentEntry, AgentNumber, CallRecord, CallScore, Operator, Sentiment};
+use crate::params::{DateRange, Direction};
+use crate::stats::round::round2;
+
+/// Weight `C` of the prior in the checklist score: how many calls' worth of the overall mean
+/// an agent starts with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PriorWeight(f64);
+
+/// A prior weight that is negative, not finite, or absurdly large.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("checklist prior weight must be a number from 0 to 1000000, got {0}")]
+pub struct InvalidPriorWeight(pub f64);
+
+impl PriorWeight {
+    pub const DEFAULT: Self = Self(10.0);
+
+    pub fn new(weight: f64) -> Result<Self, InvalidPriorWeight> {
+        if weight.is_finite() && (0.0..=1_000_000.0).contains(&weight) {
+            Ok(Self(weight))
+        } else {
+            Err(InvalidPriorWeight(weight))
+        }
+    }
+
+    #[must_use]
+    pub const fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl Default for PriorWeight {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+#[derive(Default)]
+struct Tally<'a> {
+    agent: Option<&'a AgentNumber>,
+    calls: u64,
+    inbound_seconds: f64,
+    outbound_seconds: f64,
+    score_sum: f64,
+    scored: u64,
+    positive: u64,
+}
+
+/// Builds the leaderboard of the agents with at least one call in `range`, both directions.
+///
+/// - Calls without an agent and calls outside the range are left out.
+/// - `share_percent` = 100 × agent calls / calls of all listed agents.
+/// - `checklist_percent` = (C·m + Σs) / (C + n): `s` the agent's scores in the range, `n` their
+///   count, `m` the mean of every score in the range, `C` the prior weight; null when no call
+///   in the range was scored (or when C + n is 0).
+/// - `positive_sentiment_percent` = 100 × positive / n; null when the agent has no scored call.
+/// - Name from the roster, else the agent number. Ordered by calls descending, then agent
+///   number.
+#[must_use]
+pub fn agent_leaderboard(
+    range: &DateRange,
+    calls: &[CallRecord],
+    scores: &[CallScore],
+    roster: &[Operator],
+    prior: PriorWeight,
+) -> Vec<AgentEntry> {
+    let (from, to) = range.unix_window();
+    let in_range = |at: i64| (from..to).contains(&at);
+
+    let mut tallies: HashMap<&str, Tally<'_>> = HashMap::new();
+    for call in calls {
+        let Some(agent) = &call.agent_number else {
+            continue;
+        };
+        if !in_range(call.started_at) {
+            continue;
+        }
+        let tally = tallies.entry(agent.as_str()).or_default();
+        tally.agent = Some(agent);
+        tally.calls += 1;
+        match call.direction {
+            Direction::Inbound => tally.inbound_seconds += call.duration_seconds,
+            Direction::Outbound => tally.outbound_seconds += call.duration_seconds,
+        }
+    }
+
+    let (mut all_sum, mut all_count) = (0.0, 0_u64);
+    for score in scores.iter().filter(|s| in_range(s.started_at)) {
+        all_sum += score.checklist_percent;
+        all_count += 1;
+        if let Some(tally) = tallies.get_mut(score.agent_number.as_str()) {
+            tally.score_sum += score.checklist_percent;
+            tally.scored += 1;
+            tally.positive += u64::from(score.sentiment == Sentiment::Positive);
+        }
+    }
+    let overall_mean = (all_count > 0).then(|| all_sum / count_f64(all_count));
+
+    let names: HashMap<&str, &str> = roster
+        .iter()
+        .map(|o| (o.agent_number.as_str(), o.name.as_str()))
+        .collect();
+    let listed_calls: u64 = tallies.values().map(|t| t.calls).sum();
+    let c = prior.get();
+
+    let mut entries: Vec<AgentEntry> = tallies
+        .into_values()
+        .filter_map(|tally| {
+            let agent = tally.agent?;
+            let calls = count_f64(tally.calls);
+            let scored = count_f64(tally.scored);
+            let total = tally.inbound_seconds + tally.outbound_seconds;
+            let checklist = overall_mean
+                .filter(|_| c + scored > 0.0)
+                .map(|m| round2((c * m + tally.score_sum) / (c + scored)));
+            let positive =
+                (tally.scored > 0).then(|| round2(100.0 * count_f64(tally.positive) / scored));
+            Some(AgentEntry {
+                name: names
+                    .get(agent.as_str())
+                    .map_or_else(|| agent.to_string(), |name| (*name).to_owned()),
+                agent_number: agent.clone(),
+                calls: tally.calls,
+                share_percent: round2(100.0 * calls / count_f64(listed_calls)),
+                total_duration_seconds: round2(total),
+                inbound_duration_seconds: round2(tally.inbound_seconds),
+                outbound_duration_seconds: round2(tally.outbound_seconds),
+                average_duration_seconds: round2(total / calls),
+                checklist_percent: checklist,
+                positive_sentiment_percent: positive,
+            })
+        })
+        .collect();
+    entries.sort_by(|a, b| {
+        b.calls
+            .cmp(&a.calls)
+            .then_with(|| a.agent_number.cmp(&b.agent_number))
+    });
+    entries
+}
+
+/// Counts are far below 2^53, so this conversion is exact.
+fn count_f64(n: u64) -> f64 {
+    u32::try_from(n).map_or_else(|_| f64::from(u32::MAX), f64::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::fixtures::{call, operator, range, score};
+
+    const DAY: &str = "2026-11-01";
+    const AT: &str = "2026-11-01T10:00:00+05:00";
+
+    fn board(calls: &[CallRecord], scores: &[CallScore]) -> Vec<AgentEntry> {
+        agent_leaderboard(
+            &range(DAY, DAY),
+            calls,
+            scores,
+            &[operator("101", "Oʻtkir Karimov", None)],
+            PriorWeight::DEFAULT,
+        )
+    }
+
+    #[test]
+    fn leaderboard_counts_both_directions_and_splits_durations() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 100.0),
+            call(Direction::Outbound, Some("101"), AT, 50.5),
+            call(Direction::Inbound, Some("101"), AT, 10.0),
+        ];
+        let entry = &board(&calls, &[])[0];
+        assert_eq!(entry.calls, 3);
+        assert_eq!(entry.inbound_duration_seconds, 110.0);
+        assert_eq!(entry.outbound_duration_seconds, 50.5);
+        assert_eq!(entry.total_duration_seconds, 160.5);
+        assert_eq!(entry.average_duration_seconds, 53.5);
+    }
+
+    #[test]
+    fn average_duration_is_computed_from_the_unrounded_total() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 0.004),
+            call(Direction::Inbound, Some("101"), AT, 0.004),
+            call(Direction::Inbound, Some("101"), AT, 0.004),
+        ];
+        let entry = &board(&calls, &[])[0];
+        assert_eq!(
+            (entry.total_duration_seconds, entry.average_duration_seconds),
+            (0.01, 0.0)
+        );
+    }
+
+    #[test]
+    fn calls_without_agent_and_outside_the_period_are_left_out() {
+        let calls = [
+            call(Direction::Inbound, None, AT, 10.0),
+            call(
+                Direction::Inbound,
+                Some("102"),
+                "2026-11-02T10:00:00+05:00",
+                10.0,
+            ),
+            call(Direction::Inbound, Some("101"), AT, 10.0),
+        ];
+        let entries = board(&calls, &[]);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].share_percent, 100.0);
+    }
+
+    #[test]
+    fn share_is_percent_of_the_listed_agents_calls() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+            call(Direction::Inbound, Some("102"), AT, 1.0),
+            call(Direction::Inbound, Some("102"), AT, 1.0),
+            call(Direction::Inbound, None, AT, 1.0),
+        ];
+        let shares: Vec<f64> = board(&calls, &[]).iter().map(|e| e.share_percent).collect();
+        assert_eq!(shares, [66.67, 33.33]);
+    }
+
+    #[test]
+    fn name_comes_from_the_roster_or_falls_back_to_the_agent_number() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+            call(Direction::Inbound, Some("999"), AT, 1.0),
+        ];
+        let names: Vec<String> = board(&calls, &[]).into_iter().map(|e| e.name).collect();
+        assert_eq!(names, ["Oʻtkir Karimov", "999"]);
+    }
+
+    #[test]
+    fn leaderboard_orders_by_calls_then_agent_number() {
+        let calls = [
+            call(Direction::Inbound, Some("30"), AT, 1.0),
+            call(Direction::Inbound, Some("200"), AT, 1.0),
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+        ];
+        let order: Vec<String> = board(&calls, &[])
+            .into_iter()
+            .map(|e| e.agent_number.to_string())
+            .collect();
+        assert_eq!(order, ["101", "200", "30"]);
+    }
+
+    #[test]
+    fn checklist_is_smoothed_toward_the_mean_of_every_scored_call() {
+        // m = (100 + 50 + 60) / 3 = 70; agent 101: (10·70 + 100) / (10 + 1) = 72.727…
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+            call(Direction::Inbound, Some("102"), AT, 1.0),
+        ];
+        let scores = [
+            score("101", AT, 100.0, Sentiment::Positive),
+            score("102", AT, 50.0, Sentiment::Negative),
+            score("103", AT, 60.0, Sentiment::Neutral),
+        ];
+        let entries = board(&calls, &scores);
+        assert_eq!(entries[0].checklist_percent, Some(72.73));
+        // 102: (700 + 50) / 11 = 68.18
+        assert_eq!(entries[1].checklist_percent, Some(68.18));
+    }
+
+    #[test]
+    fn agent_without_scores_gets_the_overall_mean_and_null_sentiment() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+            call(Direction::Inbound, Some("102"), AT, 1.0),
+        ];
+        let scores = [score("101", AT, 80.0, Sentiment::Positive)];
+        let entries = board(&calls, &scores);
+        let unscored = entries
+            .iter()
+            .find(|e| e.agent_number.as_str() == "102")
+            .unwrap();
+        assert_eq!(unscored.checklist_percent, Some(80.0));
+        assert_eq!(unscored.positive_sentiment_percent, None);
+    }
+
+    #[test]
+    fn checklist_and_sentiment_are_null_when_nobody_was_scored_in_the_period() {
+        let calls = [call(Direction::Inbound, Some("101"), AT, 1.0)];
+        let scores = [score(
+            "101",
+            "2026-10-31T10:00:00+05:00",
+            90.0,
+            Sentiment::Positive,
+        )];
+        let entry = &board(&calls, &scores)[0];
+        assert_eq!(
+            (entry.checklist_percent, entry.positive_sentiment_percent),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn prior_weight_is_configurable() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 1.0),
+            call(Direction::Inbound, Some("102"), AT, 1.0),
+        ];
+        let scores = [
+            score("101", AT, 100.0, Sentiment::Positive),
+            score("102", AT, 0.0, Sentiment::Negative),
+        ];
+        let with = |c| {
+            agent_leaderboard(
+                &range(DAY, DAY),
+                &calls,
+                &scores,
+                &[],
+                PriorWeight::new(c).unwrap(),
+            )
+        };
+        // C = 0: the raw mean of the agent's own scores.
+        assert_eq!(with(0.0)[0].checklist_percent, Some(100.0));
+        // C = 2: (2·50 + 100) / 3.
+        assert_eq!(with(2.0)[0].checklist_percent, Some(66.67));
+        assert!(PriorWeight::new(-1.0).is_err());
+        assert!(PriorWeight::new(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn positive_sentiment_is_the_share_of_positive_scored_calls() {
+        let calls = [call(Direction::Inbound, Some("101"), AT, 1.0)];
+        let scores = [
+            score("101", AT, 90.0, Sentiment::Positive),
+            score("101", AT, 90.0, Sentiment::Neutral),
+            score("101", AT, 90.0, Sentiment::Negative),
+        ];
+        assert_eq!(
+            board(&calls, &scores)[0].positive_sentiment_percent,
+            Some(33.33)
+        );
+    }
+
+    #[test]
+    fn agent_entry_serialises_to_the_spec_fields() {
+        let json = serde_json::to_value(
+            &board(&[call(Direction::Outbound, Some("101"), AT, 12.346)], &[])[0],
+        )
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "agent_number": "101", "name": "Oʻtkir Karimov", "calls": 1, "share_percent": 100.0,
+                "total_duration_seconds": 12.35, "inbound_duration_seconds": 0.0, "outbound_duration_seconds": 12.35,
+                "average_duration_seconds": 12.35, "checklist_percent": null, "positive_sentiment_percent": null
+            })
+        );
+    }
+}

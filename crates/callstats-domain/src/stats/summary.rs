@@ -1,0 +1,267 @@
+//! /calls/summary: daily series, hourly histogram and peaks of one direction.
+
+use crate::model::{CallRecord, CallSummary, DayCount, HourCount};
+use crate::params::{DateRange, Direction, Period};
+use crate::tz;
+
+/// Summarises the calls of `direction` in `range`, in Tashkent days and hours.
+///
+/// One pass over the records with two fixed counters and no allocation per record. Calls
+/// outside the range are ignored. `daily` holds every day, zero-filled; `hourly` is present
+/// only for a single day. Peaks take the earliest day or hour on a tie.
+#[must_use]
+pub fn call_summary(range: &DateRange, direction: Direction, calls: &[CallRecord]) -> CallSummary {
+    let first_day = range.start().number();
+    let mut daily = vec![0_u64; range.days()];
+    let mut hourly = [0_u64; 24];
+    for call in calls {
+        if call.direction != direction {
+            continue;
+        }
+        let (day, hour) = tz::local_day_and_hour(call.started_at);
+        let Some(slot) = usize::try_from(day - first_day)
+            .ok()
+            .and_then(|index| daily.get_mut(index))
+        else {
+            continue;
+        };
+        *slot += 1;
+        if let Some(bucket) = hourly.get_mut(hour) {
+            *bucket += 1;
+        }
+    }
+
+    let daily: Vec<DayCount> = range
+        .iter_days()
+        .zip(daily)
+        .map(|(date, count)| DayCount { date, count })
+        .collect();
+    let total_calls = daily.iter().map(|d| d.count).sum();
+    let peak_day = earliest_max(&daily, |d| d.count).unwrap_or(DayCount {
+        date: range.start(),
+        count: 0,
+    });
+    let (hourly, peak_hour) = if range.is_single_day() {
+        let buckets: Vec<HourCount> = (0_u8..24)
+            .zip(hourly)
+            .map(|(hour, count)| HourCount { hour, count })
+            .collect();
+        let peak = earliest_max(&buckets, |h| h.count);
+        (Some(buckets), peak)
+    } else {
+        (None, None)
+    };
+
+    CallSummary {
+        period: Period::from(range),
+        direction,
+        clamped: range.clamped(),
+        timezone: tz::TASHKENT_LABEL,
+        total_calls,
+        daily,
+        hourly,
+        peak_day,
+        peak_hour,
+        peak_hour_count: peak_hour.map_or(0, |h| h.count),
+    }
+}
+
+/// The first element with the highest count.
+fn earliest_max<T: Copy>(items: &[T], count: impl Fn(&T) -> u64) -> Option<T> {
+    items.iter().copied().fold(None, |best, item| match best {
+        Some(b) if count(&b) >= count(&item) => Some(b),
+        _ => Some(item),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{call, day, range};
+
+    fn inbound(at: &str) -> CallRecord {
+        call(Direction::Inbound, Some("101"), at, 60.0)
+    }
+
+    #[test]
+    fn summary_counts_only_the_requested_direction() {
+        let calls = [
+            inbound("2026-11-01T09:00:00+05:00"),
+            call(
+                Direction::Outbound,
+                Some("101"),
+                "2026-11-01T09:10:00+05:00",
+                30.0,
+            ),
+            call(Direction::Inbound, None, "2026-11-01T09:20:00+05:00", 0.0),
+        ];
+        let r = range("2026-11-01", "2026-11-01");
+        assert_eq!(call_summary(&r, Direction::Inbound, &calls).total_calls, 2);
+        assert_eq!(call_summary(&r, Direction::Outbound, &calls).total_calls, 1);
+    }
+
+    #[test]
+    fn summary_uses_tashkent_dates_and_hours_whatever_the_upstream_offset() {
+        // 20:30 UTC on Oct 31 is 01:30 on Nov 1 in Tashkent; 19:00 at -05:00 is 05:00 next day.
+        let calls = [
+            inbound("2026-10-31T20:30:00Z"),
+            inbound("2026-10-31T19:00:00-05:00"),
+        ];
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-01"),
+            Direction::Inbound,
+            &calls,
+        );
+        assert_eq!(summary.total_calls, 2);
+        let hourly = summary.hourly.unwrap();
+        assert_eq!((hourly[1].count, hourly[5].count), (1, 1));
+    }
+
+    #[test]
+    fn summary_ignores_calls_outside_the_period() {
+        let calls = [
+            inbound("2026-10-31T23:59:59+05:00"),
+            inbound("2026-11-03T00:00:00+05:00"),
+            inbound("2026-11-02T23:59:59+05:00"),
+        ];
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-02"),
+            Direction::Inbound,
+            &calls,
+        );
+        assert_eq!(summary.total_calls, 1);
+    }
+
+    #[test]
+    fn daily_series_holds_every_day_zero_filled() {
+        let calls = [inbound("2026-11-02T10:00:00+05:00")];
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-03"),
+            Direction::Inbound,
+            &calls,
+        );
+        let daily: Vec<_> = summary
+            .daily
+            .iter()
+            .map(|d| (d.date.to_string(), d.count))
+            .collect();
+        assert_eq!(
+            daily,
+            [
+                ("2026-11-01".into(), 0),
+                ("2026-11-02".into(), 1),
+                ("2026-11-03".into(), 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn hourly_is_24_buckets_for_one_day_and_null_for_several() {
+        let one = call_summary(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
+        let hours: Vec<u8> = one.hourly.unwrap().iter().map(|h| h.hour).collect();
+        assert_eq!(hours, (0..24).collect::<Vec<u8>>());
+        let many = call_summary(
+            &range("2026-11-01", "2026-11-02"),
+            Direction::Inbound,
+            &[inbound("2026-11-01T10:00:00+05:00")],
+        );
+        assert_eq!(
+            (many.hourly, many.peak_hour, many.peak_hour_count),
+            (None, None, 0)
+        );
+    }
+
+    #[test]
+    fn peak_day_is_the_busiest_and_earliest_on_a_tie() {
+        let calls = [
+            inbound("2026-11-01T10:00:00+05:00"),
+            inbound("2026-11-02T10:00:00+05:00"),
+            inbound("2026-11-03T10:00:00+05:00"),
+            inbound("2026-11-03T11:00:00+05:00"),
+            inbound("2026-11-02T11:00:00+05:00"),
+        ];
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-03"),
+            Direction::Inbound,
+            &calls,
+        );
+        assert_eq!(
+            (summary.peak_day.date, summary.peak_day.count),
+            (day("2026-11-02"), 2)
+        );
+    }
+
+    #[test]
+    fn peak_day_of_a_period_without_calls_is_its_first_day_with_zero() {
+        let summary = call_summary(&range("2026-11-05", "2026-11-09"), Direction::Outbound, &[]);
+        assert_eq!(
+            (summary.peak_day.date, summary.peak_day.count),
+            (day("2026-11-05"), 0)
+        );
+    }
+
+    #[test]
+    fn peak_hour_is_the_busiest_and_earliest_on_a_tie() {
+        let calls = [
+            inbound("2026-11-01T14:00:00+05:00"),
+            inbound("2026-11-01T09:00:00+05:00"),
+            inbound("2026-11-01T14:30:00+05:00"),
+            inbound("2026-11-01T09:30:00+05:00"),
+        ];
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-01"),
+            Direction::Inbound,
+            &calls,
+        );
+        assert_eq!(summary.peak_hour, Some(HourCount { hour: 9, count: 2 }));
+        assert_eq!(summary.peak_hour_count, 2);
+        let empty = call_summary(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
+        assert_eq!(
+            (empty.peak_hour, empty.peak_hour_count),
+            (Some(HourCount { hour: 0, count: 0 }), 0)
+        );
+    }
+
+    #[test]
+    fn summary_serialises_to_the_spec_shape() {
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-02"),
+            Direction::Inbound,
+            &[inbound("2026-11-02T10:00:00+05:00")],
+        );
+        assert_eq!(
+            serde_json::to_value(&summary).unwrap(),
+            serde_json::json!({
+                "period": {"start_date": "2026-11-01", "end_date": "2026-11-02"},
+                "direction": "inbound",
+                "clamped": false,
+                "timezone": "+05:00",
+                "total_calls": 1,
+                "daily": [{"date": "2026-11-01", "count": 0}, {"date": "2026-11-02", "count": 1}],
+                "hourly": null,
+                "peak_day": {"date": "2026-11-02", "count": 1},
+                "peak_hour": null,
+                "peak_hour_count": 0
+            })
+        );
+    }
+
+    #[test]
+    fn single_day_summary_has_hour_buckets_and_peak_hour_objects() {
+        let summary = call_summary(
+            &range("2026-11-01", "2026-11-01"),
+            Direction::Inbound,
+            &[inbound("2026-11-01T10:00:00+05:00")],
+        );
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(
+            json["hourly"][10],
+            serde_json::json!({"hour": 10, "count": 1})
+        );
+        assert_eq!(
+            json["peak_hour"],
+            serde_json::json!({"hour": 10, "count": 1})
+        );
+        assert_eq!(json["peak_hour_count"], 1);
+    }
+}

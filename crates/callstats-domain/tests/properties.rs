@@ -1,0 +1,171 @@
+//! Invariants of the statistics and parsers over generated inputs.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test code: a panic is a failed test"
+)]
+
+use callstats_domain::access::{origin_host, presented_key};
+use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow};
+use callstats_domain::params::{
+    DateRange, Day, Direction, Month, Param, QueryParams, ScriptsLimit, Shift,
+};
+use callstats_domain::request::{ApiRequest, Endpoint};
+use callstats_domain::scope::KpiView;
+use callstats_domain::stats::kpi::{spread, totals};
+use callstats_domain::stats::round::round2;
+use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
+use proptest::prelude::*;
+use time::{Date, Duration};
+
+fn day_strategy() -> impl Strategy<Value = Day> {
+    // 2000-01-01 .. ~2040.
+    (0_i64..15_000).prop_map(|offset| {
+        Day::new(
+            Date::from_calendar_date(2000, time::Month::January, 1).unwrap()
+                + Duration::days(offset),
+        )
+    })
+}
+
+fn range_strategy(max_days: i64) -> impl Strategy<Value = DateRange> {
+    (day_strategy(), 0..max_days)
+        .prop_map(|(start, len)| DateRange::new(start, start.plus_days(len).unwrap()).unwrap())
+}
+
+/// Calls around `range`: some a day before or after it, to exercise the filtering.
+fn calls_strategy(range: DateRange) -> impl Strategy<Value = Vec<CallRecord>> {
+    let (from, to) = range.unix_window();
+    let call = (
+        (from - 86_400)..(to + 86_400),
+        any::<bool>(),
+        prop::option::weighted(0.9, 0_u8..12),
+        0.0_f64..5_000.0,
+    )
+        .prop_map(
+            |(started_at, inbound, agent, duration_seconds)| CallRecord {
+                direction: if inbound {
+                    Direction::Inbound
+                } else {
+                    Direction::Outbound
+                },
+                agent_number: agent
+                    .map(|a| AgentNumber::new(&format!("{}", 100 + u32::from(a))).unwrap()),
+                started_at,
+                duration_seconds,
+            },
+        );
+    prop::collection::vec(call, 0..400)
+}
+
+fn range_and_calls(max_days: i64) -> impl Strategy<Value = (DateRange, Vec<CallRecord>)> {
+    range_strategy(max_days).prop_flat_map(|range| (Just(range), calls_strategy(range)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn daily_series_sums_to_the_total((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let summary = call_summary(&range, direction, &calls);
+        prop_assert_eq!(summary.daily.iter().map(|d| d.count).sum::<u64>(), summary.total_calls);
+        prop_assert_eq!(summary.daily.len(), range.days());
+        let (from, to) = range.unix_window();
+        let expected = calls.iter().filter(|c| c.direction == direction && (from..to).contains(&c.started_at)).count();
+        prop_assert_eq!(summary.total_calls, u64::try_from(expected).unwrap());
+        prop_assert!(summary.daily.iter().all(|d| d.count <= summary.peak_day.count));
+    }
+
+    #[test]
+    fn single_day_hourly_buckets_sum_to_the_total((range, calls) in range_and_calls(1)) {
+        let summary = call_summary(&range, Direction::Inbound, &calls);
+        let hourly = summary.hourly.expect("single day has hourly buckets");
+        prop_assert_eq!(hourly.len(), 24);
+        prop_assert_eq!(hourly.iter().map(|h| h.count).sum::<u64>(), summary.total_calls);
+        prop_assert_eq!(summary.peak_hour_count, hourly.iter().map(|h| h.count).max().unwrap());
+    }
+
+    #[test]
+    fn shares_sum_to_100_within_rounding((range, calls) in range_and_calls(31)) {
+        let agents = agent_leaderboard(&range, &calls, &[], &[], PriorWeight::DEFAULT);
+        if !agents.is_empty() {
+            let sum: f64 = agents.iter().map(|a| a.share_percent).sum();
+            let tolerance = 0.005 * f64::from(u32::try_from(agents.len()).unwrap()) + 1e-9;
+            prop_assert!((sum - 100.0).abs() <= tolerance, "shares sum to {sum}");
+        }
+        prop_assert!(agents.windows(2).all(|w| w[0].calls > w[1].calls || (w[0].calls == w[1].calls && w[0].agent_number < w[1].agent_number)));
+    }
+
+    #[test]
+    fn percentiles_are_ordered(values in prop::collection::vec(-1.0e9_f64..1.0e9, 1..200)) {
+        let s = spread(values, round2).unwrap();
+        prop_assert!(s.min <= s.p25 && s.p25 <= s.median && s.median <= s.p75 && s.p75 <= s.max, "{s:?}");
+        prop_assert!(s.min <= s.avg && s.avg <= s.max, "{s:?}");
+    }
+
+    #[test]
+    fn totals_equal_column_sums(rows in prop::collection::vec((0.0_f64..1.0e7, prop::option::of(0.0_f64..1.0e7)), 0..60)) {
+        let rows: Vec<KpiOperatorRow> = rows
+            .into_iter()
+            .zip(1_u32..)
+            .map(|((kpi_sum, payout), row)| KpiOperatorRow {
+                agent_number: None, name: String::new(), row, kpi_percent: 0.5, kpi_sum: round2(kpi_sum),
+                fiksa: None, bonus: None, fine: None, payout: payout.map(round2), metrics: vec![],
+            })
+            .collect();
+        let t = totals(&rows);
+        let payouts: Vec<f64> = rows.iter().filter_map(|r| r.payout).collect();
+        let expected_payout = (!payouts.is_empty()).then(|| round2(payouts.iter().sum()));
+        let expected_kpi = (!rows.is_empty()).then(|| round2(rows.iter().map(|r| r.kpi_sum).sum()));
+        prop_assert_eq!(t.payout, expected_payout);
+        prop_assert_eq!(t.kpi_sum, expected_kpi);
+        prop_assert_eq!(t.fiksa, None);
+    }
+
+    #[test]
+    fn clamped_range_is_31_days_and_ends_at_the_requested_end(start in day_strategy(), len in 0_i64..400) {
+        let end = start.plus_days(len).unwrap();
+        let range = DateRange::new(start, end).unwrap();
+        prop_assert_eq!(range.end(), end);
+        prop_assert_eq!(range.clamped(), len >= 31);
+        prop_assert_eq!(range.days(), usize::try_from((len + 1).min(31)).unwrap());
+        prop_assert_eq!(range.iter_days().count(), range.days());
+    }
+
+    #[test]
+    fn dates_and_months_round_trip_through_their_text(day in day_strategy()) {
+        let text = day.to_string();
+        prop_assert_eq!(Day::parse(&text, Param::query("start")).unwrap(), day);
+        let month = day.month();
+        prop_assert_eq!(Month::parse(&month.to_string(), Param::query("month")).unwrap(), month);
+    }
+
+    #[test]
+    fn parsers_never_panic_on_arbitrary_text(raw in any::<String>()) {
+        let _ = Day::parse(&raw, Param::query("start"));
+        let _ = Month::parse(&raw, Param::path("month"));
+        let _ = Direction::parse(&raw);
+        let _ = ScriptsLimit::parse(&raw);
+        let _ = Shift::parse(&raw);
+        let _ = presented_key(Some(&raw), Some(&raw));
+        let _ = presented_key(Some(&raw), None);
+        let _ = origin_host(&raw);
+        let _ = AgentNumber::new(&raw);
+    }
+
+    #[test]
+    fn request_parsing_never_panics_and_rejections_name_a_parameter(
+        pairs in prop::collection::vec((prop::sample::select(vec!["start", "end", "direction", "month", "limit", "shift", "x"]), ".{0,12}"), 0..5),
+        month in ".{0,10}",
+    ) {
+        let query = QueryParams::new(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+        for endpoint in Endpoint::ALL {
+            if let Err(err) = ApiRequest::parse(endpoint, &query, Some(&month), KpiView::Aggregate) {
+                let message = err.to_string();
+                prop_assert!(message.contains("parameter '") || message.contains("segment 'month'"), "{message}");
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+# Short recipes; each is one cargo command, so nothing here needs `just` installed.
+
+# Run the service on its embedded defaults (arrives with the API issue).
+demo:
+    cargo run --release -- demo
+
+# The whole test suite.
+test:
+    cargo test --workspace
+
+# Everything CI runs: fmt check, clippy, tests, docs.
+ci:
+    cargo xtask ci
+
+# Domain benchmarks: throughput and allocations.
+bench:
+    cargo xtask bench
+
+fmt:
+    cargo fmt --all

@@ -1,0 +1,76 @@
+//! Project automation. `cargo xtask ci` runs exactly what CI runs; `.ci/run` calls it after
+//! making sure the local Postgres and Redis are up.
+
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+tasks:
+  ci      format check, clippy (-D warnings), the whole test suite, docs (-D warnings)
+  test    the whole test suite (cargo test --workspace)
+  bench   the domain benchmarks: throughput (criterion) and allocations (dhat)";
+
+fn main() -> Result<()> {
+    let task = std::env::args().nth(1).unwrap_or_default();
+    match task.as_str() {
+        "ci" => ci(),
+        "test" => test(),
+        "bench" => bench(),
+        _ => {
+            eprintln!("{USAGE}");
+            bail!("unknown task {task:?}")
+        }
+    }
+}
+
+fn ci() -> Result<()> {
+    cargo(&["fmt", "--all", "--", "--check"], &[])?;
+    cargo(
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    test()?;
+    cargo(
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )
+}
+
+/// The README's test command.
+fn test() -> Result<()> {
+    cargo(&["test", "--workspace"], &[])
+}
+
+fn bench() -> Result<()> {
+    cargo(
+        &["bench", "-p", "callstats-domain", "--bench", "alloc"],
+        &[],
+    )?;
+    cargo(
+        &["bench", "-p", "callstats-domain", "--bench", "stats"],
+        &[],
+    )
+}
+
+fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .status()
+        .with_context(|| format!("could not run {cargo}"))?;
+    if !status.success() {
+        bail!("`cargo {}` failed with {status}", args.join(" "));
+    }
+    Ok(())
+}
