@@ -10,7 +10,8 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   ci      format check, clippy (-D warnings), the whole test suite, docs (-D warnings)
   test    the whole test suite (cargo test --workspace)
-  bench   the domain benchmarks: throughput (criterion) and allocations (dhat)";
+  bench   the domain benchmarks: throughput (criterion) and allocations (dhat)
+  openapi regenerate docs/openapi.json from the code";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -18,6 +19,7 @@ fn main() -> Result<()> {
         "ci" => ci(),
         "test" => test(),
         "bench" => bench(),
+        "openapi" => openapi(),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
@@ -59,6 +61,15 @@ fn bench() -> Result<()> {
         &["bench", "-p", "callstats-domain", "--bench", "stats"],
         &[],
     )
+}
+
+/// Writes the document the API serves to docs/openapi.json (a test keeps the two equal).
+fn openapi() -> Result<()> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
+    std::fs::write(&path, callstats_api::openapi::document_bytes())
+        .with_context(|| format!("could not write {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {

@@ -8,6 +8,8 @@
 pub mod access;
 pub mod error;
 pub mod model;
+#[cfg(feature = "openapi")]
+mod openapi;
 pub mod params;
 pub mod ports;
 pub mod request;

@@ -59,6 +59,7 @@ pub struct CallRecord {
 }
 
 /// Sentiment of a scored call.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Sentiment {
@@ -79,6 +80,7 @@ pub struct CallScore {
 }
 
 /// The key object of /ping (2.1).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KeyInfo {
     pub ok: bool,
@@ -91,6 +93,7 @@ pub struct KeyInfo {
 }
 
 /// `{date, count}` of the daily series and of `peak_day`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct DayCount {
     pub date: Day,
@@ -98,6 +101,7 @@ pub struct DayCount {
 }
 
 /// `{hour, count}` of the hourly histogram and of `peak_hour`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct HourCount {
     pub hour: u8,
@@ -105,6 +109,7 @@ pub struct HourCount {
 }
 
 /// The body of /calls/summary (2.2).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallSummary {
     pub period: Period,
@@ -121,6 +126,7 @@ pub struct CallSummary {
 }
 
 /// One entry of the agent leaderboard (2.3).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentEntry {
     pub agent_number: AgentNumber,
@@ -136,6 +142,7 @@ pub struct AgentEntry {
 }
 
 /// The body of /calls/agents.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentsResponse {
     /// The dates actually used (after the 31-day clamp).
@@ -144,6 +151,7 @@ pub struct AgentsResponse {
 }
 
 /// A published KPI sheet (2.4).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Sheet {
     pub id: i64,
@@ -154,12 +162,14 @@ pub struct Sheet {
 }
 
 /// The body of /kpi/months.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SheetsResponse {
     pub sheets: Vec<Sheet>,
 }
 
 /// KPI money totals (2.5). `None` (null) means the sheet does not track that figure.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct KpiTotals {
     pub kpi_sum: Option<f64>,
@@ -170,6 +180,7 @@ pub struct KpiTotals {
 }
 
 /// One metric of a KPI operator row.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Metric {
     pub name: String,
@@ -182,6 +193,7 @@ pub struct Metric {
 }
 
 /// One operator row of a KPI sheet (2.6).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KpiOperatorRow {
     /// `None` for paid operators on the sheet without a portal account.
@@ -207,6 +219,7 @@ pub struct SheetContent {
 }
 
 /// The named KPI body for keys holding `kpi:detail` (rule 4).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KpiDetail {
     pub sheet: Sheet,
@@ -218,6 +231,7 @@ pub struct KpiDetail {
 }
 
 /// min, p25, median, p75, max and avg of one figure over a sheet's rows.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
     pub min: f64,
@@ -229,6 +243,7 @@ pub struct Spread {
 }
 
 /// `distribution` of the aggregate KPI body (2.7); `None` when no row has the figure.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Distribution {
     pub payout: Option<Spread>,
@@ -236,6 +251,7 @@ pub struct Distribution {
 }
 
 /// An anonymous rank: no name, no agent number.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rank {
     pub rank: u32,
@@ -244,6 +260,7 @@ pub struct Rank {
 }
 
 /// The anonymous KPI body for keys holding only `kpi:aggregate` (rule 5).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KpiAggregate {
     pub sheet: Sheet,
@@ -255,6 +272,7 @@ pub struct KpiAggregate {
 }
 
 /// The body of /kpi/{month}, tagged by `granularity`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "granularity", rename_all = "lowercase")]
 pub enum KpiMonthResponse {
@@ -264,6 +282,7 @@ pub enum KpiMonthResponse {
 
 /// A roster entry (2.8). Usernames, phones and credentials have no field here, so they cannot
 /// be serialised by accident.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Operator {
     pub agent_number: AgentNumber,
@@ -276,12 +295,14 @@ pub struct Operator {
 }
 
 /// The body of /operators.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OperatorsResponse {
     pub operators: Vec<Operator>,
 }
 
 /// Kind of an off-day.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OffDayKind {
@@ -292,6 +313,7 @@ pub enum OffDayKind {
 }
 
 /// Who set an off-day.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OffDaySource {
@@ -310,6 +332,7 @@ pub struct OffDayRecord {
 }
 
 /// An off-day as the API shows it (2.9), joined with the operator's name.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OffDay {
     pub agent_number: AgentNumber,
@@ -320,6 +343,7 @@ pub struct OffDay {
 }
 
 /// The body of /schedule.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Schedule {
     pub month: Month,
@@ -327,6 +351,7 @@ pub struct Schedule {
 }
 
 /// Text in Uzbek and Russian.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LocalizedText {
     pub uz: String,
@@ -334,6 +359,7 @@ pub struct LocalizedText {
 }
 
 /// A script with its view count (2.10).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Script {
     pub id: i64,
@@ -343,6 +369,7 @@ pub struct Script {
 }
 
 /// The body of /scripts/stats.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScriptsResponse {
     pub scripts: Vec<Script>,

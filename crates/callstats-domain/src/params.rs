@@ -331,6 +331,7 @@ impl DateRange {
 }
 
 /// The `period` object of the call responses: the dates actually used.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Period {
     pub start_date: Day,
@@ -418,6 +419,7 @@ impl Serialize for Month {
 }
 
 /// Call direction; `inbound` is the default of /calls/summary.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {

@@ -1,0 +1,144 @@
+//! The thin web layer: the eight GET endpoints under `/api/v1` and the OpenAPI document, served
+//! by actix-web.
+//!
+//! Handlers extract, call one use case of the domain and write bytes; there is no statistics
+//! logic here. Everything reaches the domain through its ports, so this crate never depends on
+//! a database, an HTTP client or Redis.
+
+mod error;
+mod flight;
+mod middleware;
+pub mod openapi;
+mod pipeline;
+mod routes;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, HttpServer, web};
+use callstats_domain::ports::ResponseCache;
+use callstats_domain::service::{Access, CallStats};
+use utoipa_actix_web::AppExt as _;
+
+pub use error::ErrorBody;
+
+/// Everything the handlers share.
+#[derive(Clone)]
+pub struct ApiState {
+    access: Access,
+    stats: CallStats,
+    cache: Arc<dyn ResponseCache>,
+    flights: Arc<flight::SingleFlight>,
+    trust_proxy: bool,
+}
+
+impl ApiState {
+    /// `trust_proxy`: take the client IP from the first `X-Forwarded-For` hop (only behind a
+    /// proxy that sets it) instead of the peer address.
+    #[must_use]
+    pub fn new(
+        access: Access,
+        stats: CallStats,
+        cache: Arc<dyn ResponseCache>,
+        trust_proxy: bool,
+    ) -> Self {
+        Self {
+            access,
+            stats,
+            cache,
+            flights: Arc::default(),
+            trust_proxy,
+        }
+    }
+}
+
+/// Server tuning.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerSettings {
+    /// Worker threads (0: one per core).
+    pub workers: usize,
+    /// How long in-flight requests may run on after a stop signal.
+    pub shutdown_timeout: Duration,
+    /// How long a client may take to send its request head.
+    pub client_request_timeout: Duration,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            workers: 0,
+            shutdown_timeout: Duration::from_secs(30),
+            client_request_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The application: the routes, the JSON fallback for unknown paths and methods, and the
+/// request observer (request id, one log line, security headers, panics turned into 500s).
+pub fn app(
+    state: ApiState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .into_utoipa_app()
+        .service(utoipa_actix_web::scope("/api/v1").configure(routes::register))
+        .into_app()
+        .app_data(web::Data::new(state))
+        .default_service(web::to(pipeline::unrouted))
+        .wrap(actix_web::middleware::from_fn(middleware::observe))
+}
+
+/// A server bound to its listener.
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    /// Binds the app to an already bound listener (port 0 in tests).
+    pub fn build(
+        listener: TcpListener,
+        state: ApiState,
+        settings: ServerSettings,
+    ) -> std::io::Result<Self> {
+        let port = listener.local_addr()?.port();
+        let mut server = HttpServer::new(move || app(state.clone()))
+            .shutdown_timeout(settings.shutdown_timeout.as_secs())
+            .client_request_timeout(settings.client_request_timeout)
+            .listen(listener)?;
+        if settings.workers > 0 {
+            server = server.workers(settings.workers);
+        }
+        Ok(Self {
+            port,
+            server: server.run(),
+        })
+    }
+
+    #[must_use]
+    pub const fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops the server gracefully (or not) from elsewhere.
+    #[must_use]
+    pub fn handle(&self) -> ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until stopped; SIGINT and SIGTERM stop it gracefully, letting in-flight requests
+    /// finish.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

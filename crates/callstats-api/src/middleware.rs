@@ -1,0 +1,82 @@
+//! Wraps every request: assigns a request id, adds the headers a JSON API should carry, turns
+//! framework errors into JSON, and writes one log line per request.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use actix_web::HttpMessage as _;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::InternalError;
+use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
+use actix_web::middleware::Next;
+
+use crate::error::ErrorBody;
+use crate::pipeline::{X_CACHE, json};
+
+/// The id of one request, in its extensions and in the `X-Request-Id` response header.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestId(pub(crate) String);
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_request_id() -> RequestId {
+    // Process start (seconds) and a counter: unique per process, sortable, and no randomness.
+    static START: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
+    RequestId(format!(
+        "{:x}-{:06x}",
+        *START,
+        NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+pub(crate) async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let request_id = next_request_id();
+    req.extensions_mut().insert(request_id.clone());
+    let (method, path) = (req.method().clone(), req.path().to_owned());
+
+    let mut response = match next.call(req).await {
+        Ok(response) => response,
+        Err(err) => {
+            // Only the framework fails this way (our handlers always answer): keep the
+            // status, make the body JSON like every other.
+            let status = err.as_response_error().status_code();
+            tracing::warn!(request_id = request_id.0, method = %method, path, status = status.as_u16(), error = %err, "request");
+            let body = json(status, &ErrorBody::new(err.to_string()));
+            return Err(InternalError::from_response(err.to_string(), body).into());
+        }
+    };
+
+    let headers = response.headers_mut();
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // Partner data must not be kept by shared caches or browsers.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Ok(value) = HeaderValue::from_str(&request_id.0) {
+        headers.insert(HeaderName::from_static("x-request-id"), value);
+    }
+    let status = response.status().as_u16();
+    let cache = response
+        .headers()
+        .get(X_CACHE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_owned();
+    tracing::info!(
+        request_id = request_id.0,
+        method = %method,
+        path,
+        status,
+        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+        cache,
+        "request"
+    );
+    Ok(response)
+}

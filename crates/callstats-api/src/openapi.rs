@@ -1,0 +1,561 @@
+//! The OpenAPI 3.1 document, generated from the routes and the domain's types: paths come from
+//! the registered handlers, schemas from the types they answer with, and one table-driven pass
+//! adds what every operation shares (errors, rate-limit and cache headers, security, examples).
+//! Examples are produced by the domain's own functions, so they show what the API really sends.
+
+use std::sync::LazyLock;
+
+use actix_web::App;
+use bytes::Bytes;
+use callstats_domain::DomainError;
+use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
+use callstats_domain::model::{
+    AgentNumber, AgentsResponse, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals,
+    LocalizedText, Metric, OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment,
+    Sheet, SheetContent,
+};
+use callstats_domain::params::{
+    DateRange, Day, Direction, LocalDateTime, Month, Period, ScriptsLimit,
+};
+use callstats_domain::request::Endpoint;
+use callstats_domain::scope::{KpiView, Scope, ScopeSet};
+use callstats_domain::stats;
+use serde_json::{Value, json};
+use utoipa::OpenApi as _;
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
+use utoipa::openapi::{
+    Content, ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, Response, ResponseBuilder,
+};
+use utoipa_actix_web::AppExt as _;
+
+use crate::error::ErrorBody;
+
+/// Where the API lives.
+pub const PREFIX: &str = "/api/v1";
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "callstats",
+        description = include_str!("../../../docs/behaviour.md"),
+        license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0")
+    ),
+    components(schemas(ErrorBody)),
+    tags(
+        (name = "key", description = "The calling key."),
+        (name = "calls", description = "Call volumes, peaks and the agent leaderboard (scope calls)."),
+        (name = "kpi", description = "Monthly KPI and payout sheets (scope kpi:aggregate; kpi:detail for names)."),
+        (name = "operators", description = "Roster and off-day schedule (scope operators)."),
+        (name = "scripts", description = "Script view counts (scope scripts)."),
+        (name = "meta", description = "This document.")
+    )
+)]
+struct ApiDoc;
+
+/// The document, built from the routes.
+#[must_use]
+pub fn document() -> OpenApi {
+    let (_, mut doc) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .service(utoipa_actix_web::scope(PREFIX).configure(crate::routes::register))
+        .split_for_parts();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    add_security_schemes(&mut doc);
+    for (path, item) in &mut doc.paths.paths {
+        let endpoint = path
+            .strip_prefix(PREFIX)
+            .and_then(|p| Endpoint::ALL.into_iter().find(|e| e.path() == p));
+        if let Some(operation) = item.get.as_mut() {
+            complete_operation(operation, endpoint);
+        }
+    }
+    doc
+}
+
+/// The document as served (and as committed in `docs/openapi.json`): pretty JSON with a final
+/// newline, built once.
+#[must_use]
+pub fn document_bytes() -> Bytes {
+    static BYTES: LazyLock<Bytes> = LazyLock::new(|| {
+        let mut json = serde_json::to_vec_pretty(&document()).unwrap_or_default();
+        json.push(b'\n');
+        Bytes::from(json)
+    });
+    BYTES.clone()
+}
+
+fn add_security_schemes(doc: &mut OpenApi) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.security_schemes.insert(
+        "bearer".into(),
+        RefOr::T(SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some("`Authorization: Bearer cs_…` with the API key."))
+                .build(),
+        )),
+    );
+    components.security_schemes.insert(
+        "api_key".into(),
+        RefOr::T(SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "X-API-Key",
+            "The API key in `X-API-Key`; if `Authorization` is sent too, both must carry the same key.",
+        )))),
+    );
+}
+
+fn complete_operation(
+    operation: &mut utoipa::openapi::path::Operation,
+    endpoint: Option<Endpoint>,
+) {
+    let statuses: &[u16] = match endpoint {
+        None => &[429, 500],
+        Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators) => {
+            &[401, 403, 429, 500, 503]
+        }
+        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 429, 500, 503],
+        Some(_) => &[400, 401, 403, 429, 500, 503],
+    };
+    if let Some(endpoint) = endpoint {
+        operation.security = Some(vec![
+            SecurityRequirement::new::<_, _, &str>("bearer", []),
+            SecurityRequirement::new::<_, _, &str>("api_key", []),
+        ]);
+        if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200")
+            && let Some(RefOr::T(content)) = ok.content.get_mut("application/json")
+        {
+            set_examples(content, success_examples(endpoint));
+        }
+    } else if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200") {
+        // The document itself: an object whose content is this document.
+        ok.content.insert(
+            "application/json".into(),
+            RefOr::T(
+                ContentBuilder::new()
+                    .schema(Some(ObjectBuilder::new().schema_type(Type::Object)))
+                    .build(),
+            ),
+        );
+    }
+    for status in statuses {
+        operation.responses.responses.insert(
+            status.to_string(),
+            RefOr::T(error_response(*status, endpoint)),
+        );
+    }
+    for response in operation.responses.responses.values_mut() {
+        if let RefOr::T(response) = response {
+            add_headers(response);
+        }
+    }
+}
+
+/// One example goes in `example`; several are named in `examples`.
+fn set_examples(content: &mut Content, examples: Vec<(&str, Value)>) {
+    if let [(_, single)] = examples.as_slice() {
+        content.example = Some(single.clone());
+        return;
+    }
+    for (name, value) in examples {
+        let example = ExampleBuilder::new()
+            .summary(name)
+            .value(Some(value))
+            .build();
+        content.examples.insert(name.to_owned(), RefOr::T(example));
+    }
+}
+
+fn integer_header(description: &str) -> RefOr<utoipa::openapi::header::Header> {
+    RefOr::T(
+        HeaderBuilder::new()
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0)),
+            ))
+            .description(Some(description))
+            .build(),
+    )
+}
+
+fn add_headers(response: &mut Response) {
+    let headers = &mut response.headers;
+    headers.insert(
+        "X-RateLimit-Limit".into(),
+        integer_header("Requests allowed per UTC clock minute: the key's quota, or the per-IP quota of requests without a valid key."),
+    );
+    headers.insert(
+        "X-RateLimit-Remaining".into(),
+        integer_header("Requests left in this minute after this one; never negative."),
+    );
+    headers.insert(
+        "X-RateLimit-Reset".into(),
+        integer_header("Seconds until the next minute's window (1 to 60)."),
+    );
+    headers.insert(
+        "X-Cache".into(),
+        RefOr::T(
+            HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["HIT", "MISS"]))))
+                .description(Some("HIT when the body came from the response cache (10 minutes for call statistics, 1 minute for portal data); MISS otherwise, always for /ping and errors."))
+                .build(),
+        ),
+    );
+    headers.insert(
+        "X-Request-Id".into(),
+        RefOr::T(
+            HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .description(Some("Identifies the request in the service's logs."))
+                .build(),
+        ),
+    );
+}
+
+fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
+    let quota = QuotaStatus::after(
+        120,
+        121,
+        &QuotaBucket::new(&QuotaSubject::Key(1), time::OffsetDateTime::UNIX_EPOCH),
+    );
+    let message = |err: DomainError| json!({ "error": err.to_string() });
+    let (description, examples): (&str, Vec<(&str, Value)>) = match status {
+        400 => (
+            "A parameter is missing or malformed; the message names it, the expected form and the value received.",
+            vec![(
+                "bad parameter",
+                json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
+            )],
+        ),
+        401 => (
+            "The key is missing, malformed, unknown, revoked or expired, or the two key headers disagree.",
+            vec![
+                ("missing key", message(Unauthorized::Missing.into())),
+                ("expired key", message(Unauthorized::Expired.into())),
+            ],
+        ),
+        403 => (
+            "The key is pinned to another domain than the request's Origin, or lacks the endpoint's scope (then `required_scope` names it).",
+            vec![
+                ("origin", message(DomainError::OriginNotAllowed)),
+                (
+                    "scope",
+                    json!({
+                        "error": DomainError::MissingScope(endpoint.and_then(Endpoint::required_scope).unwrap_or(Scope::Calls)).to_string(),
+                        "required_scope": endpoint.and_then(Endpoint::required_scope).unwrap_or(Scope::Calls),
+                    }),
+                ),
+            ],
+        ),
+        404 => (
+            "No published KPI sheet for the month, or none of the requested shift (the message lists the shifts that exist).",
+            vec![(
+                "no sheet",
+                message(DomainError::NotFound(
+                    "no published KPI sheet for 2026-08".into(),
+                )),
+            )],
+        ),
+        429 => (
+            "Over the per-minute quota; retry after the window resets.",
+            vec![("over quota", message(DomainError::RateLimited(quota)))],
+        ),
+        503 if matches!(
+            endpoint,
+            Some(Endpoint::CallsSummary | Endpoint::CallsAgents)
+        ) =>
+        {
+            (
+                "The upstream call platform or the portal database is unavailable.",
+                vec![
+                    ("upstream", message(DomainError::UpstreamUnavailable)),
+                    ("database", message(DomainError::StoreUnavailable)),
+                ],
+            )
+        }
+        503 => (
+            "The portal database is unavailable.",
+            vec![("database", message(DomainError::StoreUnavailable))],
+        ),
+        _ => (
+            "An unexpected failure; the cause is logged with the request id.",
+            vec![("internal", json!({ "error": "internal server error" }))],
+        ),
+    };
+    let mut content = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name("ErrorBody")))
+        .build();
+    set_examples(&mut content, examples);
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content("application/json", content)
+        .build();
+    if status == 429 {
+        response.headers.insert(
+            "Retry-After".into(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .enum_values(Some([60])),
+                    ))
+                    .description(Some("Always 60."))
+                    .build(),
+            ),
+        );
+    }
+    response
+}
+
+/// Bodies of the 200 answers, computed by the domain from a small fixed data set.
+fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)> {
+    let Some(sample) = Sample::new() else {
+        return Vec::new();
+    };
+    let value = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
+    match endpoint {
+        Endpoint::Ping => vec![("key", value(serde_json::to_value(&sample.key_info)))],
+        Endpoint::CallsSummary => {
+            vec![(
+                "summary",
+                value(serde_json::to_value(stats::call_summary(
+                    &sample.range,
+                    Direction::Inbound,
+                    &sample.calls,
+                ))),
+            )]
+        }
+        Endpoint::CallsAgents => {
+            let agents = stats::agent_leaderboard(
+                &sample.range,
+                &sample.calls,
+                &sample.scores,
+                &sample.roster,
+                stats::PriorWeight::DEFAULT,
+            );
+            vec![(
+                "leaderboard",
+                value(serde_json::to_value(AgentsResponse {
+                    period: Period::from(&sample.range),
+                    agents,
+                })),
+            )]
+        }
+        Endpoint::KpiMonths => vec![(
+            "sheets",
+            value(serde_json::to_value(stats::sheet_listing(vec![
+                sample.sheet,
+            ]))),
+        )],
+        Endpoint::KpiMonth => [
+            ("detail", KpiView::Detail),
+            ("aggregate", KpiView::Aggregate),
+        ]
+        .into_iter()
+        .map(|(name, view)| {
+            (
+                name,
+                value(serde_json::to_value(stats::kpi_month(
+                    sample.sheet.clone(),
+                    sample.content.clone(),
+                    view,
+                ))),
+            )
+        })
+        .collect(),
+        Endpoint::Operators => vec![(
+            "roster",
+            value(serde_json::to_value(stats::roster(sample.roster))),
+        )],
+        Endpoint::Schedule => {
+            vec![(
+                "schedule",
+                value(serde_json::to_value(stats::schedule(
+                    sample.month,
+                    sample.off_days,
+                    &sample.roster,
+                ))),
+            )]
+        }
+        Endpoint::ScriptsStats => {
+            vec![(
+                "scripts",
+                value(serde_json::to_value(stats::top_scripts(
+                    sample.scripts,
+                    ScriptsLimit::default(),
+                ))),
+            )]
+        }
+    }
+}
+
+/// A tiny, fixed portal and call log.
+struct Sample {
+    key_info: KeyInfo,
+    range: DateRange,
+    month: Month,
+    calls: Vec<CallRecord>,
+    scores: Vec<CallScore>,
+    roster: Vec<Operator>,
+    off_days: Vec<OffDayRecord>,
+    sheet: Sheet,
+    content: SheetContent,
+    scripts: Vec<Script>,
+}
+
+impl Sample {
+    fn new() -> Option<Self> {
+        let day = Day::new(time::macros::date!(2026 - 11 - 02));
+        let range = DateRange::new(day, day).ok()?;
+        let month = day.month();
+        let agent = |n: &str| AgentNumber::new(n).ok();
+        let at = |hour: i64, minute: i64| range.unix_window().0 + hour * 3600 + minute * 60;
+        let call =
+            |agent_number: Option<&str>, direction, hour, minute, duration_seconds| CallRecord {
+                direction,
+                agent_number: agent_number.and_then(agent),
+                started_at: at(hour, minute),
+                duration_seconds,
+            };
+        let calls = vec![
+            call(Some("101"), Direction::Inbound, 9, 5, 125.4),
+            call(Some("101"), Direction::Inbound, 10, 12, 301.0),
+            call(Some("102"), Direction::Inbound, 10, 40, 88.2),
+            call(None, Direction::Inbound, 10, 41, 12.0),
+            call(Some("102"), Direction::Outbound, 14, 3, 64.9),
+        ];
+        let score = |n: &str, hour, checklist_percent, sentiment| {
+            agent(n).map(|agent_number| CallScore {
+                agent_number,
+                started_at: at(hour, 0),
+                checklist_percent,
+                sentiment,
+            })
+        };
+        let scores = [
+            score("101", 9, 92.5, Sentiment::Positive),
+            score("102", 10, 71.0, Sentiment::Neutral),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let joined_at = LocalDateTime::parse("2025-03-01 09:00:00");
+        let operator = |n: &str, name: &str, staff_role: Option<&str>| {
+            Some(Operator {
+                agent_number: agent(n)?,
+                name: name.into(),
+                team: "A".into(),
+                shift: "day".into(),
+                staff_role: staff_role.map(Into::into),
+                joined_at: joined_at?,
+            })
+        };
+        let roster: Vec<Operator> = [
+            operator("101", "Oʻtkir Karimov", None),
+            operator("102", "Dilnoza Yusupova", None),
+            operator("190", "Malika Rahimova", Some("supervisor")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let off_days = agent("102")
+            .map(|agent_number| OffDayRecord {
+                agent_number,
+                date: day,
+                kind: OffDayKind::Dam,
+                source: OffDaySource::Auto,
+            })
+            .into_iter()
+            .collect();
+        let sheet = Sheet {
+            id: 12,
+            name: "Noyabr 2026".into(),
+            month,
+            shift: "day".into(),
+            updated_at: LocalDateTime::parse("2026-11-20 18:00:00")?,
+        };
+        let row = |row, agent_number: Option<&str>, name: &str, kpi_percent, kpi_sum, payout| {
+            KpiOperatorRow {
+                agent_number: agent_number.and_then(agent),
+                name: name.into(),
+                row,
+                kpi_percent,
+                kpi_sum,
+                fiksa: Some(3_000_000.0),
+                bonus: Some(250_000.0),
+                fine: None,
+                payout: Some(payout),
+                metrics: vec![Metric {
+                    name: "AHT".into(),
+                    value: 182.0,
+                    ratio: Some(0.95),
+                    kpi: 400_000.0,
+                }],
+            }
+        };
+        let content = SheetContent {
+            sheet_totals: KpiTotals {
+                kpi_sum: Some(2_250_000.0),
+                fiksa: None,
+                bonus: Some(500_000.0),
+                fine: None,
+                payout: Some(9_200_000.0),
+            },
+            operators: vec![
+                row(
+                    5,
+                    Some("101"),
+                    "Oʻtkir Karimov",
+                    0.92,
+                    1_300_000.0,
+                    4_550_000.0,
+                ),
+                row(6, None, "Sardor Aliyev", 0.7841, 950_000.0, 4_200_000.0),
+            ],
+        };
+        let text = |uz: &str, ru: &str| LocalizedText {
+            uz: uz.into(),
+            ru: ru.into(),
+        };
+        let scripts = vec![
+            Script {
+                id: 1,
+                title: text("Salomlashish", "Приветствие"),
+                category: text("Kirish", "Вступление"),
+                views: 412,
+            },
+            Script {
+                id: 7,
+                title: text("E'tirozlar bilan ishlash", "Работа с возражениями"),
+                category: text("Savdo", "Продажи"),
+                views: 268,
+            },
+        ];
+        let key_info = KeyInfo {
+            ok: true,
+            key_name: "partner-dashboard".into(),
+            scopes: ScopeSet::parse_list("calls,kpi:aggregate,operators").ok()?,
+            rate_limit_per_minute: 120,
+            available_scopes: ScopeSet::all(),
+            server_time: "2026-11-21T06:15:30.123Z".into(),
+        };
+        Some(Self {
+            key_info,
+            range,
+            month,
+            calls,
+            scores,
+            roster,
+            off_days,
+            sheet,
+            content,
+            scripts,
+        })
+    }
+}

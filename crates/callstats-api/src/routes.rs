@@ -1,0 +1,219 @@
+//! The routes. Each handler names its endpoint and hands the request to the shared pipeline;
+//! the `#[utoipa::path]` above it is where the OpenAPI document gets the path from, so the
+//! document and the routes cannot drift apart.
+
+// utoipa's path macro qualifies the parameter types it expands.
+#![allow(unused_qualifications)]
+
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use callstats_domain::model::{
+    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
+    ScriptsResponse, SheetsResponse,
+};
+use callstats_domain::params::Direction;
+use callstats_domain::request::Endpoint;
+use utoipa::IntoParams;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::ApiState;
+use crate::pipeline::serve;
+
+pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(ping)
+        .service(calls_summary)
+        .service(calls_agents)
+        .service(kpi_months)
+        .service(kpi_month)
+        .service(operators)
+        .service(schedule)
+        .service(scripts_stats)
+        .service(openapi_json);
+}
+
+/// Query of the call endpoints (documentation only: the domain parses the raw query).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(
+    dead_code,
+    reason = "describes the query for the OpenAPI document; parsing is the domain's"
+)]
+struct RangeQuery {
+    /// First day (Tashkent). Required. Must exist in the calendar.
+    #[param(value_type = String, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01")]
+    start: String,
+    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
+    /// days keeps its latest 31 days.
+    #[param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07")]
+    end: Option<String>,
+    /// Call direction, case-sensitive; default `inbound`.
+    #[param(inline)]
+    direction: Option<Direction>,
+}
+
+/// Query of /calls/agents (documentation only).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(
+    dead_code,
+    reason = "describes the query for the OpenAPI document; parsing is the domain's"
+)]
+struct AgentsQuery {
+    /// First day (Tashkent). Required. Must exist in the calendar.
+    #[param(value_type = String, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01")]
+    start: String,
+    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
+    /// days keeps its latest 31 days.
+    #[param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07")]
+    end: Option<String>,
+    /// Accepted and validated (a bad value is a 400) but ignored: the leaderboard counts both
+    /// directions.
+    #[param(inline)]
+    direction: Option<Direction>,
+}
+
+/// Query of /kpi/{month} (documentation only).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(
+    dead_code,
+    reason = "describes the query for the OpenAPI document; parsing is the domain's"
+)]
+struct KpiQuery {
+    /// Shift label of the sheet to show (1 to 64 characters, no control characters). Without
+    /// it, the lowest-sorting shift (byte-wise) is shown; a shift with no published sheet that
+    /// month is a 404 listing the shifts that exist.
+    #[param(min_length = 1, max_length = 64, example = "day")]
+    shift: Option<String>,
+}
+
+/// Path of /kpi/{month} (documentation only).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[expect(
+    dead_code,
+    reason = "describes the path for the OpenAPI document; parsing is the domain's"
+)]
+struct MonthPath {
+    /// The month, `YYYY-MM` with month 01 to 12 (`2026-13` is a 400).
+    #[param(pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
+    month: String,
+}
+
+/// Query of /schedule (documentation only).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(
+    dead_code,
+    reason = "describes the query for the OpenAPI document; parsing is the domain's"
+)]
+struct ScheduleQuery {
+    /// The month, `YYYY-MM` with month 01 to 12. Required.
+    #[param(pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
+    month: String,
+}
+
+/// Query of /scripts/stats (documentation only).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[expect(
+    dead_code,
+    reason = "describes the query for the OpenAPI document; parsing is the domain's"
+)]
+struct ScriptsQuery {
+    /// How many scripts, ASCII digits only, 1 to 100.
+    #[param(minimum = 1, maximum = 100, default = 20, example = 10)]
+    limit: Option<u8>,
+}
+
+/// Check a key.
+///
+/// Reports the key's name, scopes and quota. Needs no scope; never cached (`X-Cache: MISS`).
+#[utoipa::path(tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
+#[get("/ping")]
+async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::Ping).await
+}
+
+/// Call volumes and peaks.
+///
+/// Calls of one direction per Tashkent day (every day, zero-filled), with the busiest day
+/// (earliest on a tie). For a single day also 24 hourly buckets and the busiest hour; for
+/// several days `hourly` and `peak_hour` are null and `peak_hour_count` is 0. Cached 10 minutes.
+#[utoipa::path(tag = "calls", params(RangeQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
+#[get("/calls/summary")]
+async fn calls_summary(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::CallsSummary).await
+}
+
+/// Agent leaderboard.
+///
+/// Agents with at least one call in the period, both directions, by calls descending then
+/// agent number. `checklist_percent` = (C·m + Σs) / (C + n), Bayesian-smoothed toward the mean
+/// m of every scored call in the period; null when no call in the period was scored.
+/// `positive_sentiment_percent` is null for an agent without scored calls. Cached 10 minutes.
+#[utoipa::path(tag = "calls", params(AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
+#[get("/calls/agents")]
+async fn calls_agents(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::CallsAgents).await
+}
+
+/// Published KPI sheets.
+///
+/// By month descending, then shift ascending (byte-wise). Drafts are never listed; `shift` is
+/// ignored. Cached 1 minute.
+#[utoipa::path(tag = "kpi", responses((status = 200, description = "The sheets.", body = SheetsResponse)))]
+#[get("/kpi/months")]
+async fn kpi_months(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::KpiMonths).await
+}
+
+/// One month's KPI sheet.
+///
+/// With `kpi:detail`: named operator rows (`granularity: detail`). With only `kpi:aggregate`:
+/// totals, distribution and anonymous competition ranks, no names and no agent numbers
+/// (`granularity: aggregate`). `totals` sums the rows (null where no row tracks a column);
+/// `sheet_totals` is what the spreadsheet states. Money and percentages are rounded to 2
+/// decimals, kpi_percent and ratios to 4. 404 when the month has no published sheet. Cached
+/// 1 minute.
+#[utoipa::path(tag = "kpi", params(MonthPath, KpiQuery), responses((status = 200, description = "The sheet.", body = KpiMonthResponse)))]
+#[get("/kpi/{month}")]
+async fn kpi_month(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::KpiMonth).await
+}
+
+/// Operator roster.
+///
+/// By agent number, staff included (`staff_role` not null: leave them out of performance
+/// views). Usernames, phones and credentials are never returned. Cached 1 minute.
+#[utoipa::path(tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
+#[get("/operators")]
+async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::Operators).await
+}
+
+/// Off-day schedule of a month.
+///
+/// By date, then agent number. A month without off-days gives an empty list. Cached 1 minute.
+#[utoipa::path(tag = "operators", params(ScheduleQuery), responses((status = 200, description = "The schedule.", body = Schedule)))]
+#[get("/schedule")]
+async fn schedule(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::Schedule).await
+}
+
+/// Script view counts.
+///
+/// The most viewed scripts, by views descending then id. Cached 1 minute.
+#[utoipa::path(tag = "scripts", params(ScriptsQuery), responses((status = 200, description = "The scripts.", body = ScriptsResponse)))]
+#[get("/scripts/stats")]
+async fn scripts_stats(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    serve(state, req, Endpoint::ScriptsStats).await
+}
+
+/// This OpenAPI document.
+///
+/// Needs no key; counts against the per-client-IP quota.
+#[utoipa::path(tag = "meta", security(()), responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json")))]
+#[get("/openapi.json")]
+async fn openapi_json(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    crate::pipeline::serve_document(state, req).await
+}

@@ -1,0 +1,283 @@
+use actix_web::test::TestRequest;
+use time::macros::datetime;
+
+use crate::helpers::*;
+
+#[actix_web::test]
+async fn ping_accepts_both_header_forms_and_reports_the_key() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls,kpi:detail", 120, None);
+    let service = app.service().await;
+    let bearer = send(&service, get("/api/v1/ping", &key)).await;
+    assert_eq!(bearer.status, 200);
+    assert_eq!(
+        bearer.json(),
+        serde_json::json!({
+            "ok": true, "key_name": "partner-1", "scopes": ["calls", "kpi:aggregate", "kpi:detail"],
+            "rate_limit_per_minute": 120,
+            "available_scopes": ["calls", "kpi:aggregate", "kpi:detail", "operators", "scripts"],
+            "server_time": "2026-11-21T06:15:30.000Z"
+        })
+    );
+    let header = send(
+        &service,
+        TestRequest::get()
+            .uri("/api/v1/ping")
+            .insert_header(("X-API-Key", key.secret.as_str())),
+    )
+    .await;
+    assert_eq!(header.status, 200);
+    assert_eq!(header.header("x-cache"), "MISS", "/ping is never cached");
+}
+
+#[actix_web::test]
+async fn missing_invalid_conflicting_expired_and_revoked_keys_are_401() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let other = app.key(2, "calls", 120, None);
+    let expired = app.key(3, "calls", 120, None);
+    app.edit_key(&expired, |k| {
+        k.expires_at = Some(datetime!(2026-11-01 00:00 UTC));
+    });
+    let revoked = app.key(4, "calls", 120, None);
+    app.edit_key(&revoked, |k| {
+        k.revoked_at = Some(datetime!(2026-11-20 00:00 UTC));
+    });
+    let service = app.service().await;
+
+    let cases = [
+        (TestRequest::get().uri("/api/v1/ping"), "missing API key"),
+        (
+            TestRequest::get()
+                .uri("/api/v1/ping")
+                .insert_header(("Authorization", "Bearer cs_nope")),
+            "invalid API key",
+        ),
+        (
+            TestRequest::get().uri("/api/v1/ping").insert_header((
+                "Authorization",
+                "Bearer cs_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            )),
+            "invalid API key",
+        ),
+        (
+            get("/api/v1/ping", &key).insert_header(("X-API-Key", other.secret.as_str())),
+            "conflicting API keys",
+        ),
+        (get("/api/v1/ping", &expired), "API key expired"),
+        (get("/api/v1/ping", &revoked), "API key revoked"),
+    ];
+    for (request, message) in cases {
+        let answer = send(&service, request).await;
+        assert_eq!(answer.status, 401, "{message}");
+        assert!(
+            answer.json()["error"]
+                .as_str()
+                .unwrap()
+                .starts_with(message),
+            "{}",
+            answer.json()
+        );
+        assert_eq!(
+            answer.header("x-ratelimit-limit"),
+            "60",
+            "anonymous quota headers on a 401"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_key_pinned_to_a_domain_refuses_other_origins_with_403() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, Some("dash.example.uz"));
+    let service = app.service().await;
+    let evil = send(
+        &service,
+        get("/api/v1/ping", &key).insert_header(("Origin", "https://evil.example")),
+    )
+    .await;
+    assert_eq!(evil.status, 403);
+    assert_eq!(
+        evil.json(),
+        serde_json::json!({"error": "origin not allowed"})
+    );
+    let own = send(
+        &service,
+        get("/api/v1/ping", &key).insert_header(("Origin", "https://Dash.Example.uz")),
+    )
+    .await;
+    assert_eq!(own.status, 200);
+    let backend = send(&service, get("/api/v1/ping", &key)).await;
+    assert_eq!(backend.status, 200, "no Origin: a partner's backend");
+}
+
+#[actix_web::test]
+async fn a_key_without_the_scope_gets_403_naming_it() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    for (uri, scope) in [
+        ("/api/v1/kpi/months", "kpi:aggregate"),
+        ("/api/v1/kpi/2026-11", "kpi:aggregate"),
+        ("/api/v1/operators", "operators"),
+        ("/api/v1/schedule?month=2026-11", "operators"),
+        ("/api/v1/scripts/stats", "scripts"),
+    ] {
+        let answer = send(&service, get(uri, &key)).await;
+        assert_eq!(answer.status, 403, "{uri}");
+        assert_eq!(answer.json()["required_scope"], scope, "{uri}");
+    }
+    let calls_only = app.key(2, "operators", 120, None);
+    let answer = send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-02", &calls_only),
+    )
+    .await;
+    assert_eq!(answer.json()["required_scope"], "calls");
+}
+
+#[actix_web::test]
+async fn scope_is_checked_before_parameters() {
+    let app = TestApp::new();
+    let key = app.key(1, "operators", 120, None);
+    let service = app.service().await;
+    let answer = send(&service, get("/api/v1/calls/summary?start=garbage", &key)).await;
+    assert_eq!(answer.status, 403);
+}
+
+#[actix_web::test]
+async fn quota_refuses_the_request_after_the_limit_until_the_next_minute() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 3, None);
+    let service = app.service().await;
+    let remaining: Vec<String> = {
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let answer = send(&service, get("/api/v1/ping", &key)).await;
+            assert_eq!(answer.status, 200);
+            assert_eq!(answer.header("x-ratelimit-limit"), "3");
+            assert_eq!(answer.header("x-ratelimit-reset"), "30");
+            seen.push(answer.header("x-ratelimit-remaining").to_owned());
+        }
+        seen
+    };
+    assert_eq!(remaining, ["2", "1", "0"]);
+    let over = send(&service, get("/api/v1/ping", &key)).await;
+    assert_eq!(over.status, 429);
+    assert_eq!(over.header("retry-after"), "60");
+    assert_eq!(over.header("x-ratelimit-remaining"), "0");
+    assert!(
+        over.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("rate limit of 3")
+    );
+    // Every request counts, whatever its status: even one the scope check would refuse.
+    assert_eq!(
+        send(&service, get("/api/v1/operators", &key)).await.status,
+        429
+    );
+
+    app.clock.set(datetime!(2026-11-21 06:16:00 UTC));
+    let next = send(&service, get("/api/v1/ping", &key)).await;
+    assert_eq!(
+        (next.status, next.header("x-ratelimit-remaining")),
+        (200, "2")
+    );
+}
+
+#[actix_web::test]
+async fn requests_without_a_valid_key_spend_the_per_ip_quota_and_get_429_past_it() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    for _ in 0..60 {
+        assert_eq!(
+            send(
+                &service,
+                TestRequest::get()
+                    .uri("/api/v1/ping")
+                    .insert_header(("X-API-Key", "guess"))
+            )
+            .await
+            .status,
+            401
+        );
+    }
+    let blocked = send(
+        &service,
+        TestRequest::get()
+            .uri("/api/v1/ping")
+            .insert_header(("X-API-Key", "guess")),
+    )
+    .await;
+    assert_eq!(blocked.status, 429);
+    assert_eq!(blocked.header("retry-after"), "60");
+    let valid = send(&service, get("/api/v1/ping", &key)).await;
+    assert_eq!(
+        valid.status, 200,
+        "a valid key is never held back by the anonymous quota"
+    );
+}
+
+#[actix_web::test]
+async fn behind_a_trusted_proxy_the_quota_follows_the_forwarded_client() {
+    let app = TestApp::with(portal(), FakePlatform::default(), true);
+    let service = app.service().await;
+    for _ in 0..60 {
+        let request = TestRequest::get()
+            .uri("/api/v1/ping")
+            .insert_header(("X-Forwarded-For", "198.51.100.7, 10.0.0.1"));
+        assert_eq!(send(&service, request).await.status, 401);
+    }
+    let same = TestRequest::get()
+        .uri("/api/v1/ping")
+        .insert_header(("X-Forwarded-For", "198.51.100.7"));
+    assert_eq!(send(&service, same).await.status, 429);
+    let other = TestRequest::get()
+        .uri("/api/v1/ping")
+        .insert_header(("X-Forwarded-For", "198.51.100.8"));
+    assert_eq!(
+        send(&service, other).await.status,
+        401,
+        "another client has its own quota"
+    );
+}
+
+#[actix_web::test]
+async fn without_a_trusted_proxy_forwarded_headers_are_ignored() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    for i in 0..61 {
+        let request = TestRequest::get()
+            .uri("/api/v1/ping")
+            .insert_header(("X-Forwarded-For", format!("198.51.100.{i}")));
+        let answer = send(&service, request).await;
+        assert_eq!(answer.status, if i < 60 { 401 } else { 429 });
+    }
+}
+
+#[actix_web::test]
+async fn a_revoked_key_stops_working_within_ten_seconds() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    assert_eq!(send(&service, get("/api/v1/ping", &key)).await.status, 200);
+    app.edit_key(&key, |k| {
+        k.revoked_at = Some(datetime!(2026-11-21 06:15:31 UTC));
+    });
+    app.clock.set(datetime!(2026-11-21 06:15:32 UTC));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(11);
+    loop {
+        let answer = send(&service, get("/api/v1/ping", &key)).await;
+        if answer.status == 401 {
+            assert_eq!(answer.json()["error"], "API key revoked");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "revoked key still accepted after 10 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,222 @@
+use crate::helpers::*;
+
+#[actix_web::test]
+async fn summary_of_one_day_has_hourly_buckets_and_tashkent_peaks() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let answer = send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-02", &key),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    let body = answer.json();
+    assert_eq!(body["total_calls"], 2);
+    assert_eq!(body["timezone"], "+05:00");
+    assert_eq!(body["hourly"].as_array().unwrap().len(), 24);
+    assert_eq!(
+        body["peak_hour"],
+        serde_json::json!({"hour": 9, "count": 2})
+    );
+    assert_eq!(body["peak_hour_count"], 2);
+    let outbound = send(
+        &service,
+        get(
+            "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03&direction=outbound",
+            &key,
+        ),
+    )
+    .await;
+    let body = outbound.json();
+    assert_eq!(
+        (
+            body["total_calls"].as_u64(),
+            body["hourly"].is_null(),
+            body["peak_hour_count"].as_u64()
+        ),
+        (Some(1), true, Some(0))
+    );
+    assert_eq!(
+        body["daily"],
+        serde_json::json!([{"date": "2026-11-02", "count": 1}, {"date": "2026-11-03", "count": 0}])
+    );
+}
+
+#[actix_web::test]
+async fn agents_count_both_directions_and_accept_but_ignore_direction() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let answer = send(
+        &service,
+        get(
+            "/api/v1/calls/agents?start=2026-11-02&end=2026-11-03&direction=outbound",
+            &key,
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    let body = answer.json();
+    assert_eq!(
+        body["period"],
+        serde_json::json!({"start_date": "2026-11-02", "end_date": "2026-11-03"})
+    );
+    let agents: Vec<(&str, u64)> = body["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["agent_number"].as_str().unwrap(),
+                a["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(agents, [("101", 2), ("102", 1)]);
+    assert_eq!(body["agents"][0]["name"], "Oʻtkir Karimov");
+    assert_eq!(body["agents"][0]["checklist_percent"], 90.0);
+    assert_eq!(
+        body["agents"][1]["positive_sentiment_percent"],
+        serde_json::Value::Null
+    );
+}
+
+#[actix_web::test]
+async fn kpi_months_lists_published_sheets_only() {
+    let app = TestApp::new();
+    let key = app.key(1, "kpi:aggregate", 120, None);
+    let service = app.service().await;
+    let body = send(&service, get("/api/v1/kpi/months?shift=night", &key))
+        .await
+        .json();
+    let listed: Vec<(&str, &str)> = body["sheets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["month"].as_str().unwrap(), s["shift"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [("2026-11", "day"), ("2026-11", "night")],
+        "the October draft is never shown; shift is ignored"
+    );
+}
+
+#[actix_web::test]
+async fn kpi_detail_shows_named_rows_and_reconciled_totals() {
+    let app = TestApp::new();
+    let key = app.key(1, "kpi:detail", 120, None);
+    let service = app.service().await;
+    let body = send(&service, get("/api/v1/kpi/2026-11?shift=night", &key))
+        .await
+        .json();
+    assert_eq!(body["granularity"], "detail");
+    assert_eq!(body["sheet"]["shift"], "night");
+    assert_eq!(body["currency"], "UZS");
+    assert_eq!(body["operator_count"], 3);
+    assert_eq!(body["totals"]["payout"], 8_700_000.0);
+    assert_eq!(body["totals"]["fiksa"], serde_json::Value::Null);
+    assert_eq!(
+        body["sheet_totals"]["payout"], 1.0,
+        "as stated, even when it disagrees"
+    );
+    assert_eq!(
+        body["operators"][1]["agent_number"],
+        serde_json::Value::Null
+    );
+}
+
+#[actix_web::test]
+async fn kpi_without_shift_shows_the_lowest_sorting_shift() {
+    let app = TestApp::new();
+    let key = app.key(1, "kpi:aggregate", 120, None);
+    let service = app.service().await;
+    let body = send(&service, get("/api/v1/kpi/2026-11", &key))
+        .await
+        .json();
+    assert_eq!(body["sheet"]["shift"], "day");
+    assert_eq!(
+        body["ranks"],
+        serde_json::json!([
+            {"rank": 1, "kpi_percent": 0.92, "payout": 4_500_000.0},
+            {"rank": 1, "kpi_percent": 0.92, "payout": null},
+            {"rank": 3, "kpi_percent": 0.78, "payout": 4_200_000.0}
+        ])
+    );
+}
+
+#[actix_web::test]
+async fn roster_schedule_and_scripts_are_ordered() {
+    let app = TestApp::new();
+    let key = app.key(1, "operators,scripts", 120, None);
+    let service = app.service().await;
+    let roster = send(&service, get("/api/v1/operators", &key)).await;
+    let roster_json = roster.json();
+    let numbers: Vec<&str> = roster_json["operators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["agent_number"].as_str().unwrap())
+        .collect();
+    assert_eq!(numbers, ["101", "102", "190"]);
+    assert_eq!(roster_json["operators"][2]["staff_role"], "supervisor");
+    let schedule = send(&service, get("/api/v1/schedule?month=2026-11", &key))
+        .await
+        .json();
+    assert_eq!(
+        schedule["off_days"][0],
+        serde_json::json!({"agent_number": "101", "name": "Oʻtkir Karimov", "date": "2026-11-03", "kind": "dam", "source": "auto"})
+    );
+    let empty = send(&service, get("/api/v1/schedule?month=2027-01", &key)).await;
+    assert_eq!(
+        (
+            empty.status,
+            empty.json()["off_days"].as_array().map(Vec::len)
+        ),
+        (200, Some(0))
+    );
+    let scripts = send(&service, get("/api/v1/scripts/stats?limit=3", &key))
+        .await
+        .json();
+    let ids: Vec<u64> = scripts["scripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3]);
+    assert_eq!(
+        send(&service, get("/api/v1/scripts/stats", &key))
+            .await
+            .json()["scripts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        20
+    );
+}
+
+#[actix_web::test]
+async fn json_is_utf8_unescaped_with_charset_and_api_headers() {
+    let app = TestApp::new();
+    let key = app.key(1, "operators,scripts", 120, None);
+    let service = app.service().await;
+    let answer = send(&service, get("/api/v1/operators", &key)).await;
+    assert_eq!(
+        answer.header("content-type"),
+        "application/json; charset=utf-8"
+    );
+    let text = std::str::from_utf8(&answer.body).unwrap();
+    assert!(text.contains("Oʻtkir") && !text.contains("\\u"), "{text}");
+    let scripts = send(&service, get("/api/v1/scripts/stats", &key)).await;
+    assert!(
+        std::str::from_utf8(&scripts.body)
+            .unwrap()
+            .contains("Приветствие")
+    );
+    assert_eq!(answer.header("x-content-type-options"), "nosniff");
+    assert_eq!(answer.header("cache-control"), "no-store");
+    assert!(!answer.header("x-request-id").is_empty());
+    assert!(answer.headers.get("server").is_none());
+}

@@ -1,0 +1,181 @@
+use std::sync::atomic::Ordering;
+
+use actix_web::test::TestRequest;
+
+use crate::helpers::*;
+
+#[actix_web::test]
+async fn malformed_parameters_are_400_naming_the_parameter() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls,operators,scripts,kpi:aggregate", 1000, None);
+    let service = app.service().await;
+    let cases = [
+        ("/api/v1/calls/summary", "missing query parameter 'start'"),
+        ("/api/v1/calls/agents", "missing query parameter 'start'"),
+        (
+            "/api/v1/calls/summary?start=2026-02-30",
+            "invalid query parameter 'start' \"2026-02-30\"",
+        ),
+        (
+            "/api/v1/calls/summary?start=2026-11-05&end=2026-11-04",
+            "query parameter 'end' (2026-11-04) is before",
+        ),
+        (
+            "/api/v1/calls/summary?start=2026-11-05&direction=Inbound",
+            "invalid query parameter 'direction'",
+        ),
+        (
+            "/api/v1/calls/summary?start=2026-11-05&direction=",
+            "query parameter 'direction' is empty",
+        ),
+        (
+            "/api/v1/calls/agents?start=2026-11-05&direction=sideways",
+            "invalid query parameter 'direction'",
+        ),
+        (
+            "/api/v1/calls/summary?start=2026-11-05&start=2026-11-06",
+            "query parameter 'start' is given more than once",
+        ),
+        ("/api/v1/schedule", "missing query parameter 'month'"),
+        (
+            "/api/v1/schedule?month=2026-13",
+            "invalid query parameter 'month' \"2026-13\"",
+        ),
+        (
+            "/api/v1/kpi/2026-00",
+            "invalid path segment 'month' \"2026-00\"",
+        ),
+        (
+            "/api/v1/scripts/stats?limit=0",
+            "invalid query parameter 'limit' \"0\"",
+        ),
+        (
+            "/api/v1/scripts/stats?limit=101",
+            "invalid query parameter 'limit'",
+        ),
+        (
+            "/api/v1/scripts/stats?limit=",
+            "query parameter 'limit' is empty",
+        ),
+        (
+            "/api/v1/calls/summary?start=%E2%80%8B2026-11-05",
+            "invalid query parameter 'start'",
+        ),
+    ];
+    for (uri, message) in cases {
+        let answer = send(&service, get(uri, &key)).await;
+        assert_eq!(answer.status, 400, "{uri}");
+        let error = answer.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.starts_with(message), "{uri}: {error}");
+        assert_eq!(
+            answer.header("content-type"),
+            "application/json; charset=utf-8"
+        );
+        assert_eq!(answer.header("x-cache"), "MISS");
+    }
+}
+
+#[actix_web::test]
+async fn months_without_a_published_sheet_or_shift_are_404() {
+    let app = TestApp::new();
+    let key = app.key(1, "kpi:detail", 120, None);
+    let service = app.service().await;
+    let draft_only = send(&service, get("/api/v1/kpi/2026-10", &key)).await;
+    assert_eq!(draft_only.status, 404);
+    assert_eq!(
+        draft_only.json()["error"],
+        "no published KPI sheet for 2026-10"
+    );
+    let unknown_shift = send(&service, get("/api/v1/kpi/2026-11?shift=evening", &key)).await;
+    assert_eq!(unknown_shift.status, 404);
+    assert_eq!(
+        unknown_shift.json()["error"],
+        "no published KPI sheet for 2026-11 with shift 'evening'; shifts published for 2026-11: 'day', 'night'"
+    );
+    assert_eq!(unknown_shift.header("x-ratelimit-limit"), "120");
+}
+
+#[actix_web::test]
+async fn upstream_and_database_failures_are_503_with_their_messages() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls,operators", 120, None);
+    let service = app.service().await;
+    app.platform.down.store(true, Ordering::SeqCst);
+    let upstream = send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-02", &key),
+    )
+    .await;
+    assert_eq!(
+        (upstream.status, upstream.json()),
+        (
+            503,
+            serde_json::json!({"error": "the upstream call platform is unavailable"})
+        )
+    );
+    let roster = send(&service, get("/api/v1/operators", &key)).await;
+    assert_eq!(
+        roster.status, 200,
+        "other endpoints are unaffected by the upstream"
+    );
+    app.store.down.store(true, Ordering::SeqCst);
+    let database = send(&service, get("/api/v1/schedule?month=2026-11", &key)).await;
+    assert_eq!(
+        (database.status, database.json()),
+        (
+            503,
+            serde_json::json!({"error": "portal database unavailable"})
+        )
+    );
+}
+
+#[actix_web::test]
+async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
+    let app = TestApp::new();
+    let key = app.key(1, "operators", 120, None);
+    let service = app.service().await;
+    assert_eq!(send(&service, get("/api/v1/ping", &key)).await.status, 200);
+    app.store.panics.store(true, Ordering::SeqCst);
+    let failed = send(&service, get("/api/v1/schedule?month=2026-11", &key)).await;
+    assert_eq!(
+        (failed.status, failed.json()),
+        (500, serde_json::json!({"error": "internal server error"}))
+    );
+    app.store.panics.store(false, Ordering::SeqCst);
+    assert_eq!(
+        send(&service, get("/api/v1/schedule?month=2026-11", &key))
+            .await
+            .status,
+        200
+    );
+}
+
+#[actix_web::test]
+async fn unknown_paths_are_404_and_other_methods_405_with_allow_get() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let missing = send(&service, get("/api/v1/nope", &key)).await;
+    assert_eq!(
+        (missing.status, missing.json()["error"].as_str()),
+        (404, Some("no such endpoint: /api/v1/nope"))
+    );
+    assert_eq!(missing.header("x-ratelimit-limit"), "120");
+    for uri in [
+        "/api/v1/ping",
+        "/api/v1/kpi/2026-11",
+        "/api/v1/openapi.json",
+    ] {
+        let post = send(
+            &service,
+            TestRequest::post()
+                .uri(uri)
+                .insert_header(("X-API-Key", key.secret.as_str())),
+        )
+        .await;
+        assert_eq!((post.status, post.header("allow")), (405, "GET"), "{uri}");
+        assert!(post.json()["error"].as_str().unwrap().contains("use GET"));
+    }
+    let no_key = send(&service, TestRequest::delete().uri("/api/v1/ping")).await;
+    assert_eq!(no_key.status, 401, "the key is checked first");
+}

@@ -1,0 +1,425 @@
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::test;
+use async_trait::async_trait;
+use callstats_api::ApiState;
+use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
+use callstats_domain::model::{
+    AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
+    OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
+};
+use callstats_domain::params::{DateRange, Day, Direction, LocalDateTime, Month, Param};
+use callstats_domain::ports::{CallPlatform, Clock, PortalStore, StoreError, UpstreamError};
+use callstats_domain::scope::ScopeSet;
+use callstats_domain::service::{Access, CallStats, StatsSettings};
+use callstats_memory::{KeyCache, MemoryCache, MemoryQuota};
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::macros::datetime;
+
+pub const CLIENT: &str = "203.0.113.9:40000";
+
+/// A clock the test moves.
+pub struct TestClock(Mutex<OffsetDateTime>);
+
+impl TestClock {
+    pub fn set(&self, now: OffsetDateTime) {
+        *self.0.lock().unwrap() = now;
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> OffsetDateTime {
+        *self.0.lock().unwrap()
+    }
+}
+
+/// The portal in memory.
+#[derive(Default)]
+pub struct FakeStore {
+    pub keys: Mutex<HashMap<KeyDigest, ApiKeyRecord>>,
+    pub roster: Vec<Operator>,
+    pub off_days: Vec<OffDayRecord>,
+    pub sheets: Vec<(Sheet, bool, SheetContent)>,
+    pub scripts: Vec<Script>,
+    pub scores: Vec<CallScore>,
+    pub down: AtomicBool,
+    pub panics: AtomicBool,
+}
+
+impl FakeStore {
+    fn check(&self) -> Result<(), StoreError> {
+        assert!(!self.panics.load(Ordering::SeqCst), "store exploded");
+        if self.down.load(Ordering::SeqCst) {
+            Err(StoreError::new("connection refused"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[async_trait]
+impl PortalStore for FakeStore {
+    async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
+        self.check()?;
+        Ok(self.keys.lock().unwrap().get(digest).cloned())
+    }
+
+    async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
+        self.check()?;
+        Ok(self.roster.clone())
+    }
+
+    async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError> {
+        self.check()?;
+        Ok(self
+            .off_days
+            .iter()
+            .filter(|d| month.contains(d.date))
+            .cloned()
+            .collect())
+    }
+
+    async fn published_sheets(&self, month: Option<Month>) -> Result<Vec<Sheet>, StoreError> {
+        self.check()?;
+        Ok(self
+            .sheets
+            .iter()
+            .filter(|(sheet, published, _)| *published && month.is_none_or(|m| sheet.month == m))
+            .map(|(sheet, _, _)| sheet.clone())
+            .collect())
+    }
+
+    async fn sheet_content(&self, sheet_id: i64) -> Result<Option<SheetContent>, StoreError> {
+        self.check()?;
+        Ok(self
+            .sheets
+            .iter()
+            .find(|(s, published, _)| s.id == sheet_id && *published)
+            .map(|(_, _, c)| c.clone()))
+    }
+
+    async fn scripts(&self) -> Result<Vec<Script>, StoreError> {
+        self.check()?;
+        Ok(self.scripts.clone())
+    }
+
+    async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError> {
+        self.check()?;
+        let (from, to) = range.unix_window();
+        Ok(self
+            .scores
+            .iter()
+            .filter(|s| (from..to).contains(&s.started_at))
+            .cloned()
+            .collect())
+    }
+}
+
+/// The call platform in memory, counting its fetches.
+#[derive(Default)]
+pub struct FakePlatform {
+    pub calls: Vec<CallRecord>,
+    pub fetches: AtomicUsize,
+    pub delay: Option<Duration>,
+    pub down: AtomicBool,
+}
+
+#[async_trait]
+impl CallPlatform for FakePlatform {
+    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+        self.fetches.fetch_add(1, Ordering::SeqCst);
+        if let Some(delay) = self.delay {
+            tokio::time::sleep(delay).await;
+        }
+        if self.down.load(Ordering::SeqCst) {
+            return Err(UpstreamError::new("HTTP 502 from upstream"));
+        }
+        let (from, to) = range.unix_window();
+        Ok(self
+            .calls
+            .iter()
+            .filter(|c| (from..to).contains(&c.started_at))
+            .cloned()
+            .collect())
+    }
+}
+
+pub fn day(raw: &str) -> Day {
+    Day::parse(raw, Param::query("start")).unwrap()
+}
+
+fn agent(n: &str) -> AgentNumber {
+    AgentNumber::new(n).unwrap()
+}
+
+fn at(rfc3339: &str) -> i64 {
+    OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
+        .unwrap()
+        .unix_timestamp()
+}
+
+fn operator(n: &str, name: &str, staff_role: Option<&str>) -> Operator {
+    Operator {
+        agent_number: agent(n),
+        name: name.into(),
+        team: "A".into(),
+        shift: "day".into(),
+        staff_role: staff_role.map(Into::into),
+        joined_at: LocalDateTime::parse("2025-03-01 09:00:00").unwrap(),
+    }
+}
+
+fn sheet(id: i64, month: &str, shift: &str) -> Sheet {
+    Sheet {
+        id,
+        name: format!("Sheet {id}"),
+        month: Month::parse(month, Param::path("month")).unwrap(),
+        shift: shift.into(),
+        updated_at: LocalDateTime::parse("2026-11-20 18:00:00").unwrap(),
+    }
+}
+
+fn row(
+    row: u32,
+    agent_number: Option<&str>,
+    name: &str,
+    kpi_percent: f64,
+    payout: Option<f64>,
+) -> KpiOperatorRow {
+    KpiOperatorRow {
+        agent_number: agent_number.map(agent),
+        name: name.into(),
+        row,
+        kpi_percent,
+        kpi_sum: 1_000_000.0,
+        fiksa: None,
+        bonus: Some(50_000.0),
+        fine: None,
+        payout,
+        metrics: vec![Metric {
+            name: "AHT".into(),
+            value: 182.0,
+            ratio: Some(0.95),
+            kpi: 400_000.0,
+        }],
+    }
+}
+
+/// A small portal: two agents and a staff member, two shifts in November, a draft in October.
+pub fn portal() -> FakeStore {
+    let text = |uz: &str, ru: &str| LocalizedText {
+        uz: uz.into(),
+        ru: ru.into(),
+    };
+    let content = SheetContent {
+        sheet_totals: KpiTotals {
+            kpi_sum: Some(1.0),
+            fiksa: None,
+            bonus: None,
+            fine: None,
+            payout: Some(1.0),
+        },
+        operators: vec![
+            row(5, Some("101"), "Oʻtkir Karimov", 0.92, Some(4_500_000.0)),
+            row(6, None, "Sardor Aliyev", 0.78, Some(4_200_000.0)),
+            row(7, Some("102"), "O'tkir Rahimov", 0.92, None),
+        ],
+    };
+    FakeStore {
+        roster: vec![
+            operator("102", "O'tkir Rahimov", None),
+            operator("101", "Oʻtkir Karimov", None),
+            operator("190", "Malika Rahimova", Some("supervisor")),
+        ],
+        off_days: vec![
+            OffDayRecord {
+                agent_number: agent("102"),
+                date: day("2026-11-03"),
+                kind: OffDayKind::Unpaid,
+                source: OffDaySource::Swap,
+            },
+            OffDayRecord {
+                agent_number: agent("101"),
+                date: day("2026-11-03"),
+                kind: OffDayKind::Dam,
+                source: OffDaySource::Auto,
+            },
+        ],
+        sheets: vec![
+            (sheet(1, "2026-11", "night"), true, content.clone()),
+            (sheet(2, "2026-11", "day"), true, content.clone()),
+            (sheet(3, "2026-10", "day"), false, content),
+        ],
+        scripts: (1..=30)
+            .map(|id| Script {
+                id,
+                title: text("Salomlashish", "Приветствие"),
+                category: text("Kirish", "Вступление"),
+                views: 100 - u64::try_from(id).unwrap(),
+            })
+            .collect(),
+        scores: vec![CallScore {
+            agent_number: agent("101"),
+            started_at: at("2026-11-02T09:00:00+05:00"),
+            checklist_percent: 90.0,
+            sentiment: Sentiment::Positive,
+        }],
+        ..FakeStore::default()
+    }
+}
+
+pub fn calls() -> Vec<CallRecord> {
+    let call = |agent_number: Option<&str>, direction, time: &str| CallRecord {
+        direction,
+        agent_number: agent_number.map(agent),
+        started_at: at(time),
+        duration_seconds: 60.0,
+    };
+    vec![
+        call(Some("101"), Direction::Inbound, "2026-11-02T09:00:00+05:00"),
+        call(Some("101"), Direction::Inbound, "2026-11-02T09:30:00+05:00"),
+        call(
+            Some("102"),
+            Direction::Outbound,
+            "2026-11-02T14:00:00+05:00",
+        ),
+        call(None, Direction::Inbound, "2026-11-03T10:00:00+05:00"),
+    ]
+}
+
+pub struct TestApp {
+    pub store: Arc<FakeStore>,
+    pub platform: Arc<FakePlatform>,
+    pub clock: Arc<TestClock>,
+    pub state: ApiState,
+}
+
+/// A key with these scopes (comma list) and quota, registered in the store.
+pub struct Key {
+    pub secret: String,
+}
+
+impl TestApp {
+    pub fn new() -> Self {
+        Self::with(
+            portal(),
+            FakePlatform {
+                calls: calls(),
+                ..FakePlatform::default()
+            },
+            false,
+        )
+    }
+
+    pub fn with(store: FakeStore, platform: FakePlatform, trust_proxy: bool) -> Self {
+        let store = Arc::new(store);
+        let platform = Arc::new(platform);
+        let clock = Arc::new(TestClock(Mutex::new(datetime!(2026-11-21 06:15:30 UTC))));
+        let keys: Arc<dyn PortalStore> =
+            Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
+        let access = Access::new(keys, Arc::new(MemoryQuota::new()), clock.clone(), 60);
+        let stats = CallStats::new(store.clone(), platform.clone(), StatsSettings::default());
+        let state = ApiState::new(
+            access,
+            stats,
+            Arc::new(MemoryCache::new(16 << 20)),
+            trust_proxy,
+        );
+        Self {
+            store,
+            platform,
+            clock,
+            state,
+        }
+    }
+
+    pub fn key(&self, id: i64, scopes: &str, rate_limit: u32, origin: Option<&str>) -> Key {
+        let secret = ApiKeySecret::from_random_bytes(&[u8::try_from(id).unwrap(); 32]);
+        let record = ApiKeyRecord {
+            id,
+            name: format!("partner-{id}"),
+            scopes: ScopeSet::parse_list(scopes).unwrap(),
+            rate_limit_per_minute: rate_limit,
+            allowed_origin: origin.map(Into::into),
+            expires_at: None,
+            revoked_at: None,
+        };
+        self.store
+            .keys
+            .lock()
+            .unwrap()
+            .insert(secret.digest(), record);
+        Key {
+            secret: secret.expose().to_owned(),
+        }
+    }
+
+    pub fn edit_key(&self, key: &Key, edit: impl FnOnce(&mut ApiKeyRecord)) {
+        let digest = ApiKeySecret::parse(&key.secret).unwrap().digest();
+        edit(self.store.keys.lock().unwrap().get_mut(&digest).unwrap());
+    }
+
+    pub async fn service(
+        &self,
+    ) -> impl Service<
+        actix_http::Request,
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+    > {
+        test::init_service(callstats_api::app(self.state.clone())).await
+    }
+}
+
+/// A finished response: status, headers and body bytes.
+pub struct Answer {
+    pub status: u16,
+    pub headers: actix_web::http::header::HeaderMap,
+    pub body: bytes::Bytes,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} header"))
+            .to_str()
+            .unwrap()
+    }
+}
+
+pub async fn send<S, B>(service: &S, request: test::TestRequest) -> Answer
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let response = test::call_service(
+        service,
+        request.peer_addr(CLIENT.parse().unwrap()).to_request(),
+    )
+    .await;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = test::read_body(response).await;
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+pub fn get(uri: &str, key: &Key) -> test::TestRequest {
+    test::TestRequest::get()
+        .uri(uri)
+        .insert_header(("Authorization", format!("Bearer {}", key.secret)))
+}

@@ -1,0 +1,409 @@
+//! A deterministic synthetic call platform for `callstats demo`, `callstats sim` and tests.
+//!
+//! A given seed, calls-per-day figure and date always give the same calls. The shapes follow a
+//! Tashkent call centre: quiet nights, a morning and an afternoon peak, fewer calls at the
+//! weekend (fewest on Sunday), about 70 % inbound, some unanswered inbound calls without an
+//! agent, and durations with a long tail. Agents are the demo roster's `101` to `180`.
+//!
+//! Depends on the domain only: no I/O, no clock, no OS randomness.
+
+use async_trait::async_trait;
+use callstats_domain::model::{AgentNumber, CallRecord};
+use callstats_domain::params::{DateRange, Day, Direction};
+use callstats_domain::ports::{CallPlatform, UpstreamError};
+use callstats_domain::tz;
+use time::{Duration, OffsetDateTime, PrimitiveDateTime, Time, Weekday};
+
+/// Seed of the demo and of `callstats sim` when none is given.
+pub const DEFAULT_SEED: u64 = 42;
+/// Calls on an ordinary weekday when no figure is given.
+pub const DEFAULT_CALLS_PER_DAY: u32 = 5_000;
+
+/// First and last agent number of the demo roster.
+const FIRST_AGENT: u32 = 101;
+const AGENT_COUNT: u32 = 80;
+
+/// Relative call volume per Tashkent hour, 00:00 to 23:00.
+const HOUR_WEIGHTS: [u32; 24] = [
+    3, 2, 1, 1, 1, 2, 6, 18, 45, 72, 90, 92, 70, 64, 82, 88, 80, 64, 46, 30, 20, 13, 8, 5,
+];
+
+/// Agent numbers of the demo roster: `101` to `180`.
+#[must_use]
+pub fn demo_agent_numbers() -> Vec<AgentNumber> {
+    (FIRST_AGENT..FIRST_AGENT + AGENT_COUNT)
+        .filter_map(|n| AgentNumber::new(&n.to_string()).ok())
+        .collect()
+}
+
+/// One generated call, with everything the upstream contract carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyntheticCall {
+    /// Unique across days: `c-YYYYMMDD-NNNNN`, numbered in start order.
+    pub id: String,
+    pub direction: Direction,
+    /// `None` for unanswered inbound calls.
+    pub agent_number: Option<AgentNumber>,
+    /// Start in Tashkent time (`+05:00`).
+    pub started_at: OffsetDateTime,
+    pub duration_seconds: f64,
+}
+
+impl SyntheticCall {
+    /// The domain's view of the call.
+    #[must_use]
+    pub fn to_record(&self) -> CallRecord {
+        CallRecord {
+            direction: self.direction,
+            agent_number: self.agent_number.clone(),
+            started_at: self.started_at.unix_timestamp(),
+            duration_seconds: self.duration_seconds,
+        }
+    }
+}
+
+/// The deterministic generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Generator {
+    seed: u64,
+    calls_per_day: u32,
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Self::new(DEFAULT_SEED, DEFAULT_CALLS_PER_DAY)
+    }
+}
+
+impl Generator {
+    /// `calls_per_day` is the volume of an ordinary weekday; weekends get less.
+    #[must_use]
+    pub const fn new(seed: u64, calls_per_day: u32) -> Self {
+        Self {
+            seed,
+            calls_per_day,
+        }
+    }
+
+    #[must_use]
+    pub const fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    #[must_use]
+    pub const fn calls_per_day(&self) -> u32 {
+        self.calls_per_day
+    }
+
+    /// Every call that starts on `day` (Tashkent), sorted by start.
+    #[must_use]
+    pub fn calls_on(&self, day: Day) -> Vec<SyntheticCall> {
+        let day_number = day.number();
+        let mut rng = SplitMix64::new(
+            self.seed ^ u64::from_ne_bytes(day_number.to_ne_bytes()).wrapping_mul(GOLDEN),
+        );
+        let count = self.volume(day.date().weekday(), &mut rng);
+        let midnight =
+            PrimitiveDateTime::new(day.date(), Time::MIDNIGHT).assume_offset(tz::TASHKENT);
+        let agents = demo_agent_numbers();
+        let agent_weights: Vec<u32> = (0..AGENT_COUNT)
+            .map(|i| agent_activity(self.seed, i))
+            .collect();
+
+        let mut calls: Vec<(i64, Direction, Option<AgentNumber>, f64)> = (0..count)
+            .map(|_| {
+                let second = i64::from(pick_weighted(&HOUR_WEIGHTS, &mut rng)) * 3600
+                    + i64::from(rng.below(3600));
+                let direction = if rng.below(100) < 70 {
+                    Direction::Inbound
+                } else {
+                    Direction::Outbound
+                };
+                let unanswered = direction == Direction::Inbound && rng.below(100) < 8;
+                let agent = if unanswered {
+                    None
+                } else {
+                    agents
+                        .get(usize::try_from(pick_weighted(&agent_weights, &mut rng)).unwrap_or(0))
+                        .cloned()
+                };
+                let duration = if unanswered {
+                    // Time the caller waited before hanging up.
+                    f64::from(rng.below(45)) + rng.unit()
+                } else {
+                    talk_time(direction, &mut rng)
+                };
+                (second, direction, agent, duration)
+            })
+            .collect();
+        calls.sort_by_key(|c| c.0);
+
+        let date = day.date();
+        let stamp = format!(
+            "{:04}{:02}{:02}",
+            date.year(),
+            u8::from(date.month()),
+            date.day()
+        );
+        calls
+            .into_iter()
+            .zip(1_u32..)
+            .map(
+                |((second, direction, agent_number, duration_seconds), n)| SyntheticCall {
+                    id: format!("c-{stamp}-{n:05}"),
+                    direction,
+                    agent_number,
+                    started_at: midnight + Duration::seconds(second),
+                    duration_seconds,
+                },
+            )
+            .collect()
+    }
+
+    /// Every call of every day of the range, in start order.
+    #[must_use]
+    pub fn calls_in(&self, range: DateRange) -> Vec<SyntheticCall> {
+        range
+            .iter_days()
+            .flat_map(|day| self.calls_on(day))
+            .collect()
+    }
+
+    /// The day's volume: the weekday figure scaled for the day of the week, ±5 % noise.
+    fn volume(&self, weekday: Weekday, rng: &mut SplitMix64) -> u32 {
+        let percent: u64 = match weekday {
+            Weekday::Monday => 110,
+            Weekday::Tuesday => 104,
+            Weekday::Wednesday | Weekday::Thursday => 100,
+            Weekday::Friday => 96,
+            Weekday::Saturday => 68,
+            Weekday::Sunday => 42,
+        };
+        let noise = 95 + u64::from(rng.below(11));
+        u32::try_from(u64::from(self.calls_per_day) * percent * noise / 10_000).unwrap_or(u32::MAX)
+    }
+}
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Some agents take more calls than others: a fixed weight of 50..=149 per agent and seed.
+fn agent_activity(seed: u64, index: u32) -> u32 {
+    50 + SplitMix64::new(seed.wrapping_add(u64::from(index).wrapping_mul(GOLDEN))).below(100)
+}
+
+/// Talk time with a long tail: log-normal around 2.5 minutes inbound and 1.5 outbound,
+/// 5 seconds to 1 hour, rounded to tenths.
+fn talk_time(direction: Direction, rng: &mut SplitMix64) -> f64 {
+    let median: f64 = if direction == Direction::Inbound {
+        150.0
+    } else {
+        90.0
+    };
+    // Box–Muller: a standard normal from two uniforms.
+    let (u1, u2) = (rng.unit().max(f64::MIN_POSITIVE), rng.unit());
+    let normal = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    let seconds = (median.ln() + 0.8 * normal).exp().clamp(5.0, 3600.0);
+    (seconds * 10.0).round() / 10.0
+}
+
+/// An index drawn with probability proportional to its weight.
+fn pick_weighted(weights: &[u32], rng: &mut SplitMix64) -> u32 {
+    let total: u32 = weights.iter().sum();
+    let mut target = rng.below(total.max(1));
+    for (index, weight) in (0_u32..).zip(weights) {
+        if target < *weight {
+            return index;
+        }
+        target -= weight;
+    }
+    0
+}
+
+/// SplitMix64: small, fast and fully determined by its seed.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    const fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(GOLDEN);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n ≥ 1).
+    fn below(&mut self, n: u32) -> u32 {
+        u32::try_from(self.next() % u64::from(n.max(1))).unwrap_or(0)
+    }
+
+    /// Uniform in `[0, 1)` from the top 53 bits.
+    fn unit(&mut self) -> f64 {
+        let bits = self.next() >> 11;
+        let high = u32::try_from(bits >> 32).unwrap_or(0);
+        let low = u32::try_from(bits & 0xFFFF_FFFF).unwrap_or(0);
+        (f64::from(high) * 4_294_967_296.0 + f64::from(low)) / 9_007_199_254_740_992.0
+    }
+}
+
+/// The generator plugged in directly as the call-platform port (no HTTP), for `callstats demo`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyntheticPlatform {
+    generator: Generator,
+}
+
+impl SyntheticPlatform {
+    #[must_use]
+    pub const fn new(generator: Generator) -> Self {
+        Self { generator }
+    }
+}
+
+#[async_trait]
+impl CallPlatform for SyntheticPlatform {
+    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+        Ok(self
+            .generator
+            .calls_in(range)
+            .iter()
+            .map(SyntheticCall::to_record)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use callstats_domain::params::Param;
+
+    fn day(raw: &str) -> Day {
+        Day::parse(raw, Param::query("start")).unwrap()
+    }
+
+    fn week() -> Vec<Vec<SyntheticCall>> {
+        // 2026-11-16 is a Monday.
+        let range = DateRange::new(day("2026-11-16"), day("2026-11-22")).unwrap();
+        range
+            .iter_days()
+            .map(|d| Generator::default().calls_on(d))
+            .collect()
+    }
+
+    #[test]
+    fn same_seed_and_day_give_the_same_calls() {
+        let a = Generator::new(7, 500).calls_on(day("2026-11-02"));
+        assert_eq!(a, Generator::new(7, 500).calls_on(day("2026-11-02")));
+        assert_ne!(a, Generator::new(8, 500).calls_on(day("2026-11-02")));
+        assert_ne!(a, Generator::new(7, 500).calls_on(day("2026-11-03")));
+    }
+
+    #[test]
+    fn weekday_volume_is_near_the_figure_and_sunday_is_quietest() {
+        let counts: Vec<usize> = week().iter().map(Vec::len).collect();
+        assert!((5_000..=5_900).contains(&counts[0]), "Monday {counts:?}");
+        let sunday = counts[6];
+        assert!(counts.iter().take(6).all(|c| *c > sunday), "{counts:?}");
+        assert!(sunday < 2_500, "{counts:?}");
+    }
+
+    #[test]
+    fn nights_are_quiet_and_daytime_peaks_morning_and_afternoon() {
+        let mut per_hour = [0_usize; 24];
+        for call in week().iter().flatten() {
+            per_hour[usize::from(call.started_at.hour())] += 1;
+        }
+        let night: usize = per_hour[0..6].iter().sum();
+        assert!(night * 20 < per_hour[11] * 6, "{per_hour:?}");
+        assert!(
+            per_hour[11] > per_hour[13] && per_hour[15] > per_hour[13],
+            "{per_hour:?}"
+        );
+    }
+
+    #[test]
+    fn calls_are_sorted_tashkent_local_on_their_day_with_unique_ids() {
+        let calls = week().concat();
+        let ids: HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), calls.len());
+        for day_calls in week() {
+            assert!(
+                day_calls
+                    .windows(2)
+                    .all(|w| w[0].started_at <= w[1].started_at)
+            );
+            let first = &day_calls[0];
+            assert_eq!(first.started_at.offset(), tz::TASHKENT);
+            assert!(
+                day_calls
+                    .iter()
+                    .all(|c| c.started_at.date() == first.started_at.date())
+            );
+        }
+        assert!(calls[0].id.starts_with("c-20261116-"));
+    }
+
+    #[test]
+    fn mix_of_directions_unanswered_calls_and_long_tailed_durations() {
+        let calls = week().concat();
+        let n = calls.len();
+        let inbound = calls
+            .iter()
+            .filter(|c| c.direction == Direction::Inbound)
+            .count();
+        assert!(
+            (n * 65 / 100..n * 75 / 100).contains(&inbound),
+            "{inbound}/{n}"
+        );
+        let unanswered: Vec<_> = calls.iter().filter(|c| c.agent_number.is_none()).collect();
+        assert!(
+            !unanswered.is_empty() && unanswered.iter().all(|c| c.direction == Direction::Inbound)
+        );
+        let mut talk: Vec<f64> = calls
+            .iter()
+            .filter(|c| c.agent_number.is_some())
+            .map(|c| c.duration_seconds)
+            .collect();
+        talk.sort_by(f64::total_cmp);
+        let median = talk[talk.len() / 2];
+        let p99 = talk[talk.len() * 99 / 100];
+        assert!((90.0..200.0).contains(&median), "median {median}");
+        assert!(p99 > 4.0 * median, "p99 {p99} vs median {median}");
+        assert!(talk.iter().all(|d| (5.0..=3600.0).contains(d)));
+    }
+
+    #[test]
+    fn agents_are_the_demo_roster() {
+        let roster: HashSet<AgentNumber> = demo_agent_numbers().into_iter().collect();
+        assert_eq!(roster.len(), 80);
+        let used: HashSet<AgentNumber> = week()
+            .concat()
+            .into_iter()
+            .filter_map(|c| c.agent_number)
+            .collect();
+        assert!(used.is_subset(&roster));
+        assert_eq!(used.len(), 80, "every agent takes calls over a week");
+    }
+
+    #[tokio::test]
+    async fn platform_returns_the_generators_calls_for_the_range() {
+        let range = DateRange::new(day("2026-11-01"), day("2026-11-03")).unwrap();
+        let generator = Generator::new(3, 200);
+        let records = SyntheticPlatform::new(generator)
+            .calls(range)
+            .await
+            .unwrap();
+        let expected: Vec<CallRecord> = generator
+            .calls_in(range)
+            .iter()
+            .map(SyntheticCall::to_record)
+            .collect();
+        assert_eq!(records, expected);
+        let (from, to) = range.unix_window();
+        assert!(records.iter().all(|r| (from..to).contains(&r.started_at)));
+    }
+}
