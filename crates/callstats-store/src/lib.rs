@@ -1,5 +1,6 @@
 //! x
 pub mod config;
+pub mod demo;
 pub mod fixture;
 pub mod keys;
 pub mod migrate;
