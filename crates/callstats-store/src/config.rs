@@ -29,7 +29,9 @@ pub enum ConfigError {
         "unsupported database URL {0:?}: expected sqlite://PATH (e.g. sqlite://callstats.db) or postgres://USER@HOST:PORT/DATABASE"
     )]
     UnsupportedUrl(String),
-    #[error("the SQLite URL has no file path: expected sqlite://PATH, e.g. sqlite://callstats.db")]
+    #[error(
+        "invalid database URL \"sqlite://\": it names no file; expected sqlite://PATH, e.g. sqlite://callstats.db"
+    )]
     EmptySqlitePath,
     #[error("the pool size must be at least 1")]
     ZeroPoolSize,

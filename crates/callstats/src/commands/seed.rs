@@ -20,13 +20,14 @@ pub struct SeedArgs {
     #[arg(long)]
     pub demo: bool,
 
-    /// Seed of the demo data set: the same seed (and day) always gives the same data.
-    #[arg(long, value_name = "N", requires = "demo", default_value_t = callstats_synthetic::DEFAULT_SEED)]
-    pub seed: u64,
+    /// Seed of the demo data set: the same seed (and day) always gives the same data
+    /// [default: 42].
+    #[arg(long, value_name = "N", conflicts_with = "file")]
+    pub seed: Option<u64>,
 
     /// Day the demo data is placed around (its KPI months and scored calls) [default: today in
     /// Tashkent].
-    #[arg(long, value_name = "YYYY-MM-DD", requires = "demo")]
+    #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "file")]
     pub anchor: Option<String>,
 
     /// Load a fixture file (a JSON object; format in docs/portal-schema.md).
@@ -49,12 +50,13 @@ pub async fn run(args: SeedArgs) -> Result<(), Failure> {
                 })?,
                 None => demo_data::today_in_tashkent(),
             };
-            let fixture = demo_data::demo_fixture(args.seed, anchor)
+            let seed = args.seed.unwrap_or(callstats_synthetic::DEFAULT_SEED);
+            let fixture = demo_data::demo_fixture(seed, anchor)
                 .validate()
                 .context("the built-in demo data set is invalid")?;
             (
                 fixture,
-                format!("demo data set (seed {}, anchor {anchor})", args.seed),
+                format!("demo data set (seed {seed}, anchor {anchor})"),
             )
         }
     };
