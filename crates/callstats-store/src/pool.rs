@@ -51,6 +51,10 @@ macro_rules! with_connection {
 pub(crate) use with_connection;
 
 /// A checkout that failed: no connection within the configured wait or connect timeout.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "a `map_err` adapter: it takes the error as `map_err` hands it over"
+)]
 pub(crate) fn unavailable(error: PoolError) -> StoreError {
     StoreError::new(format!("no database connection: {error}"))
 }
@@ -81,65 +85,57 @@ pub(crate) fn build(config: &StoreConfig, counter: &QueryCounter) -> Result<Pool
     }
     match &config.url {
         DatabaseUrl::Postgres(url) => {
-            let session = postgres_session_sql(config);
-            let counter = counter.clone();
-            let mut manager_config = ManagerConfig::<AsyncPgConnection>::default();
-            manager_config.custom_setup = Box::new(move |url| {
-                let session = session.clone();
-                let counter = counter.clone();
-                let url = url.to_owned();
-                async move {
-                    let mut conn = AsyncPgConnection::establish(&url).await?;
-                    conn.batch_execute(&session)
-                        .await
-                        .map_err(ConnectionError::CouldntSetupConfiguration)?;
-                    conn.set_instrumentation(counter);
-                    Ok(conn)
-                }
-                .boxed()
-            });
-            // A connection broken by a database restart reports itself broken and is
-            // replaced, so no ping per checkout is needed.
-            manager_config.recycling_method = RecyclingMethod::Fast;
-            let manager = AsyncDieselConnectionManager::new_with_config(url, manager_config);
-            finish(Pool::builder(manager), config).map(Pools::Postgres)
+            let manager = manager::<AsyncPgConnection>(url, postgres_session_sql(config), counter);
+            pool(manager, config).map(Pools::Postgres)
         }
         DatabaseUrl::Sqlite(path) => {
-            let pragmas = sqlite_session_sql(config);
-            let counter = counter.clone();
-            let mut manager_config = ManagerConfig::<SqliteConn>::default();
-            manager_config.custom_setup = Box::new(move |path| {
-                let pragmas = pragmas.clone();
-                let counter = counter.clone();
-                let path = path.to_owned();
-                async move {
-                    let mut conn = SqliteConn::establish(&path).await?;
-                    conn.batch_execute(&pragmas)
-                        .await
-                        .map_err(ConnectionError::CouldntSetupConfiguration)?;
-                    conn.set_instrumentation(counter);
-                    Ok(conn)
-                }
-                .boxed()
-            });
-            manager_config.recycling_method = RecyclingMethod::Fast;
-            let manager = AsyncDieselConnectionManager::new_with_config(
-                path.to_string_lossy(),
-                manager_config,
-            );
-            finish(Pool::builder(manager), config).map(Pools::Sqlite)
+            let manager =
+                manager::<SqliteConn>(&path.to_string_lossy(), sqlite_session_sql(config), counter);
+            pool(manager, config).map(Pools::Sqlite)
         }
     }
 }
 
-fn finish<C>(
-    builder: deadpool::managed::PoolBuilder<AsyncDieselConnectionManager<C>>,
+/// A manager whose new connections run `session_sql` first and report their statements to
+/// `counter`.
+fn manager<C>(
+    url: &str,
+    session_sql: String,
+    counter: &QueryCounter,
+) -> AsyncDieselConnectionManager<C>
+where
+    C: AsyncConnection + SimpleAsyncConnection + 'static,
+{
+    let counter = counter.clone();
+    let mut manager_config = ManagerConfig::<C>::default();
+    manager_config.custom_setup = Box::new(move |url| {
+        let session_sql = session_sql.clone();
+        let counter = counter.clone();
+        let url = url.to_owned();
+        async move {
+            let mut conn = C::establish(&url).await?;
+            conn.batch_execute(&session_sql)
+                .await
+                .map_err(ConnectionError::CouldntSetupConfiguration)?;
+            conn.set_instrumentation(counter);
+            Ok(conn)
+        }
+        .boxed()
+    });
+    // A connection broken by a database restart reports itself broken (and a SQLite file
+    // connection does not break), so no ping per checkout is needed.
+    manager_config.recycling_method = RecyclingMethod::Fast;
+    AsyncDieselConnectionManager::new_with_config(url, manager_config)
+}
+
+fn pool<C>(
+    manager: AsyncDieselConnectionManager<C>,
     config: &StoreConfig,
 ) -> Result<Pool<C>, ConfigError>
 where
     AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
 {
-    builder
+    Pool::builder(manager)
         .max_size(config.pool_size)
         .wait_timeout(Some(config.connect_timeout))
         .create_timeout(Some(config.connect_timeout))

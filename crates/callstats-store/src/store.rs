@@ -59,6 +59,10 @@ impl Store {
     }
 }
 
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "a `map_err` adapter: it takes the error as `map_err` hands it over"
+)]
 pub(crate) fn query_failed(error: diesel::result::Error) -> StoreError {
     StoreError::new(format!("query failed: {error}"))
 }

@@ -444,17 +444,21 @@ fn stated_totals(rows: &[FixtureKpiRow], quirks: SheetQuirks) -> FixtureTotals {
     } else {
         rows
     };
-    let sum = |field: fn(&FixtureKpiRow) -> Option<f64>| -> Option<f64> {
-        let values: Vec<f64> = counted.iter().filter_map(field).collect();
-        (!values.is_empty()).then(|| values.iter().sum())
-    };
-    FixtureTotals {
-        kpi_sum: sum(|r| Some(r.kpi_sum)),
-        fiksa: sum(|r| r.fiksa),
-        bonus: sum(|r| r.bonus),
-        fine: sum(|r| r.fine),
-        payout: sum(|r| r.payout),
+    let mut totals = FixtureTotals::default();
+    for row in counted {
+        for (total, value) in [
+            (&mut totals.kpi_sum, Some(row.kpi_sum)),
+            (&mut totals.fiksa, row.fiksa),
+            (&mut totals.bonus, row.bonus),
+            (&mut totals.fine, row.fine),
+            (&mut totals.payout, row.payout),
+        ] {
+            if let Some(value) = value {
+                *total = Some(total.unwrap_or(0.0) + value);
+            }
+        }
     }
+    totals
 }
 
 fn scripts(seed: u64) -> Vec<FixtureScript> {
