@@ -109,6 +109,9 @@ async fn admit_and_answer(
         .access
         .admit(&caller, endpoint.unwrap_or(Endpoint::Ping))
         .await;
+    if let Err(DomainError::RateLimited(_)) = &admission.key {
+        metrics::counter!("callstats_quota_rejections_total").increment(1);
+    }
     let (mut response, cache) = match (admission.key, endpoint) {
         (Err(err), _) => (error_response(&err), CacheStatus::Miss),
         (Ok(_), None) => (not_routed(req), CacheStatus::Miss),
@@ -144,8 +147,10 @@ async fn answer(
         .ok_or_else(|| DomainError::NotFound(format!("no such endpoint: {}", req.path())))?;
     let key = request.cache_key();
     if let Some(bytes) = state.cache.get(&key).await {
+        metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
         return Ok((bytes, CacheStatus::Hit));
     }
+    metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
     let bytes = state
         .flights
         .run(&key, || compute_once(state, &request, &key))
