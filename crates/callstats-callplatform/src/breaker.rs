@@ -15,8 +15,12 @@ pub(crate) struct Breaker {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    Closed { failures: u32 },
-    Open { until: Instant },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: Instant,
+    },
     /// A probe is in flight; everything else is refused until it reports.
     HalfOpen,
 }
@@ -162,7 +166,10 @@ mod tests {
         breaker.try_acquire().unwrap().success();
         breaker.try_acquire().unwrap().failure();
         breaker.try_acquire().unwrap().failure();
-        assert!(breaker.try_acquire().is_ok(), "two failures after a success");
+        assert!(
+            breaker.try_acquire().is_ok(),
+            "two failures after a success"
+        );
         breaker.try_acquire().unwrap().failure();
         let refused = breaker.try_acquire().unwrap_err();
         assert!(refused.retry_in > Duration::from_secs(50));

@@ -93,8 +93,7 @@ impl HttpCallPlatform {
                 Ok(value)
             })
             .transpose()?;
-        // Err only means a provider is installed already, which reqwest then uses.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .pool_idle_timeout(Duration::from_secs(90))
@@ -296,6 +295,17 @@ impl CallPlatform for HttpCallPlatform {
     }
 }
 
+/// Installs ring as the process's rustls crypto provider, unless one is installed already.
+///
+/// The workspace builds reqwest with `rustls-no-provider` (aws-lc-rs, reqwest's default, is a
+/// long C build), so every `reqwest::Client` in the process must be built after a provider is
+/// installed, or its build panics. [`HttpCallPlatform::new`] calls this itself; code that
+/// builds its own client (tests hitting the API, for one) calls it first. Idempotent.
+pub fn install_crypto_provider() {
+    // Err only means a provider is installed already, which reqwest then uses.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// `{base}/calls`, checking the base is an http(s) URL without query or fragment.
 fn calls_url(base: &str) -> Result<String, BuildError> {
     let invalid = |reason: &str| BuildError::BaseUrl {
@@ -358,12 +368,7 @@ mod tests {
 
     #[test]
     fn a_base_url_that_is_not_plain_http_is_rejected() {
-        for bad in [
-            "ftp://x",
-            "not a url",
-            "http://x/?a=1",
-            "http://user:pw@x",
-        ] {
+        for bad in ["ftp://x", "not a url", "http://x/?a=1", "http://user:pw@x"] {
             assert!(
                 matches!(calls_url(bad), Err(BuildError::BaseUrl { .. })),
                 "{bad}"

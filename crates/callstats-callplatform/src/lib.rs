@@ -16,6 +16,6 @@ mod config;
 pub mod sim;
 mod wire;
 
-pub use client::{BuildError, HttpCallPlatform};
+pub use client::{BuildError, HttpCallPlatform, install_crypto_provider};
 pub use config::{BearerToken, HttpPlatformConfig};
 pub use sim::{RunningSim, SimOptions, serve_sim, sim_server, spawn_sim};

@@ -158,7 +158,7 @@ fn build_server(
     options
         .validate()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let state = web::Data::new(SimState::new(&options));
+    let state = web::Data::new(SimState::new(options));
     let mut server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
@@ -185,10 +185,10 @@ struct SimState {
 }
 
 impl SimState {
-    fn new(options: &SimOptions) -> Self {
+    fn new(options: SimOptions) -> Self {
         Self {
             generator: Generator::new(options.seed, options.calls_per_day),
-            expected_authorization: options.token.as_ref().map(|t| format!("Bearer {t}")),
+            expected_authorization: options.token.map(|t| format!("Bearer {t}")),
             fail_rate: options.fail_rate,
             latency: options.latency,
             days: Mutex::new(VecDeque::with_capacity(CACHED_DAYS)),
@@ -223,7 +223,9 @@ impl SimState {
             .is_some_and(|sent| {
                 // The scheme is case-insensitive (RFC 7235); the token is not.
                 sent.len() == expected.len()
-                    && sent.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("bearer "))
+                    && sent
+                        .get(..7)
+                        .is_some_and(|s| s.eq_ignore_ascii_case("bearer "))
                     && sent.get(7..) == expected.get(7..)
             })
     }
@@ -288,13 +290,26 @@ async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse
         Ok(body) => HttpResponse::Ok()
             .content_type(ContentType::json())
             .body(body),
-        Err(answer) => answer,
+        Err(Failure { status, message }) => error(status, &message),
     }
 }
 
-/// The page's JSON, or the error answer.
-fn page(state: &SimState, query: &str) -> Result<Vec<u8>, HttpResponse> {
-    let bad = |message: String| error(StatusCode::BAD_REQUEST, &message);
+/// Why a page could not be served, as the status and message to answer.
+struct Failure {
+    status: StatusCode,
+    message: String,
+}
+
+/// The page's JSON, or why not.
+fn page(state: &SimState, query: &str) -> Result<Vec<u8>, Failure> {
+    let bad = |message: String| Failure {
+        status: StatusCode::BAD_REQUEST,
+        message,
+    };
+    let internal = |message: String| Failure {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message,
+    };
     let query = web::Query::<CallsQuery>::from_query(query)
         .map_err(|e| bad(format!("malformed query: {e}")))?
         .into_inner();
@@ -376,14 +391,12 @@ fn page(state: &SimState, query: &str) -> Result<Vec<u8>, HttpResponse> {
             id: &call.id,
             direction: call.direction,
             agent_number: call.agent_number.as_ref().map(|a| a.as_str()),
-            started_at: format_instant(call.started_at).map_err(|e| {
-                error(StatusCode::INTERNAL_SERVER_ERROR, &format!("date: {e}"))
-            })?,
+            started_at: format_instant(call.started_at)
+                .map_err(|e| internal(format!("date: {e}")))?,
             duration_seconds: call.duration_seconds,
         });
     }
-    serde_json::to_vec(&page)
-        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding: {e}")))
+    serde_json::to_vec(&page).map_err(|e| internal(format!("encoding: {e}")))
 }
 
 /// Reads `from` or `to`: RFC 3339 with any offset, as Unix seconds. An unencoded `+` arrives
@@ -398,15 +411,16 @@ fn instant(raw: Option<&str>, name: &str) -> Result<i64, String> {
 
 /// The Tashkent day with this number (days since 1970-01-01).
 fn day_of(day_number: i64) -> Option<Day> {
-    let midnight = OffsetDateTime::from_unix_timestamp(
-        day_number.checked_mul(SECONDS_PER_DAY)?,
-    )
-    .ok()?;
+    let midnight =
+        OffsetDateTime::from_unix_timestamp(day_number.checked_mul(SECONDS_PER_DAY)?).ok()?;
     Some(Day::new(midnight.date()))
 }
 
 async fn not_found() -> HttpResponse {
-    error(StatusCode::NOT_FOUND, "not found: the sim serves GET /calls")
+    error(
+        StatusCode::NOT_FOUND,
+        "not found: the sim serves GET /calls",
+    )
 }
 
 #[derive(Serialize)]
@@ -433,7 +447,10 @@ mod tests {
         assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
         assert_eq!(Cursor::decode("not-a-cursor"), None);
         assert_eq!(Cursor::decode(&URL_SAFE_NO_PAD.encode("v1.1.2.3")), None);
-        assert_eq!(Cursor::decode(&URL_SAFE_NO_PAD.encode("v1.1.2.3.4.5")), None);
+        assert_eq!(
+            Cursor::decode(&URL_SAFE_NO_PAD.encode("v1.1.2.3.4.5")),
+            None
+        );
     }
 
     #[test]

@@ -79,9 +79,10 @@ impl CallIn<'_> {
         }
         let agent_number = match &self.agent_number {
             None => None,
-            Some(raw) => Some(AgentNumber::new(raw).map_err(|e| {
-                format!("call {:?}: agent_number {raw:?}: {e}", self.id)
-            })?),
+            Some(raw) => Some(
+                AgentNumber::new(raw)
+                    .map_err(|e| format!("call {:?}: agent_number {raw:?}: {e}", self.id))?,
+            ),
         };
         Ok(CallRecord {
             direction: self.direction.into(),
