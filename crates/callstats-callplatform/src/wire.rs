@@ -35,11 +35,16 @@ pub(crate) struct CallIn<'a> {
     pub direction: DirectionIn,
     /// Null (or missing) for a call no agent answered.
     #[serde(default, borrow)]
-    pub agent_number: Option<Cow<'a, str>>,
+    pub agent_number: Option<Text<'a>>,
     #[serde(borrow)]
     pub started_at: Cow<'a, str>,
     pub duration_seconds: f64,
 }
+
+/// A string borrowed from the page when it holds no escapes. (Serde borrows a bare `Cow` field,
+/// but would allocate for an `Option<Cow>`; the newtype keeps the borrow.)
+#[derive(Debug, Deserialize)]
+pub(crate) struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
 
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -79,7 +84,7 @@ impl CallIn<'_> {
         }
         let agent_number = match &self.agent_number {
             None => None,
-            Some(raw) => Some(
+            Some(Text(raw)) => Some(
                 AgentNumber::new(raw)
                     .map_err(|e| format!("call {:?}: agent_number {raw:?}: {e}", self.id))?,
             ),
@@ -166,6 +171,18 @@ mod tests {
         assert_eq!(records[0].agent_number.as_ref().unwrap().as_str(), "101");
         assert_eq!(records[1].direction, Direction::Outbound);
         assert_eq!(page.calls[1].id, "c-2");
+    }
+
+    #[test]
+    fn escaped_strings_are_read_as_well_as_borrowed_ones() {
+        let body = br#"{"calls": [{"id": "c-\"1\"", "direction": "inbound",
+            "agent_number": "\u0031\u00301", "started_at": "2026-11-01T09:15:22\u002B05:00",
+            "duration_seconds": 1}], "next_cursor": "n\/1"}"#;
+        let page: PageIn<'_> = serde_json::from_slice(body).unwrap();
+        let record = page.calls[0].to_record().unwrap();
+        assert_eq!(record.agent_number.unwrap().as_str(), "101");
+        assert_eq!(page.calls[0].id, "c-\"1\"");
+        assert_eq!(page.next_cursor.as_deref(), Some("n/1"));
     }
 
     #[test]
