@@ -72,22 +72,27 @@ impl CallIn<'_> {
             .map_err(|e| {
                 format!(
                     "call {:?}: started_at {:?} is not an RFC 3339 date-time ({e})",
-                    self.id, self.started_at
+                    clip(&self.id),
+                    clip(&self.started_at)
                 )
             })?
             .unix_timestamp();
         if !self.duration_seconds.is_finite() || self.duration_seconds < 0.0 {
             return Err(format!(
                 "call {:?}: duration_seconds {} is not a non-negative number",
-                self.id, self.duration_seconds
+                clip(&self.id),
+                self.duration_seconds
             ));
         }
         let agent_number = match &self.agent_number {
             None => None,
-            Some(Text(raw)) => Some(
-                AgentNumber::new(raw)
-                    .map_err(|e| format!("call {:?}: agent_number {raw:?}: {e}", self.id))?,
-            ),
+            Some(Text(raw)) => Some(AgentNumber::new(raw).map_err(|e| {
+                format!(
+                    "call {:?}: agent_number {:?}: {e}",
+                    clip(&self.id),
+                    clip(raw)
+                )
+            })?),
         };
         Ok(CallRecord {
             direction: self.direction.into(),
@@ -96,6 +101,15 @@ impl CallIn<'_> {
             duration_seconds: self.duration_seconds,
         })
     }
+}
+
+/// At most 64 characters of an upstream value, for a log line.
+fn clip(value: &str) -> &str {
+    value
+        .char_indices()
+        .nth(64)
+        .and_then(|(end, _)| value.get(..end))
+        .unwrap_or(value)
 }
 
 /// One page as the sim writes it.
@@ -207,6 +221,14 @@ mod tests {
                 "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": -3}"#,
         );
         assert!(bad_duration.contains("duration_seconds"), "{bad_duration}");
+    }
+
+    #[test]
+    fn reasons_quote_at_most_64_characters_of_a_value() {
+        let long = "x".repeat(10_000);
+        assert_eq!(clip(&long).len(), 64);
+        assert_eq!(clip("c-1"), "c-1");
+        assert_eq!(clip(&"é".repeat(100)).chars().count(), 64);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use callstats_callplatform::{BearerToken, HttpCallPlatform, HttpPlatformConfig};
@@ -56,7 +56,20 @@ pub struct CapturedLogs {
 }
 
 impl CapturedLogs {
+    /// Tracing caches per call site, for the whole process, whether anyone listens; a site first
+    /// reached by a thread without a subscriber would stay silent for this thread's capture too.
+    /// So a global subscriber that listens to everything (and writes nowhere) comes first, and
+    /// the cache is rebuilt once the capture is in place.
     pub fn start() -> Self {
+        static GLOBAL: Once = Once::new();
+        GLOBAL.call_once(|| {
+            let sink = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::TRACE)
+                .with_writer(io::sink)
+                .finish();
+            // Err only if something else set one first, which listens as well.
+            let _ = tracing::subscriber::set_global_default(sink);
+        });
         let buffer = Arc::new(Mutex::new(Vec::new()));
         let writer = Arc::clone(&buffer);
         let subscriber = tracing_subscriber::fmt()
@@ -64,9 +77,11 @@ impl CapturedLogs {
             .with_ansi(false)
             .with_writer(move || BufferWriter(Arc::clone(&writer)))
             .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        tracing::callsite::rebuild_interest_cache();
         Self {
             buffer,
-            _guard: tracing::subscriber::set_default(subscriber),
+            _guard: guard,
         }
     }
 
