@@ -10,7 +10,8 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   ci      format check, clippy (-D warnings), the whole test suite, docs (-D warnings)
   test    the whole test suite (cargo test --workspace)
-  bench   the domain benchmarks: throughput (criterion) and allocations (dhat)
+  bench   the benchmarks: domain throughput (criterion) and allocations (dhat), and the
+          call platform's 31-day fetch from the sim (wall time, records/s, peak memory)
   openapi regenerate docs/openapi.json from the code";
 
 fn main() -> Result<()> {
@@ -59,6 +60,10 @@ fn bench() -> Result<()> {
     )?;
     cargo(
         &["bench", "-p", "callstats-domain", "--bench", "stats"],
+        &[],
+    )?;
+    cargo(
+        &["bench", "-p", "callstats-callplatform", "--bench", "fetch"],
         &[],
     )
 }

@@ -9,6 +9,7 @@ mod error;
 mod flight;
 mod middleware;
 pub mod openapi;
+pub mod ops;
 mod pipeline;
 mod routes;
 
@@ -33,6 +34,7 @@ pub struct ApiState {
     cache: Arc<dyn ResponseCache>,
     flights: Arc<flight::SingleFlight>,
     trust_proxy: bool,
+    probes: Arc<[Arc<dyn ops::Probe>]>,
 }
 
 impl ApiState {
@@ -51,7 +53,15 @@ impl ApiState {
             cache,
             flights: Arc::default(),
             trust_proxy,
+            probes: Arc::new([]),
         }
+    }
+
+    /// What `/readyz` checks.
+    #[must_use]
+    pub fn with_probes(mut self, probes: Vec<Arc<dyn ops::Probe>>) -> Self {
+        self.probes = probes.into();
+        self
     }
 }
 
@@ -91,7 +101,7 @@ pub fn app(
 > {
     App::new()
         .into_utoipa_app()
-        .service(utoipa_actix_web::scope("/api/v1").configure(routes::register))
+        .configure(routes::register_all)
         .into_app()
         .app_data(web::Data::new(state))
         .default_service(web::to(pipeline::unrouted))

@@ -63,6 +63,15 @@ pub(crate) async fn observe(
         headers.insert(HeaderName::from_static("x-request-id"), value);
     }
     let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    let route = response
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_owned());
+    metrics::counter!("callstats_http_requests_total", "route" => route.clone(), "status" => status.to_string())
+        .increment(1);
+    metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
+        .record(elapsed.as_secs_f64());
     let cache = response
         .headers()
         .get(X_CACHE)
@@ -74,7 +83,7 @@ pub(crate) async fn observe(
         method = %method,
         path,
         status,
-        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+        latency_ms = elapsed.as_secs_f64() * 1000.0,
         cache,
         "request"
     );

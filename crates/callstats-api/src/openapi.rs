@@ -51,7 +51,8 @@ pub const PREFIX: &str = "/api/v1";
         (name = "kpi", description = "Monthly KPI and payout sheets (scope kpi:aggregate; kpi:detail for names)."),
         (name = "operators", description = "Roster and off-day schedule (scope operators)."),
         (name = "scripts", description = "Script view counts (scope scripts)."),
-        (name = "meta", description = "This document.")
+        (name = "meta", description = "This document."),
+        (name = "operations", description = "Liveness and readiness for load balancers and orchestrators: no key, no quota.")
     )
 )]
 struct ApiDoc;
@@ -62,14 +63,16 @@ pub fn document() -> OpenApi {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
-        .service(utoipa_actix_web::scope(PREFIX).configure(crate::routes::register))
+        .configure(crate::routes::register_all)
         .split_for_parts();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     add_security_schemes(&mut doc);
     for (path, item) in &mut doc.paths.paths {
-        let endpoint = path
-            .strip_prefix(PREFIX)
-            .and_then(|p| Endpoint::ALL.into_iter().find(|e| e.path() == p));
+        // The operations endpoints outside the prefix keep the API's rules out: as documented.
+        let Some(api_path) = path.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let endpoint = Endpoint::ALL.into_iter().find(|e| e.path() == api_path);
         if let Some(operation) = item.get.as_mut() {
             complete_operation(operation, endpoint);
         }

@@ -2,6 +2,7 @@
 //! cache or single-flight computation, and the headers every response carries.
 
 use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -108,6 +109,9 @@ async fn admit_and_answer(
         .access
         .admit(&caller, endpoint.unwrap_or(Endpoint::Ping))
         .await;
+    if let Err(DomainError::RateLimited(_)) = &admission.key {
+        metrics::counter!("callstats_quota_rejections_total").increment(1);
+    }
     let (mut response, cache) = match (admission.key, endpoint) {
         (Err(err), _) => (error_response(&err), CacheStatus::Miss),
         (Ok(_), None) => (not_routed(req), CacheStatus::Miss),
@@ -143,22 +147,58 @@ async fn answer(
         .ok_or_else(|| DomainError::NotFound(format!("no such endpoint: {}", req.path())))?;
     let key = request.cache_key();
     if let Some(bytes) = state.cache.get(&key).await {
+        metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
         return Ok((bytes, CacheStatus::Hit));
     }
+    metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
     let bytes = state
         .flights
-        .run(&key, || async {
-            let body = state.stats.answer(&request).await?;
-            let bytes =
-                Bytes::from(serde_json::to_vec(&body).map_err(|_| DomainError::StoreUnavailable)?);
-            state
-                .cache
-                .put(&key, bytes.clone(), request.cache_ttl())
-                .await;
-            Ok(bytes)
-        })
+        .run(&key, || compute_once(state, &request, &key))
         .await?;
     Ok((bytes, CacheStatus::Miss))
+}
+
+/// How long one replica may hold the right to compute an entry: past the upstream's whole
+/// deadline, so a slow computation is not duplicated.
+const COMPUTE_LOCK: Duration = Duration::from_secs(25);
+/// How often a replica waiting for another's result looks for it.
+const WAIT_POLL: Duration = Duration::from_millis(50);
+
+/// Computes an entry, unless another replica already is: then waits for its bytes, taking over
+/// if its lock goes away without a result (it failed or died).
+async fn compute_once(
+    state: &ApiState,
+    request: &ApiRequest,
+    key: &str,
+) -> Result<Bytes, DomainError> {
+    let deadline = Instant::now() + COMPUTE_LOCK;
+    while !state.cache.try_lock(key, COMPUTE_LOCK).await {
+        if let Some(bytes) = state.cache.get(key).await {
+            return Ok(bytes);
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(WAIT_POLL).await;
+    }
+    let result = compute(state, request, key).await;
+    state.cache.unlock(key).await;
+    result
+}
+
+async fn compute(state: &ApiState, request: &ApiRequest, key: &str) -> Result<Bytes, DomainError> {
+    let body = state.stats.answer(request).await?;
+    // The bodies are plain structs with string keys: serialising them cannot fail, so this
+    // branch only guards against a future type that could.
+    let bytes = Bytes::from(serde_json::to_vec(&body).map_err(|err| {
+        tracing::error!(error = %err, "could not serialise a response body");
+        DomainError::StoreUnavailable
+    })?);
+    state
+        .cache
+        .put(key, bytes.clone(), request.cache_ttl())
+        .await;
+    Ok(bytes)
 }
 
 /// 405 with `Allow: GET` for a known path asked with another method, 404 otherwise.

@@ -18,7 +18,13 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::ApiState;
 use crate::pipeline::serve;
 
-pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
+/// Every route: the API under its prefix, and the operations endpoints at the root.
+pub(crate) fn register_all(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(utoipa_actix_web::scope(crate::openapi::PREFIX).configure(register))
+        .configure(crate::ops::register);
+}
+
+fn register(cfg: &mut ServiceConfig<'_>) {
     cfg.service(ping)
         .service(calls_summary)
         .service(calls_agents)

@@ -83,6 +83,14 @@ pub trait ResponseCache: Send + Sync + 'static {
     async fn get(&self, key: &str) -> Option<Bytes>;
     /// Stores bytes for `ttl`; a failure is the adapter's to log.
     async fn put(&self, key: &str, value: Bytes, ttl: Duration);
+    /// Tries to become the one computing `key` across replicas, for at most `ttl`. `true` means
+    /// go ahead; a cache without a shared notion of locks (or that cannot be reached) always
+    /// says `true`, and the caller's local single-flight is what remains.
+    async fn try_lock(&self, _key: &str, _ttl: Duration) -> bool {
+        true
+    }
+    /// Gives up a lock taken with [`ResponseCache::try_lock`].
+    async fn unlock(&self, _key: &str) {}
 }
 
 /// Per-window request counters.

@@ -16,3 +16,4 @@ mod caching;
 mod endpoints;
 mod errors;
 mod openapi;
+mod ops;

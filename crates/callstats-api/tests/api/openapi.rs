@@ -26,7 +26,7 @@ async fn the_document_is_openapi_3_1_and_lists_exactly_the_served_routes() {
     let served: BTreeSet<String> = Endpoint::ALL
         .iter()
         .map(|e| format!("/api/v1{}", e.path()))
-        .chain(["/api/v1/openapi.json".to_owned()])
+        .chain(["/api/v1/openapi.json", "/healthz", "/readyz"].map(str::to_owned))
         .collect();
     assert_eq!(documented, served);
 }
@@ -74,7 +74,12 @@ async fn every_documented_path_is_served() {
 #[actix_web::test]
 async fn every_operation_documents_its_errors_headers_and_security() {
     let doc = served_document().await;
-    for (path, item) in doc["paths"].as_object().unwrap() {
+    for (path, item) in doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| p.starts_with("/api/v1"))
+    {
         let operation = &item["get"];
         let responses = operation["responses"].as_object().unwrap();
         assert!(responses.contains_key("429"), "{path}");
@@ -114,6 +119,19 @@ async fn every_operation_documents_its_errors_headers_and_security() {
                 "{path}"
             );
         }
+    }
+    for path in ["/healthz", "/readyz"] {
+        let responses = doc["paths"][path]["get"]["responses"].as_object().unwrap();
+        assert!(
+            !responses.contains_key("429"),
+            "{path} is counted in no quota"
+        );
+        assert!(
+            responses["200"]["headers"]
+                .get("X-RateLimit-Limit")
+                .is_none(),
+            "{path}"
+        );
     }
     let schemes = &doc["components"]["securitySchemes"];
     assert_eq!(schemes["bearer"]["scheme"], "bearer");

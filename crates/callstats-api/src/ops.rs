@@ -1,0 +1,120 @@
+//! Operations endpoints outside `/api/v1`, needing no key and counted in no quota: liveness,
+//! readiness, and the Prometheus metrics served on a separate bind.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::http::StatusCode;
+use actix_web::{App, HttpResponse, HttpServer, get, web};
+use async_trait::async_trait;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use serde::Serialize;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::ApiState;
+use crate::pipeline::json;
+
+/// How long one readiness probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Something `/readyz` checks, such as the portal database or Redis.
+#[async_trait]
+pub trait Probe: Send + Sync + 'static {
+    /// What is checked, as the 503 reason names it.
+    fn name(&self) -> &'static str;
+    /// `Err` with the cause (logged, not sent) when it is not usable.
+    async fn check(&self) -> Result<(), String>;
+}
+
+/// The body of `/healthz` and `/readyz`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok`, `ready` or `unavailable`.
+    pub status: &'static str,
+    /// What is not reachable, when unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub reason: Option<String>,
+}
+
+pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(healthz).service(readyz);
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(tag = "operations", security(()), responses((status = 200, description = "Alive.", body = Health)))]
+#[get("/healthz")]
+async fn healthz() -> HttpResponse {
+    json(
+        StatusCode::OK,
+        &Health {
+            status: "ok",
+            reason: None,
+        },
+    )
+}
+
+/// Readiness: the portal database (and Redis, when configured) can be reached.
+#[utoipa::path(
+    tag = "operations",
+    security(()),
+    responses(
+        (status = 200, description = "Ready.", body = Health),
+        (status = 503, description = "A dependency is unreachable; `reason` names it.", body = Health)
+    )
+)]
+#[get("/readyz")]
+async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
+    for probe in state.probes.iter() {
+        let outcome = tokio::time::timeout(PROBE_TIMEOUT, probe.check())
+            .await
+            .unwrap_or_else(|_| Err("timed out".into()));
+        if let Err(cause) = outcome {
+            tracing::warn!(probe = probe.name(), cause, "not ready");
+            let reason = Some(format!("{} unreachable", probe.name()));
+            return json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &Health {
+                    status: "unavailable",
+                    reason,
+                },
+            );
+        }
+    }
+    json(
+        StatusCode::OK,
+        &Health {
+            status: "ready",
+            reason: None,
+        },
+    )
+}
+
+/// Installs the process-wide Prometheus recorder; call once, before serving.
+pub fn install_metrics() -> Result<PrometheusHandle, metrics_exporter_prometheus::BuildError> {
+    PrometheusBuilder::new()
+        .set_buckets(&[
+            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
+        ])?
+        .install_recorder()
+}
+
+/// Serves `GET /metrics` in the Prometheus text format on its own listener, kept off the
+/// public bind.
+pub fn metrics_server(listener: TcpListener, handle: PrometheusHandle) -> std::io::Result<Server> {
+    Ok(HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(handle.clone()))
+            .route("/metrics", web::get().to(render))
+    })
+    .workers(1)
+    .listen(listener)?
+    .run())
+}
+
+async fn render(handle: web::Data<PrometheusHandle>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(handle.render())
+}

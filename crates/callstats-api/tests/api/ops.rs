@@ -1,0 +1,127 @@
+use std::sync::Arc;
+
+use actix_web::test::TestRequest;
+use async_trait::async_trait;
+use callstats_api::ops::Probe;
+
+use crate::helpers::*;
+
+struct Fixed(&'static str, Result<(), String>);
+
+#[async_trait]
+impl Probe for Fixed {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.1.clone()
+    }
+}
+
+#[actix_web::test]
+async fn healthz_answers_without_key_or_quota() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    for _ in 0..70 {
+        let answer = send(&service, TestRequest::get().uri("/healthz")).await;
+        assert_eq!(
+            (answer.status, answer.json()),
+            (200, serde_json::json!({"status": "ok"}))
+        );
+        assert!(
+            answer.headers.get("x-ratelimit-limit").is_none(),
+            "not counted in any quota"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn readyz_is_503_naming_the_unreachable_dependency_but_not_its_cause() {
+    let mut app = TestApp::new();
+    app.state = app.state.clone().with_probes(vec![
+        Arc::new(Fixed("portal database", Ok(()))),
+        Arc::new(Fixed(
+            "redis",
+            Err("connection refused to redis://:secret@10.0.0.5".into()),
+        )),
+    ]);
+    let service = app.service().await;
+    let answer = send(&service, TestRequest::get().uri("/readyz")).await;
+    assert_eq!(answer.status, 503);
+    assert_eq!(
+        answer.json(),
+        serde_json::json!({"status": "unavailable", "reason": "redis unreachable"})
+    );
+
+    let mut healthy = TestApp::new();
+    healthy.state = healthy
+        .state
+        .clone()
+        .with_probes(vec![Arc::new(Fixed("portal database", Ok(())))]);
+    let service = healthy.service().await;
+    let answer = send(&service, TestRequest::get().uri("/readyz")).await;
+    assert_eq!(
+        (answer.status, answer.json()),
+        (200, serde_json::json!({"status": "ready"}))
+    );
+}
+
+#[actix_web::test]
+async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_rejections() {
+    let handle =
+        callstats_api::ops::install_metrics().expect("the only recorder of this test binary");
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 1, None);
+    let service = app.service().await;
+    send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-02", &key),
+    )
+    .await;
+    send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-02", &key),
+    )
+    .await;
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = callstats_api::ops::metrics_server(listener, handle).unwrap();
+    let stop = server.handle();
+    tokio::spawn(server);
+    let text = tokio::task::spawn_blocking(move || {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    })
+    .await
+    .unwrap();
+    stop.stop(false).await;
+    assert!(
+        text.contains(
+            r#"callstats_http_requests_total{route="/api/v1/calls/summary",status="200"}"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"callstats_http_requests_total{route="/api/v1/calls/summary",status="429"}"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("callstats_http_request_duration_seconds_bucket"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"callstats_cache_lookups_total{result="miss"}"#),
+        "{text}"
+    );
+    assert!(text.contains("callstats_quota_rejections_total"), "{text}");
+}

@@ -1,0 +1,394 @@
+//! The HTTP adapter of the call-platform port: pages through the upstream's `/calls`, bounded in
+//! time and attempts, and answers `UpstreamError` for anything it cannot get whole.
+
+use std::collections::HashSet;
+use std::error::Error as _;
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use callstats_domain::model::CallRecord;
+use callstats_domain::params::DateRange;
+use callstats_domain::ports::{CallPlatform, UpstreamError};
+use compact_str::CompactString;
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use tracing::Instrument as _;
+
+use crate::breaker::Breaker;
+use crate::config::HttpPlatformConfig;
+use crate::wire::{PageIn, encode_query_value, format_instant};
+
+/// The adapter could not be built from its settings.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("call platform URL {url:?} is not an http(s) URL without query: {reason}")]
+    BaseUrl { url: String, reason: String },
+    #[error("call platform token holds characters an HTTP header cannot carry")]
+    Token,
+    #[error("could not build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
+/// Why one fetch gave nothing usable. Logged, then turned into the domain's `UpstreamError`.
+/// None of these carries the token: requests' headers never reach an error.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    #[error("circuit open after repeated failures; next probe in {retry_in_ms} ms")]
+    CircuitOpen { retry_in_ms: u64 },
+    #[error("the whole fetch took longer than {limit_ms} ms")]
+    Deadline { limit_ms: u64 },
+    #[error("no usable answer after {attempts} attempt(s): {cause}")]
+    Exhausted { attempts: u32, cause: String },
+    #[error("answered HTTP {status}, which is not retried")]
+    Refused { status: StatusCode },
+    #[error("answered an unusable page: {0}")]
+    Malformed(String),
+    #[error("sent cursor {cursor:?} a second time; stopped a pagination loop")]
+    CursorLoop { cursor: String },
+    #[error("cannot express the requested window: {0}")]
+    Window(String),
+}
+
+/// One attempt at one page went wrong.
+enum AttemptError {
+    /// A connection error, a timeout or a 5xx: worth another attempt.
+    Transient(String),
+    /// Anything another attempt would not change.
+    Fatal(FetchError),
+}
+
+/// The call-platform port over HTTP. One instance holds one connection pool; share it.
+pub struct HttpCallPlatform {
+    client: reqwest::Client,
+    calls_url: String,
+    authorization: Option<HeaderValue>,
+    config: HttpPlatformConfig,
+    breaker: Breaker,
+}
+
+impl fmt::Debug for HttpCallPlatform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpCallPlatform")
+            .field("calls_url", &self.calls_url)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpCallPlatform {
+    /// Builds the client (pooled, keep-alive) from the settings.
+    ///
+    /// The first call installs ring as the process's rustls crypto provider unless another one
+    /// is installed already; this keeps aws-lc-rs (a long C build) out of the workspace.
+    pub fn new(config: HttpPlatformConfig) -> Result<Self, BuildError> {
+        let calls_url = calls_url(&config.base_url)?;
+        let authorization = config
+            .token
+            .as_ref()
+            .map(|token| {
+                let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose()))
+                    .map_err(|_| BuildError::Token)?;
+                value.set_sensitive(true);
+                Ok(value)
+            })
+            .transpose()?;
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .tcp_keepalive(Duration::from_secs(60))
+            .tcp_nodelay(true)
+            // A redirect would carry the token elsewhere: a 3xx is an unusable answer instead.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("callstats/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(BuildError::Client)?;
+        Ok(Self {
+            client,
+            calls_url,
+            authorization,
+            breaker: Breaker::new(config.breaker_threshold, config.breaker_open_for),
+            config,
+        })
+    }
+
+    async fn fetch(&self, range: DateRange) -> Result<Vec<CallRecord>, FetchError> {
+        let permit = self
+            .breaker
+            .try_acquire()
+            .map_err(|refused| FetchError::CircuitOpen {
+                retry_in_ms: millis(refused.retry_in),
+            })?;
+        let outcome = tokio::time::timeout(self.config.fetch_timeout, self.fetch_pages(range))
+            .await
+            .unwrap_or(Err(FetchError::Deadline {
+                limit_ms: millis(self.config.fetch_timeout),
+            }));
+        if outcome.is_ok() {
+            permit.success();
+        } else {
+            permit.failure();
+        }
+        outcome
+    }
+
+    async fn fetch_pages(&self, range: DateRange) -> Result<Vec<CallRecord>, FetchError> {
+        let (from, to) = range.window();
+        let (from_unix, to_unix) = range.unix_window();
+        let from = format_instant(from).map_err(|e| FetchError::Window(e.to_string()))?;
+        let to = format_instant(to).map_err(|e| FetchError::Window(e.to_string()))?;
+        let first_page_url = format!(
+            "{}?from={}&to={}&limit={}",
+            self.calls_url,
+            encode_query_value(&from),
+            encode_query_value(&to),
+            self.config.page_limit
+        );
+
+        let mut records = Vec::new();
+        let mut ids: HashSet<CompactString> = HashSet::new();
+        let mut cursors: HashSet<String> = HashSet::new();
+        let mut cursor: Option<String> = None;
+        let (mut pages, mut outside, mut repeated) = (0_u32, 0_u64, 0_u64);
+        loop {
+            let url = match &cursor {
+                None => first_page_url.clone(),
+                Some(cursor) => format!("{first_page_url}&cursor={}", encode_query_value(cursor)),
+            };
+            let body = self.page(&url).await?;
+            pages = pages.saturating_add(1);
+            let page: PageIn<'_> = serde_json::from_slice(&body).map_err(|e| {
+                FetchError::Malformed(format!("page {pages} is not the contract's JSON: {e}"))
+            })?;
+            for call in &page.calls {
+                let record = call.to_record().map_err(FetchError::Malformed)?;
+                if !(from_unix..to_unix).contains(&record.started_at) {
+                    outside = outside.saturating_add(1);
+                } else if ids.insert(CompactString::from(&*call.id)) {
+                    records.push(record);
+                } else {
+                    repeated = repeated.saturating_add(1);
+                }
+            }
+            match page.next_cursor {
+                // An empty cursor reads as the end, like null.
+                Some(next) if !next.is_empty() => {
+                    if !cursors.insert(next.to_string()) {
+                        return Err(FetchError::CursorLoop {
+                            cursor: next.into_owned(),
+                        });
+                    }
+                    cursor = Some(next.into_owned());
+                }
+                _ => break,
+            }
+        }
+        if outside > 0 || repeated > 0 {
+            tracing::debug!(
+                outside,
+                repeated,
+                "ignored calls outside the window and repeated ids"
+            );
+        }
+        tracing::debug!(pages, records = records.len(), "fetched calls");
+        Ok(records)
+    }
+
+    /// One page's body, with retries on transient failures.
+    async fn page(&self, url: &str) -> Result<Vec<u8>, FetchError> {
+        let mut attempts = 0_u32;
+        loop {
+            attempts = attempts.saturating_add(1);
+            match self.attempt(url).await {
+                Ok(body) => return Ok(body),
+                Err(AttemptError::Fatal(error)) => return Err(error),
+                Err(AttemptError::Transient(cause)) if attempts > self.config.max_retries => {
+                    return Err(FetchError::Exhausted { attempts, cause });
+                }
+                Err(AttemptError::Transient(cause)) => {
+                    let backoff = self.backoff(attempts);
+                    tracing::debug!(
+                        attempt = attempts,
+                        backoff_ms = millis(backoff),
+                        %cause,
+                        "call platform attempt failed; retrying"
+                    );
+                    tokio::time::sleep(backoff).await;
+                }
+            }
+        }
+    }
+
+    async fn attempt(&self, url: &str) -> Result<Vec<u8>, AttemptError> {
+        let mut request = self.client.get(url).timeout(self.config.request_timeout);
+        if let Some(authorization) = &self.authorization {
+            request = request.header(AUTHORIZATION, authorization.clone());
+        }
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| AttemptError::Transient(describe(&e)))?;
+        let status = response.status();
+        if status.is_server_error() {
+            return Err(AttemptError::Transient(format!("answered HTTP {status}")));
+        }
+        if !status.is_success() {
+            return Err(AttemptError::Fatal(FetchError::Refused { status }));
+        }
+        let limit = self.config.max_page_bytes;
+        let too_large = || {
+            AttemptError::Fatal(FetchError::Malformed(format!(
+                "page body larger than {limit} bytes"
+            )))
+        };
+        let announced = response
+            .content_length()
+            .and_then(|length| usize::try_from(length).ok());
+        if announced.is_some_and(|length| length > limit) {
+            return Err(too_large());
+        }
+        let mut body = Vec::with_capacity(announced.unwrap_or(0));
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| AttemptError::Transient(describe(&e)))?
+        {
+            if body.len().saturating_add(chunk.len()) > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// Exponential backoff with jitter: a random point in the upper half of
+    /// `retry_backoff · 2^(retry − 1)`, capped at `retry_backoff_max`.
+    fn backoff(&self, retry: u32) -> Duration {
+        let factor = 2_u32.saturating_pow(retry.saturating_sub(1));
+        let ceiling = self
+            .config
+            .retry_backoff
+            .saturating_mul(factor)
+            .min(self.config.retry_backoff_max);
+        let half = ceiling / 2;
+        half + half.mul_f64(fastrand::f64())
+    }
+}
+
+#[async_trait]
+impl CallPlatform for HttpCallPlatform {
+    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+        let span = tracing::info_span!(
+            "call_platform_fetch",
+            start = %range.start(),
+            end = %range.end()
+        );
+        async {
+            self.fetch(range).await.map_err(|error| {
+                tracing::warn!(reason = %error, "call platform unavailable");
+                UpstreamError::new(error.to_string())
+            })
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+/// Installs ring as the process's rustls crypto provider, unless one is installed already.
+///
+/// The workspace builds reqwest with `rustls-no-provider` (aws-lc-rs, reqwest's default, is a
+/// long C build), so every `reqwest::Client` in the process must be built after a provider is
+/// installed, or its build panics. [`HttpCallPlatform::new`] calls this itself; code that
+/// builds its own client (tests hitting the API, for one) calls it first. Idempotent.
+pub fn install_crypto_provider() {
+    // Err only means a provider is installed already, which reqwest then uses.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// `{base}/calls`, checking the base is an http(s) URL without query or fragment.
+fn calls_url(base: &str) -> Result<String, BuildError> {
+    let invalid = |reason: &str| BuildError::BaseUrl {
+        url: base.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let parsed = reqwest::Url::parse(base).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid("the scheme must be http or https"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(invalid("it must not carry a query or fragment"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(invalid(
+            "credentials go in the token setting, not in the URL",
+        ));
+    }
+    Ok(format!("{}/calls", parsed.as_str().trim_end_matches('/')))
+}
+
+/// A transport error and its causes, without the URL.
+fn describe(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else {
+        "transport error"
+    };
+    let mut text = kind.to_owned();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_url_joins_the_base_with_or_without_a_trailing_slash() {
+        assert_eq!(
+            calls_url("http://127.0.0.1:9000").unwrap(),
+            "http://127.0.0.1:9000/calls"
+        );
+        assert_eq!(
+            calls_url("https://platform.example/v2/").unwrap(),
+            "https://platform.example/v2/calls"
+        );
+    }
+
+    #[test]
+    fn a_base_url_that_is_not_plain_http_is_rejected() {
+        for bad in ["ftp://x", "not a url", "http://x/?a=1", "http://user:pw@x"] {
+            assert!(
+                matches!(calls_url(bad), Err(BuildError::BaseUrl { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_stays_under_its_ceiling() {
+        let mut config = HttpPlatformConfig::new("http://x", None);
+        config.retry_backoff = Duration::from_millis(100);
+        config.retry_backoff_max = Duration::from_millis(300);
+        let platform = HttpCallPlatform::new(config).unwrap();
+        for _ in 0..50 {
+            let first = platform.backoff(1);
+            assert!((Duration::from_millis(50)..=Duration::from_millis(100)).contains(&first));
+            let second = platform.backoff(2);
+            assert!((Duration::from_millis(100)..=Duration::from_millis(200)).contains(&second));
+            let capped = platform.backoff(10);
+            assert!((Duration::from_millis(150)..=Duration::from_millis(300)).contains(&capped));
+        }
+    }
+}

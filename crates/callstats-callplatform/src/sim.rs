@@ -1,0 +1,486 @@
+//! `callstats sim`: the synthetic call platform served over the upstream contract, so the HTTP
+//! adapter and the whole service run end to end, and under faults, on one machine.
+//!
+//! `GET /calls?from=…&to=…&limit=…[&cursor=…]` answers the generator's calls of every Tashkent
+//! day the `[from, to)` window touches, filtered to the window, in start order, at most `limit`
+//! a page, with an opaque `next_cursor`. Options add a bearer-token check (401), injected
+//! failures (500 with a JSON body, for a share of requests) and latency.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{AUTHORIZATION, ContentType};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use callstats_domain::params::Day;
+use callstats_domain::tz;
+use callstats_synthetic::{DEFAULT_CALLS_PER_DAY, DEFAULT_SEED, Generator, SyntheticCall};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::wire::{CallOut, PageOut, format_instant};
+
+/// Where `callstats sim` listens when `--bind` is not given.
+pub const DEFAULT_SIM_BIND: &str = "127.0.0.1:9090";
+/// Largest `limit` the sim accepts (and its default).
+pub const MAX_LIMIT: usize = 1000;
+/// Longest window the sim serves, in days.
+pub const MAX_WINDOW_DAYS: i64 = 92;
+
+/// Days of generated calls the sim keeps, so paging through a day does not regenerate it.
+const CACHED_DAYS: usize = 8;
+const SECONDS_PER_DAY: i64 = 86_400;
+
+/// What `callstats sim` serves and how it misbehaves.
+#[derive(Clone)]
+pub struct SimOptions {
+    /// Generator seed (`--seed`).
+    pub seed: u64,
+    /// Calls on an ordinary weekday (`--calls-per-day`).
+    pub calls_per_day: u32,
+    /// When set, a request without `Authorization: Bearer <token>` gets 401 (`--token`).
+    pub token: Option<String>,
+    /// Share of requests, 0.0 to 1.0, answered 500 with a JSON body (`--fail-rate`).
+    pub fail_rate: f64,
+    /// Delay before every answer (`--latency-ms`).
+    pub latency: Duration,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            seed: DEFAULT_SEED,
+            calls_per_day: DEFAULT_CALLS_PER_DAY,
+            token: None,
+            fail_rate: 0.0,
+            latency: Duration::ZERO,
+        }
+    }
+}
+
+impl fmt::Debug for SimOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimOptions")
+            .field("seed", &self.seed)
+            .field("calls_per_day", &self.calls_per_day)
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .field("fail_rate", &self.fail_rate)
+            .field("latency", &self.latency)
+            .finish()
+    }
+}
+
+/// Options the sim cannot run with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimOptionsError {
+    #[error("fail rate must be a number from 0 to 1, got {0}")]
+    FailRate(f64),
+    #[error("the token must not be empty")]
+    EmptyToken,
+}
+
+impl SimOptions {
+    /// Checks the options a command line could get wrong.
+    pub fn validate(&self) -> Result<(), SimOptionsError> {
+        if !(0.0..=1.0).contains(&self.fail_rate) {
+            return Err(SimOptionsError::FailRate(self.fail_rate));
+        }
+        if self.token.as_deref().is_some_and(str::is_empty) {
+            return Err(SimOptionsError::EmptyToken);
+        }
+        Ok(())
+    }
+}
+
+/// Builds the sim's server on `listener` with the machine's worker count; await it (or
+/// [`serve_sim`]) to serve until SIGINT/SIGTERM. Must be called inside a Tokio runtime.
+pub fn sim_server(listener: TcpListener, options: SimOptions) -> io::Result<Server> {
+    build_server(listener, options, None, true)
+}
+
+/// Serves the sim on `listener` until the process is told to stop: `callstats sim`.
+pub async fn serve_sim(listener: TcpListener, options: SimOptions) -> io::Result<()> {
+    let address = listener.local_addr()?;
+    let server = sim_server(listener, options)?;
+    tracing::info!(%address, "synthetic call platform listening");
+    server.await
+}
+
+/// A sim running in this process, for tests and benchmarks.
+#[derive(Debug)]
+pub struct RunningSim {
+    address: SocketAddr,
+    handle: ServerHandle,
+}
+
+impl RunningSim {
+    #[must_use]
+    pub const fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// `http://127.0.0.1:PORT`, the base URL to give the adapter.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Stops accepting, drops open connections and waits for the workers to end.
+    pub async fn stop(self) {
+        self.handle.stop(false).await;
+    }
+}
+
+/// Starts a sim on a free loopback port with one worker, on the current Tokio runtime.
+pub fn spawn_sim(options: SimOptions) -> io::Result<RunningSim> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let address = listener.local_addr()?;
+    let server = build_server(listener, options, Some(1), false)?;
+    let handle = server.handle();
+    tokio::spawn(server);
+    Ok(RunningSim { address, handle })
+}
+
+fn build_server(
+    listener: TcpListener,
+    options: SimOptions,
+    workers: Option<usize>,
+    signals: bool,
+) -> io::Result<Server> {
+    options
+        .validate()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let state = web::Data::new(SimState::new(options));
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .route("/calls", web::get().to(calls))
+            .default_service(web::to(not_found))
+    })
+    .shutdown_timeout(1);
+    if let Some(workers) = workers {
+        server = server.workers(workers);
+    }
+    if !signals {
+        server = server.disable_signals();
+    }
+    Ok(server.listen(listener)?.run())
+}
+
+struct SimState {
+    generator: Generator,
+    /// `Bearer <token>`, compared whole.
+    expected_authorization: Option<String>,
+    fail_rate: f64,
+    latency: Duration,
+    days: Mutex<VecDeque<(i64, Arc<[SyntheticCall]>)>>,
+}
+
+impl SimState {
+    fn new(options: SimOptions) -> Self {
+        Self {
+            generator: Generator::new(options.seed, options.calls_per_day),
+            expected_authorization: options.token.map(|t| format!("Bearer {t}")),
+            fail_rate: options.fail_rate,
+            latency: options.latency,
+            days: Mutex::new(VecDeque::with_capacity(CACHED_DAYS)),
+        }
+    }
+
+    /// The calls of one Tashkent day (by day number), from the cache or generated.
+    fn day_calls(&self, day_number: i64) -> Option<Arc<[SyntheticCall]>> {
+        {
+            let days = self.days.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((_, calls)) = days.iter().find(|(number, _)| *number == day_number) {
+                return Some(Arc::clone(calls));
+            }
+        }
+        let calls: Arc<[SyntheticCall]> = self.generator.calls_on(day_of(day_number)?).into();
+        let mut days = self.days.lock().unwrap_or_else(PoisonError::into_inner);
+        if days.len() >= CACHED_DAYS {
+            days.pop_front();
+        }
+        days.push_back((day_number, Arc::clone(&calls)));
+        Some(calls)
+    }
+
+    fn authorized(&self, request: &HttpRequest) -> bool {
+        let Some(expected) = &self.expected_authorization else {
+            return true;
+        };
+        request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|sent| {
+                // The scheme is case-insensitive (RFC 7235); the token is not.
+                sent.len() == expected.len()
+                    && sent
+                        .get(..7)
+                        .is_some_and(|s| s.eq_ignore_ascii_case("bearer "))
+                    && sent.get(7..) == expected.get(7..)
+            })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct CallsQuery {
+    from: Option<String>,
+    to: Option<String>,
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+/// Where the next page starts: the `index`-th generated call of Tashkent day `day`, in the
+/// window the cursor was issued for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cursor {
+    from: i64,
+    to: i64,
+    day: i64,
+    index: usize,
+}
+
+impl Cursor {
+    fn encode(self) -> String {
+        URL_SAFE_NO_PAD.encode(format!(
+            "v1.{}.{}.{}.{}",
+            self.from, self.to, self.day, self.index
+        ))
+    }
+
+    fn decode(raw: &str) -> Option<Self> {
+        let text = String::from_utf8(URL_SAFE_NO_PAD.decode(raw).ok()?).ok()?;
+        let mut parts = text.split('.');
+        if parts.next()? != "v1" {
+            return None;
+        }
+        let cursor = Self {
+            from: parts.next()?.parse().ok()?,
+            to: parts.next()?.parse().ok()?,
+            day: parts.next()?.parse().ok()?,
+            index: parts.next()?.parse().ok()?,
+        };
+        parts.next().is_none().then_some(cursor)
+    }
+}
+
+async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse {
+    if !state.latency.is_zero() {
+        tokio::time::sleep(state.latency).await;
+    }
+    if !state.authorized(&request) {
+        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+    }
+    if state.fail_rate > 0.0 && fastrand::f64() < state.fail_rate {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "injected failure (--fail-rate)",
+        );
+    }
+    match page(&state, request.query_string()) {
+        Ok(body) => HttpResponse::Ok()
+            .content_type(ContentType::json())
+            .body(body),
+        Err(Failure { status, message }) => error(status, &message),
+    }
+}
+
+/// Why a page could not be served, as the status and message to answer.
+struct Failure {
+    status: StatusCode,
+    message: String,
+}
+
+/// The page's JSON, or why not.
+fn page(state: &SimState, query: &str) -> Result<Vec<u8>, Failure> {
+    let bad = |message: String| Failure {
+        status: StatusCode::BAD_REQUEST,
+        message,
+    };
+    let internal = |message: String| Failure {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message,
+    };
+    let query = web::Query::<CallsQuery>::from_query(query)
+        .map_err(|e| bad(format!("malformed query: {e}")))?
+        .into_inner();
+    let from = instant(query.from.as_deref(), "from").map_err(bad)?;
+    let to = instant(query.to.as_deref(), "to").map_err(bad)?;
+    if to <= from {
+        return Err(bad("`to` must be later than `from`".to_owned()));
+    }
+    if to - from > MAX_WINDOW_DAYS * SECONDS_PER_DAY {
+        return Err(bad(format!(
+            "the window must be at most {MAX_WINDOW_DAYS} days"
+        )));
+    }
+    let limit = match query.limit.as_deref() {
+        None => MAX_LIMIT,
+        Some(raw) => raw
+            .parse::<usize>()
+            .ok()
+            .filter(|limit| (1..=MAX_LIMIT).contains(limit))
+            .ok_or_else(|| {
+                bad(format!(
+                    "`limit` must be an integer from 1 to {MAX_LIMIT}, got {raw:?}"
+                ))
+            })?,
+    };
+    let last_day = tz::local_day_and_hour(to - 1).0;
+    let (mut day, mut index) = match query.cursor.as_deref() {
+        None => (tz::local_day_and_hour(from).0, 0),
+        Some(raw) => {
+            let cursor = Cursor::decode(raw)
+                .filter(|c| c.from == from && c.to == to)
+                .ok_or_else(|| bad("`cursor` is not one this window was given".to_owned()))?;
+            (cursor.day, cursor.index)
+        }
+    };
+
+    // (day held, call index) of every call on the page, then where the next page starts.
+    let mut held: Vec<Arc<[SyntheticCall]>> = Vec::new();
+    let mut picks: Vec<(usize, usize)> = Vec::with_capacity(limit);
+    let mut next = None;
+    'days: while day <= last_day {
+        let calls = state
+            .day_calls(day)
+            .ok_or_else(|| bad("the window is outside the calendar".to_owned()))?;
+        let slot = held.len();
+        held.push(Arc::clone(&calls));
+        for (position, call) in calls.iter().enumerate().skip(index) {
+            let started = call.started_at.unix_timestamp();
+            if started < from {
+                continue;
+            }
+            if started >= to {
+                break 'days;
+            }
+            if picks.len() == limit {
+                next = Some(Cursor {
+                    from,
+                    to,
+                    day,
+                    index: position,
+                });
+                break 'days;
+            }
+            picks.push((slot, position));
+        }
+        day += 1;
+        index = 0;
+    }
+
+    let mut page = PageOut {
+        calls: Vec::with_capacity(picks.len()),
+        next_cursor: next.map(Cursor::encode),
+    };
+    for (slot, position) in picks {
+        let Some(call) = held.get(slot).and_then(|calls| calls.get(position)) else {
+            continue;
+        };
+        page.calls.push(CallOut {
+            id: &call.id,
+            direction: call.direction,
+            agent_number: call.agent_number.as_ref().map(|a| a.as_str()),
+            started_at: format_instant(call.started_at)
+                .map_err(|e| internal(format!("date: {e}")))?,
+            duration_seconds: call.duration_seconds,
+        });
+    }
+    serde_json::to_vec(&page).map_err(|e| internal(format!("encoding: {e}")))
+}
+
+/// Reads `from` or `to`: RFC 3339 with any offset, as Unix seconds. An unencoded `+` arrives
+/// as a space; it is read as the `+` it was.
+fn instant(raw: Option<&str>, name: &str) -> Result<i64, String> {
+    let raw = raw.ok_or_else(|| format!("`{name}` is required (RFC 3339 date-time)"))?;
+    OffsetDateTime::parse(raw, &Rfc3339)
+        .or_else(|_| OffsetDateTime::parse(&raw.replace(' ', "+"), &Rfc3339))
+        .map(OffsetDateTime::unix_timestamp)
+        .map_err(|_| format!("`{name}` must be an RFC 3339 date-time, got {raw:?}"))
+}
+
+/// The Tashkent day with this number (days since 1970-01-01).
+fn day_of(day_number: i64) -> Option<Day> {
+    let midnight =
+        OffsetDateTime::from_unix_timestamp(day_number.checked_mul(SECONDS_PER_DAY)?).ok()?;
+    Some(Day::new(midnight.date()))
+}
+
+async fn not_found() -> HttpResponse {
+    error(
+        StatusCode::NOT_FOUND,
+        "not found: the sim serves GET /calls",
+    )
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+}
+
+fn error(status: StatusCode, message: &str) -> HttpResponse {
+    HttpResponse::build(status).json(ErrorBody { error: message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_tampering() {
+        let cursor = Cursor {
+            from: 1_790_000_000,
+            to: 1_790_086_400,
+            day: 20_758,
+            index: 999,
+        };
+        assert_eq!(Cursor::decode(&cursor.encode()), Some(cursor));
+        assert_eq!(Cursor::decode("not-a-cursor"), None);
+        assert_eq!(Cursor::decode(&URL_SAFE_NO_PAD.encode("v1.1.2.3")), None);
+        assert_eq!(
+            Cursor::decode(&URL_SAFE_NO_PAD.encode("v1.1.2.3.4.5")),
+            None
+        );
+    }
+
+    #[test]
+    fn day_numbers_map_to_calendar_days() {
+        assert_eq!(day_of(0).unwrap().to_string(), "1970-01-01");
+        let day = Day::parse("2026-11-01", callstats_domain::params::Param::query("d")).unwrap();
+        assert_eq!(day_of(day.number()), Some(day));
+    }
+
+    #[test]
+    fn options_out_of_range_are_refused() {
+        let bad_rate = SimOptions {
+            fail_rate: 1.5,
+            ..SimOptions::default()
+        };
+        assert_eq!(bad_rate.validate(), Err(SimOptionsError::FailRate(1.5)));
+        let empty_token = SimOptions {
+            token: Some(String::new()),
+            ..SimOptions::default()
+        };
+        assert_eq!(empty_token.validate(), Err(SimOptionsError::EmptyToken));
+        assert!(SimOptions::default().validate().is_ok());
+    }
+
+    #[test]
+    fn options_debug_hides_the_token() {
+        let options = SimOptions {
+            token: Some("sim-secret".to_owned()),
+            ..SimOptions::default()
+        };
+        assert!(!format!("{options:?}").contains("sim-secret"));
+    }
+}

@@ -1,0 +1,243 @@
+//! The upstream contract on the wire (decisions.md section 6), in one place for both sides:
+//! the typed page the adapter reads and the page the sim writes.
+//!
+//! ```text
+//! GET {base}/calls?from=2026-11-01T00:00:00%2B05:00&to=2026-11-02T00:00:00%2B05:00&limit=1000[&cursor=C]
+//! 200 {"calls": [{"id", "direction", "agent_number", "started_at", "duration_seconds"}],
+//!      "next_cursor": "opaque" | null}
+//! ```
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use callstats_domain::model::{AgentNumber, CallRecord};
+use callstats_domain::params::Direction;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// One page as the upstream sends it. Strings borrow from the page body where they can, so a
+/// page costs its bytes plus one small struct per call, never a generic JSON tree.
+#[derive(Debug, Deserialize)]
+pub(crate) struct PageIn<'a> {
+    #[serde(borrow)]
+    pub calls: Vec<CallIn<'a>>,
+    /// A missing `next_cursor` reads as null: the last page.
+    #[serde(default, borrow)]
+    pub next_cursor: Option<Cow<'a, str>>,
+}
+
+/// One call as the upstream sends it; unknown fields are ignored.
+#[derive(Debug, Deserialize)]
+pub(crate) struct CallIn<'a> {
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    pub direction: DirectionIn,
+    /// Null (or missing) for a call no agent answered.
+    #[serde(default, borrow)]
+    pub agent_number: Option<Text<'a>>,
+    #[serde(borrow)]
+    pub started_at: Cow<'a, str>,
+    pub duration_seconds: f64,
+}
+
+/// A string borrowed from the page when it holds no escapes. (Serde borrows a bare `Cow` field,
+/// but would allocate for an `Option<Cow>`; the newtype keeps the borrow.)
+#[derive(Debug, Deserialize)]
+pub(crate) struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum DirectionIn {
+    Inbound,
+    Outbound,
+}
+
+impl From<DirectionIn> for Direction {
+    fn from(direction: DirectionIn) -> Self {
+        match direction {
+            DirectionIn::Inbound => Self::Inbound,
+            DirectionIn::Outbound => Self::Outbound,
+        }
+    }
+}
+
+impl CallIn<'_> {
+    /// The domain record, or why this call is unusable.
+    pub fn to_record(&self) -> Result<CallRecord, String> {
+        if self.id.is_empty() {
+            return Err("a call has an empty id".to_owned());
+        }
+        let started_at = OffsetDateTime::parse(&self.started_at, &Rfc3339)
+            .map_err(|e| {
+                format!(
+                    "call {:?}: started_at {:?} is not an RFC 3339 date-time ({e})",
+                    clip(&self.id),
+                    clip(&self.started_at)
+                )
+            })?
+            .unix_timestamp();
+        if !self.duration_seconds.is_finite() || self.duration_seconds < 0.0 {
+            return Err(format!(
+                "call {:?}: duration_seconds {} is not a non-negative number",
+                clip(&self.id),
+                self.duration_seconds
+            ));
+        }
+        let agent_number = match &self.agent_number {
+            None => None,
+            Some(Text(raw)) => Some(AgentNumber::new(raw).map_err(|e| {
+                format!(
+                    "call {:?}: agent_number {:?}: {e}",
+                    clip(&self.id),
+                    clip(raw)
+                )
+            })?),
+        };
+        Ok(CallRecord {
+            direction: self.direction.into(),
+            agent_number,
+            started_at,
+            duration_seconds: self.duration_seconds,
+        })
+    }
+}
+
+/// At most 64 characters of an upstream value, for a log line.
+fn clip(value: &str) -> &str {
+    value
+        .char_indices()
+        .nth(64)
+        .and_then(|(end, _)| value.get(..end))
+        .unwrap_or(value)
+}
+
+/// One page as the sim writes it.
+#[derive(Debug, Serialize)]
+pub(crate) struct PageOut<'a> {
+    pub calls: Vec<CallOut<'a>>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CallOut<'a> {
+    pub id: &'a str,
+    pub direction: Direction,
+    pub agent_number: Option<&'a str>,
+    pub started_at: String,
+    pub duration_seconds: f64,
+}
+
+/// `2026-11-01T00:00:00+05:00`: an instant in RFC 3339, in its own offset.
+pub(crate) fn format_instant(instant: OffsetDateTime) -> Result<String, time::error::Format> {
+    instant.format(&Rfc3339)
+}
+
+/// Percent-encodes a query value: everything but RFC 3986 unreserved characters and `:`, so a
+/// window reads `2026-11-01T00:00:00%2B05:00` as in the contract.
+pub(crate) fn encode_query_value(raw: &str) -> String {
+    let mut encoded = String::with_capacity(raw.len());
+    for byte in raw.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b':') {
+            encoded.push(char::from(byte));
+        } else {
+            // Writing to a String cannot fail.
+            let _ = write!(encoded, "%{byte:02X}");
+        }
+    }
+    encoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn window_instants_are_written_with_an_encoded_plus() {
+        let formatted = format_instant(datetime!(2026-11-01 00:00 +5)).unwrap();
+        assert_eq!(formatted, "2026-11-01T00:00:00+05:00");
+        assert_eq!(
+            encode_query_value(&formatted),
+            "2026-11-01T00:00:00%2B05:00"
+        );
+    }
+
+    #[test]
+    fn cursors_are_encoded_whole() {
+        assert_eq!(encode_query_value("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+    }
+
+    #[test]
+    fn a_page_parses_into_records_in_unix_seconds() {
+        let body = br#"{"calls": [
+            {"id": "c-1", "direction": "inbound", "agent_number": "101",
+             "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 125.4, "extra": 1},
+            {"id": "c-\u0032", "direction": "outbound", "agent_number": null,
+             "started_at": "2026-11-01T04:15:22Z", "duration_seconds": 0}],
+            "next_cursor": "abc"}"#;
+        let page: PageIn<'_> = serde_json::from_slice(body).unwrap();
+        assert_eq!(page.next_cursor.as_deref(), Some("abc"));
+        let records: Vec<CallRecord> = page.calls.iter().map(|c| c.to_record().unwrap()).collect();
+        let expected = datetime!(2026-11-01 04:15:22 UTC).unix_timestamp();
+        assert_eq!(records[0].started_at, expected);
+        assert_eq!(records[1].started_at, expected);
+        assert_eq!(records[0].agent_number.as_ref().unwrap().as_str(), "101");
+        assert_eq!(records[1].direction, Direction::Outbound);
+        assert_eq!(page.calls[1].id, "c-2");
+    }
+
+    #[test]
+    fn escaped_strings_are_read_as_well_as_borrowed_ones() {
+        let body = br#"{"calls": [{"id": "c-\"1\"", "direction": "inbound",
+            "agent_number": "\u0031\u00301", "started_at": "2026-11-01T09:15:22\u002B05:00",
+            "duration_seconds": 1}], "next_cursor": "n\/1"}"#;
+        let page: PageIn<'_> = serde_json::from_slice(body).unwrap();
+        let record = page.calls[0].to_record().unwrap();
+        assert_eq!(record.agent_number.unwrap().as_str(), "101");
+        assert_eq!(page.calls[0].id, "c-\"1\"");
+        assert_eq!(page.next_cursor.as_deref(), Some("n/1"));
+    }
+
+    #[test]
+    fn unusable_calls_say_why() {
+        let parse = |call: &str| {
+            let body = format!(r#"{{"calls": [{call}], "next_cursor": null}}"#);
+            let page: PageIn<'_> = serde_json::from_str(&body).unwrap();
+            page.calls[0].to_record().unwrap_err()
+        };
+        let bad_time = parse(
+            r#"{"id": "c-1", "direction": "inbound", "agent_number": "101",
+                "started_at": "2026-11-01 09:15", "duration_seconds": 1}"#,
+        );
+        assert!(bad_time.contains("started_at"), "{bad_time}");
+        let bad_agent = parse(
+            r#"{"id": "c-1", "direction": "inbound", "agent_number": "1 0",
+                "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1}"#,
+        );
+        assert!(bad_agent.contains("agent_number"), "{bad_agent}");
+        let bad_duration = parse(
+            r#"{"id": "c-1", "direction": "inbound", "agent_number": null,
+                "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": -3}"#,
+        );
+        assert!(bad_duration.contains("duration_seconds"), "{bad_duration}");
+    }
+
+    #[test]
+    fn reasons_quote_at_most_64_characters_of_a_value() {
+        let long = "x".repeat(10_000);
+        assert_eq!(clip(&long).len(), 64);
+        assert_eq!(clip("c-1"), "c-1");
+        assert_eq!(clip(&"é".repeat(100)).chars().count(), 64);
+    }
+
+    #[test]
+    fn an_unknown_direction_or_missing_field_fails_the_page() {
+        let unknown = br#"{"calls": [{"id": "c-1", "direction": "sideways", "agent_number": null,
+            "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1}], "next_cursor": null}"#;
+        assert!(serde_json::from_slice::<PageIn<'_>>(unknown).is_err());
+        let missing = br#"{"calls": [{"id": "c-1", "direction": "inbound",
+            "started_at": "2026-11-01T09:15:22+05:00"}], "next_cursor": null}"#;
+        assert!(serde_json::from_slice::<PageIn<'_>>(missing).is_err());
+    }
+}

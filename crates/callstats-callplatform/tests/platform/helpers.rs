@@ -1,0 +1,104 @@
+use std::io;
+use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
+
+use callstats_callplatform::{BearerToken, HttpCallPlatform, HttpPlatformConfig};
+use callstats_domain::params::{DateRange, Day, Param};
+use serde_json::{Value, json};
+use tracing::subscriber::DefaultGuard;
+use wiremock::ResponseTemplate;
+
+pub const TOKEN: &str = "tok-3f9a1c7e-never-print-me";
+
+pub fn day(raw: &str) -> Day {
+    Day::parse(raw, Param::query("start")).unwrap()
+}
+
+pub fn range(start: &str, end: &str) -> DateRange {
+    DateRange::new(day(start), day(end)).unwrap()
+}
+
+/// Settings for tests: the token, short backoffs and bounds, no breaker unless a test wants one.
+pub fn test_config(base_url: impl Into<String>) -> HttpPlatformConfig {
+    let mut config = HttpPlatformConfig::new(base_url, Some(BearerToken::new(TOKEN)));
+    config.retry_backoff = Duration::from_millis(5);
+    config.retry_backoff_max = Duration::from_millis(20);
+    config.request_timeout = Duration::from_secs(2);
+    config.fetch_timeout = Duration::from_secs(5);
+    config.breaker_threshold = 0;
+    config
+}
+
+pub fn platform(config: HttpPlatformConfig) -> HttpCallPlatform {
+    HttpCallPlatform::new(config).unwrap()
+}
+
+/// One call in the upstream's JSON.
+pub fn call(id: &str, started_at: &str) -> Value {
+    json!({
+        "id": id,
+        "direction": "inbound",
+        "agent_number": "101",
+        "started_at": started_at,
+        "duration_seconds": 60.5,
+    })
+}
+
+/// A 200 page of these calls.
+pub fn page(calls: &[Value], next_cursor: Option<&str>) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({"calls": calls, "next_cursor": next_cursor}))
+}
+
+/// Everything logged (at every level, from every crate) on this thread while the guard lives.
+pub struct CapturedLogs {
+    buffer: Arc<Mutex<Vec<u8>>>,
+    _guard: DefaultGuard,
+}
+
+impl CapturedLogs {
+    /// Tracing caches per call site, for the whole process, whether anyone listens; a site first
+    /// reached by a thread without a subscriber would stay silent for this thread's capture too.
+    /// So a global subscriber that listens to everything (and writes nowhere) comes first, and
+    /// the cache is rebuilt once the capture is in place.
+    pub fn start() -> Self {
+        static GLOBAL: Once = Once::new();
+        GLOBAL.call_once(|| {
+            let sink = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::TRACE)
+                .with_writer(io::sink)
+                .finish();
+            // Err only if something else set one first, which listens as well.
+            let _ = tracing::subscriber::set_global_default(sink);
+        });
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let writer = Arc::clone(&buffer);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || BufferWriter(Arc::clone(&writer)))
+            .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        tracing::callsite::rebuild_interest_cache();
+        Self {
+            buffer,
+            _guard: guard,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.buffer.lock().unwrap()).into_owned()
+    }
+}
+
+struct BufferWriter(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for BufferWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,547 @@
+//! The adapter against a mock upstream: paging, data checks, bounds, retries, the breaker and
+//! the token.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use callstats_domain::params::Direction;
+use callstats_domain::ports::CallPlatform;
+use serde_json::json;
+use time::macros::datetime;
+use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::helpers::{CapturedLogs, TOKEN, call, page, platform, range, test_config};
+
+/// Requests the mock received so far.
+async fn received(server: &MockServer) -> usize {
+    server.received_requests().await.unwrap().len()
+}
+
+#[tokio::test]
+async fn follows_cursors_to_the_last_page_and_returns_every_call() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/calls"))
+        .and(query_param("from", "2026-11-01T00:00:00+05:00"))
+        .and(query_param("to", "2026-11-02T00:00:00+05:00"))
+        .and(query_param("limit", "1000"))
+        .and(query_param_is_missing("cursor"))
+        .respond_with(page(
+            &[
+                call("c-1", "2026-11-01T09:00:00+05:00"),
+                call("c-2", "2026-11-01T10:00:00+05:00"),
+            ],
+            Some("page 2/opaque+="),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/calls"))
+        .and(query_param("cursor", "page 2/opaque+="))
+        .and(query_param("from", "2026-11-01T00:00:00+05:00"))
+        .respond_with(page(&[call("c-3", "2026-11-01T11:00:00+05:00")], None))
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+
+    let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
+    assert_eq!(
+        starts,
+        [
+            datetime!(2026-11-01 09:00 +5).unix_timestamp(),
+            datetime!(2026-11-01 10:00 +5).unix_timestamp(),
+            datetime!(2026-11-01 11:00 +5).unix_timestamp(),
+        ]
+    );
+    assert_eq!(records[0].agent_number.as_ref().unwrap().as_str(), "101");
+    assert_eq!(records[0].direction, Direction::Inbound);
+    assert!((records[0].duration_seconds - 60.5).abs() < f64::EPSILON);
+}
+
+#[tokio::test]
+async fn sends_the_window_from_tashkent_midnight_to_the_midnight_after_the_end() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[], None))
+        .mount(&server)
+        .await;
+
+    platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-02"))
+        .await
+        .unwrap();
+
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].url.path(), "/calls");
+    assert_eq!(
+        requests[0].url.query(),
+        Some("from=2026-11-01T00:00:00%2B05:00&to=2026-11-03T00:00:00%2B05:00&limit=1000")
+    );
+}
+
+#[tokio::test]
+async fn sends_the_bearer_token() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
+        .expect(1)
+        .mount(&server)
+        .await;
+    // Anything without the token would get wiremock's 404, which is unavailable.
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 1);
+}
+
+#[tokio::test]
+async fn counts_a_repeated_id_once() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(query_param_is_missing("cursor"))
+        .respond_with(page(
+            &[
+                call("c-1", "2026-11-01T09:00:00+05:00"),
+                call("c-2", "2026-11-01T09:30:00+05:00"),
+                call("c-1", "2026-11-01T09:00:00+05:00"),
+            ],
+            Some("2"),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(query_param("cursor", "2"))
+        .respond_with(page(
+            &[
+                call("c-2", "2026-11-01T09:30:00+05:00"),
+                call("c-3", "2026-11-01T10:00:00+05:00"),
+            ],
+            None,
+        ))
+        .mount(&server)
+        .await;
+
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 3);
+}
+
+#[tokio::test]
+async fn converts_any_offset_to_the_same_instant() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(
+            &[
+                // Tashkent midnight, the first instant of the window.
+                call("z", "2026-10-31T19:00:00Z"),
+                call("utc", "2026-11-01T04:00:00+00:00"),
+                call("minus5", "2026-11-01T08:00:00-05:00"),
+                call("fraction", "2026-11-01T12:34:56.789+05:00"),
+                // 23:59:59 in Tashkent, the last second of the window.
+                call("last", "2026-11-01T18:59:59z"),
+            ],
+            None,
+        ))
+        .mount(&server)
+        .await;
+
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+
+    let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
+    assert_eq!(
+        starts,
+        [
+            datetime!(2026-11-01 00:00 +5).unix_timestamp(),
+            datetime!(2026-11-01 09:00 +5).unix_timestamp(),
+            datetime!(2026-11-01 18:00 +5).unix_timestamp(),
+            datetime!(2026-11-01 12:34:56 +5).unix_timestamp(),
+            datetime!(2026-11-01 23:59:59 +5).unix_timestamp(),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn ignores_calls_outside_the_window() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(
+            &[
+                call("day-before", "2026-10-31T23:59:59+05:00"),
+                call("day-before-utc", "2026-10-31T18:59:59Z"),
+                call("inside", "2026-11-01T12:00:00+05:00"),
+                call("midnight-after", "2026-11-02T00:00:00+05:00"),
+                call("next-day-utc", "2026-11-01T19:00:00Z"),
+                call("far-away", "2024-01-01T12:00:00+05:00"),
+            ],
+            None,
+        ))
+        .mount(&server)
+        .await;
+
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        records[0].started_at,
+        datetime!(2026-11-01 12:00 +5).unix_timestamp()
+    );
+}
+
+#[tokio::test]
+async fn unanswered_calls_keep_no_agent() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(
+            &[
+                json!({"id": "c-1", "direction": "outbound", "agent_number": null,
+                        "started_at": "2026-11-01T09:00:00+05:00", "duration_seconds": 0.0}),
+            ],
+            None,
+        ))
+        .mount(&server)
+        .await;
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+    assert_eq!(records[0].agent_number, None);
+    assert_eq!(records[0].direction, Direction::Outbound);
+}
+
+#[tokio::test]
+async fn a_malformed_record_makes_the_answer_unavailable_and_logs_why() {
+    let logs = CapturedLogs::start();
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(
+            &[
+                call("good", "2026-11-01T09:00:00+05:00"),
+                call("bad", "yesterday at nine"),
+            ],
+            None,
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let error = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+
+    assert!(error.reason.contains("started_at"), "{error}");
+    assert!(error.reason.contains("\"bad\""), "{error}");
+    let logged = logs.text();
+    assert!(
+        logged.contains("call platform unavailable") && logged.contains("yesterday at nine"),
+        "{logged}"
+    );
+}
+
+#[tokio::test]
+async fn a_page_that_is_not_the_contracts_json_is_unavailable_without_retry() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": []})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let error = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+    assert!(error.reason.contains("not the contract's JSON"), "{error}");
+}
+
+#[tokio::test]
+async fn a_page_larger_than_the_limit_is_unavailable() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(
+            &vec![call("c-1", "2026-11-01T09:00:00+05:00"); 50],
+            None,
+        ))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.max_page_bytes = 1024;
+    let error = platform(config)
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+    assert!(error.reason.contains("larger than 1024 bytes"), "{error}");
+}
+
+#[tokio::test]
+async fn a_5xx_is_retried_and_the_next_answer_used() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(502))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
+        .mount(&server)
+        .await;
+
+    let records = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+
+    assert_eq!(records.len(), 1);
+    assert_eq!(received(&server).await, 2);
+}
+
+#[tokio::test]
+async fn a_5xx_throughout_is_unavailable_after_the_bounded_attempts() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.max_retries = 2;
+
+    let error = platform(config)
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+
+    assert!(error.reason.contains("after 3 attempt(s)"), "{error}");
+    assert!(error.reason.contains("503"), "{error}");
+    assert_eq!(received(&server).await, 3, "one attempt and two retries");
+}
+
+#[tokio::test]
+async fn a_401_is_unavailable_after_exactly_one_request() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(json!({"error": "bad token"})))
+        .mount(&server)
+        .await;
+
+    let error = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+
+    assert!(error.reason.contains("401"), "{error}");
+    assert_eq!(received(&server).await, 1, "a 4xx is never retried");
+}
+
+#[tokio::test]
+async fn a_slow_page_is_retried_after_the_request_timeout() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[], None).set_delay(Duration::from_secs(3)))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.request_timeout = Duration::from_millis(200);
+
+    let records = platform(config)
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap();
+
+    assert_eq!(records.len(), 1);
+    assert_eq!(received(&server).await, 2);
+}
+
+#[tokio::test]
+async fn a_hanging_upstream_is_unavailable_within_the_whole_fetch_deadline() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[], None).set_delay(Duration::from_secs(30)))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.request_timeout = Duration::from_millis(400);
+    config.max_retries = 10;
+    config.fetch_timeout = Duration::from_millis(700);
+
+    let started = Instant::now();
+    let error = platform(config)
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+
+    assert!(error.reason.contains("longer than 700 ms"), "{error}");
+    // The bound is the behaviour: the deadline plus a generous margin for a loaded machine.
+    assert!(took < Duration::from_millis(700 + 2_000), "took {took:?}");
+    assert!(
+        received(&server).await <= 2,
+        "cut off during the second attempt"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_refused_is_unavailable() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let error = platform(test_config(format!("http://127.0.0.1:{port}")))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+    assert!(error.reason.contains("could not connect"), "{error}");
+    assert!(error.reason.contains("after 3 attempt(s)"), "{error}");
+}
+
+#[tokio::test]
+async fn a_cursor_seen_twice_stops_with_unavailable() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(query_param_is_missing("cursor"))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], Some("a")))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(query_param("cursor", "a"))
+        .respond_with(page(&[call("c-2", "2026-11-01T09:10:00+05:00")], Some("b")))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(query_param("cursor", "b"))
+        .respond_with(page(&[call("c-3", "2026-11-01T09:20:00+05:00")], Some("a")))
+        .mount(&server)
+        .await;
+
+    let error = platform(test_config(server.uri()))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+
+    assert!(error.reason.contains("cursor \"a\""), "{error}");
+    assert_eq!(received(&server).await, 3);
+}
+
+#[tokio::test]
+async fn the_token_never_appears_in_logs_or_errors() {
+    let logs = CapturedLogs::start();
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(query_param_is_missing("cursor"))
+        .respond_with(page(
+            &[call("c-1", "2026-11-01T09:00:00+05:00")],
+            Some("next"),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(query_param("cursor", "next"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("boom"))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.max_retries = 1;
+    let platform = platform(config.clone());
+
+    let error = platform
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+    let refused = crate::helpers::platform(test_config("http://127.0.0.1:1"))
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+        .unwrap_err();
+
+    let everything = format!(
+        "{error} {error:?} {refused} {refused:?} {platform:?} {config:?} {}",
+        logs.text()
+    );
+    // The capture saw the failures, so the absence of the token below means something.
+    assert!(
+        everything.contains("call platform unavailable"),
+        "{everything}"
+    );
+    assert!(everything.contains("retrying"), "{everything}");
+    assert!(!everything.contains(TOKEN), "{everything}");
+    assert!(!everything.contains("never-print-me"), "{everything}");
+}
+
+#[tokio::test]
+async fn the_breaker_opens_after_repeated_failures_and_lets_a_probe_through_later() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.max_retries = 0;
+    config.breaker_threshold = 2;
+    config.breaker_open_for = Duration::from_millis(300);
+    let platform = platform(config);
+    let day = range("2026-11-01", "2026-11-01");
+
+    platform.calls(day).await.unwrap_err();
+    platform.calls(day).await.unwrap_err();
+    let refused = platform.calls(day).await.unwrap_err();
+    assert!(refused.reason.contains("circuit open"), "{refused}");
+    assert_eq!(received(&server).await, 2, "the open breaker sent nothing");
+
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
+        .mount(&server)
+        .await;
+
+    let probe = platform.calls(day).await.unwrap();
+    assert_eq!(probe.len(), 1);
+    assert_eq!(received(&server).await, 1, "the probe reached the upstream");
+    platform.calls(day).await.unwrap();
+    assert_eq!(received(&server).await, 2, "closed again after the probe");
+}
+
+#[tokio::test]
+async fn a_failed_probe_keeps_the_breaker_open() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.max_retries = 0;
+    config.breaker_threshold = 1;
+    config.breaker_open_for = Duration::from_millis(200);
+    let platform = platform(config);
+    let day = range("2026-11-01", "2026-11-01");
+
+    platform.calls(day).await.unwrap_err();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let probe = platform.calls(day).await.unwrap_err();
+    assert!(!probe.reason.contains("circuit open"), "{probe}");
+    let refused = platform.calls(day).await.unwrap_err();
+    assert!(refused.reason.contains("circuit open"), "{refused}");
+    assert_eq!(received(&server).await, 2);
+}

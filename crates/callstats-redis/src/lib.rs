@@ -1,0 +1,278 @@
+//! Redis adapters, so that several replicas share one response cache and one quota: a
+//! partner's 120 requests a minute are 120 in total, and a cached answer is the same bytes
+//! whichever replica serves it.
+//!
+//! Redis is an accelerator, never a dependency: every call has a short deadline, and while
+//! Redis is unreachable the cache is bypassed (a miss) and quotas are counted in process. One
+//! warning is logged when an outage starts and one line when it ends; after a failure Redis is
+//! left alone for a moment, then tried again, so the service returns to it by itself.
+//!
+//! Depends on the domain's ports and the in-process adapters; never on the web layer or the
+//! portal database.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use callstats_domain::access::QuotaBucket;
+use callstats_domain::ports::{QuotaCounter, ResponseCache};
+use callstats_memory::MemoryQuota;
+use redis::aio::ConnectionManager;
+
+/// How to reach Redis.
+#[derive(Debug, Clone)]
+pub struct RedisSettings {
+    /// `redis://host:port[/db]`.
+    pub url: String,
+    /// Prepended to every key, so deployments (and tests) sharing a Redis stay apart.
+    pub prefix: String,
+    /// Deadline of one Redis call; past it the call counts as failed.
+    pub timeout: Duration,
+    /// After a failure, how long to leave Redis alone before trying again.
+    pub retry_after: Duration,
+}
+
+impl RedisSettings {
+    #[must_use]
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            prefix: "callstats:".into(),
+            timeout: Duration::from_millis(250),
+            retry_after: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The URL could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid Redis URL: {0}")]
+pub struct InvalidRedisUrl(String);
+
+/// One lazily connected, self-reconnecting connection shared by the adapters, with the
+/// outage bookkeeping.
+pub struct Redis {
+    connection: ConnectionManager,
+    settings: RedisSettings,
+    started: Instant,
+    /// Milliseconds since `started` before which Redis is not tried again.
+    resume_at_ms: AtomicU64,
+    down: AtomicBool,
+}
+
+impl Redis {
+    /// Prepares the connection; nothing is sent until the first call, so a Redis that is down
+    /// at start-up does not stop the service.
+    pub fn new(settings: RedisSettings) -> Result<Arc<Self>, InvalidRedisUrl> {
+        let client = redis::Client::open(settings.url.as_str())
+            .map_err(|e| InvalidRedisUrl(e.to_string()))?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(settings.timeout))
+            .set_response_timeout(Some(settings.timeout))
+            .set_number_of_retries(1)
+            .set_max_delay(settings.retry_after);
+        let connection = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|e| InvalidRedisUrl(e.to_string()))?;
+        Ok(Arc::new(Self {
+            connection,
+            settings,
+            started: Instant::now(),
+            resume_at_ms: AtomicU64::new(0),
+            down: AtomicBool::new(false),
+        }))
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.settings.prefix)
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Runs one round trip, or `None` when Redis is resting after a failure, fails or is slow.
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        what: &str,
+        pipeline: &redis::Pipeline,
+    ) -> Option<T> {
+        if self.elapsed_ms() < self.resume_at_ms.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut connection = self.connection.clone();
+        let outcome = tokio::time::timeout(
+            self.settings.timeout,
+            pipeline.query_async::<T>(&mut connection),
+        )
+        .await;
+        match outcome {
+            Ok(Ok(value)) => {
+                if self.down.swap(false, Ordering::Relaxed) {
+                    tracing::info!("Redis is reachable again: shared cache and quota resumed");
+                }
+                Some(value)
+            }
+            Ok(Err(err)) => self.failed(what, &err.to_string()),
+            Err(_) => self.failed(what, "timed out"),
+        }
+    }
+
+    fn failed<T>(&self, what: &str, cause: &str) -> Option<T> {
+        let retry_ms = u64::try_from(self.settings.retry_after.as_millis()).unwrap_or(u64::MAX);
+        self.resume_at_ms.store(
+            self.elapsed_ms().saturating_add(retry_ms),
+            Ordering::Relaxed,
+        );
+        if !self.down.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                operation = what,
+                cause,
+                "Redis unreachable: serving without the shared cache, counting quotas in process"
+            );
+        }
+        None
+    }
+
+    /// Whether the last call failed (for readiness reporting).
+    #[must_use]
+    pub fn is_down(&self) -> bool {
+        self.down.load(Ordering::Relaxed)
+    }
+
+    /// One PING, for readiness checks; not subject to the resting period.
+    pub async fn ping(&self) -> Result<(), String> {
+        let mut connection = self.connection.clone();
+        match tokio::time::timeout(
+            self.settings.timeout,
+            redis::cmd("PING").query_async::<String>(&mut connection),
+        )
+        .await
+        {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(_) => Err("timed out".into()),
+        }
+    }
+}
+
+/// The response cache in Redis: one `SET … PX` per miss, one `GET` per lookup, and a
+/// `SET NX PX` lock so that replicas missing the same entry compute it once.
+#[derive(Clone)]
+pub struct RedisCache {
+    redis: Arc<Redis>,
+    /// Names this process's locks, so it only ever releases its own.
+    token: String,
+}
+
+/// Deletes a lock only if it still holds our token.
+const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+
+impl RedisCache {
+    #[must_use]
+    pub fn new(redis: Arc<Redis>) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let token = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        Self { redis, token }
+    }
+}
+
+#[async_trait]
+impl ResponseCache for RedisCache {
+    async fn get(&self, key: &str) -> Option<Bytes> {
+        let mut pipeline = redis::pipe();
+        pipeline.get(self.redis.key(&format!("cache:{key}")));
+        self.redis
+            .run::<(Option<Vec<u8>>,)>("cache read", &pipeline)
+            .await
+            .and_then(|(v,)| v)
+            .map(Bytes::from)
+    }
+
+    async fn put(&self, key: &str, value: Bytes, ttl: Duration) {
+        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("SET")
+            .arg(self.redis.key(&format!("cache:{key}")))
+            .arg(value.as_ref())
+            .arg("PX")
+            .arg(millis)
+            .ignore();
+        let _: Option<()> = self.redis.run("cache write", &pipeline).await;
+    }
+
+    async fn try_lock(&self, key: &str, ttl: Duration) -> bool {
+        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("SET")
+            .arg(self.redis.key(&format!("lock:{key}")))
+            .arg(&self.token)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis);
+        match self
+            .redis
+            .run::<(Option<String>,)>("cache lock", &pipeline)
+            .await
+        {
+            Some((taken,)) => taken.is_some(),
+            // Redis unreachable: local single-flight is all there is.
+            None => true,
+        }
+    }
+
+    async fn unlock(&self, key: &str) {
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("EVAL")
+            .arg(UNLOCK)
+            .arg(1)
+            .arg(self.redis.key(&format!("lock:{key}")))
+            .arg(&self.token)
+            .ignore();
+        let _: Option<()> = self.redis.run("cache unlock", &pipeline).await;
+    }
+}
+
+/// Quota counters in Redis: `INCR` and `EXPIRE` pipelined in one round trip per request,
+/// counted in process while Redis is unreachable.
+#[derive(Clone)]
+pub struct RedisQuota {
+    redis: Arc<Redis>,
+    fallback: MemoryQuota,
+}
+
+impl RedisQuota {
+    #[must_use]
+    pub fn new(redis: Arc<Redis>) -> Self {
+        Self {
+            redis,
+            fallback: MemoryQuota::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl QuotaCounter for RedisQuota {
+    async fn increment(&self, bucket: &QuotaBucket) -> u64 {
+        let key = self.redis.key(&format!("quota:{}", bucket.name));
+        let mut pipeline = redis::pipe();
+        // A little past the window's end so a counter never vanishes while still in use.
+        pipeline
+            .cmd("INCR")
+            .arg(&key)
+            .expire(&key, i64::from(bucket.seconds_left) + 5)
+            .ignore();
+        match self.redis.run::<(u64,)>("quota", &pipeline).await {
+            Some((count,)) => count,
+            None => self.fallback.increment_now(bucket),
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The Redis adapters against a real Redis: the shared one from `CALLSTATS_TEST_REDIS_URL`, and
+//! private `redis-server` processes for command counting and outages.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "test code: a panic is a failed test"
+)]
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use callstats_domain::access::{QuotaBucket, QuotaSubject};
+use callstats_domain::ports::{QuotaCounter, ResponseCache};
+use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
+use time::OffsetDateTime;
+
+/// The shared test Redis, or `None` (skip) when it is not configured and not required.
+fn shared_redis_url() -> Option<String> {
+    match std::env::var("CALLSTATS_TEST_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CALLSTATS_TEST_REQUIRE_SERVICES").is_ok_and(|v| v == "1") => {
+            panic!("CALLSTATS_TEST_REDIS_URL is not set but CALLSTATS_TEST_REQUIRE_SERVICES=1")
+        }
+        _ => {
+            eprintln!("skipped: set CALLSTATS_TEST_REDIS_URL to run the Redis tests");
+            None
+        }
+    }
+}
+
+/// A key prefix no other test (or run) uses.
+fn unique_prefix(test: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "callstats-test:{}:{}:{test}:",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn settings(url: &str, test: &str) -> RedisSettings {
+    RedisSettings {
+        prefix: unique_prefix(test),
+        retry_after: Duration::from_millis(300),
+        ..RedisSettings::new(url)
+    }
+}
+
+fn bucket(subject: i64) -> QuotaBucket {
+    QuotaBucket::new(&QuotaSubject::Key(subject), OffsetDateTime::now_utc())
+}
+
+async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn cached_bytes_live_for_their_ttl_under_the_prefix() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let settings = settings(&url, "cache-ttl");
+    let prefix = settings.prefix.clone();
+    let cache = RedisCache::new(Redis::new(settings).unwrap());
+    cache
+        .put(
+            "v1/operators",
+            Bytes::from_static("{\"name\":\"Oʻtkir\"}".as_bytes()),
+            Duration::from_millis(700),
+        )
+        .await;
+    assert_eq!(
+        cache.get("v1/operators").await.unwrap(),
+        Bytes::from_static("{\"name\":\"Oʻtkir\"}".as_bytes())
+    );
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(format!("{prefix}cache:v1/operators"))
+        .query_async(&mut raw(&url).await)
+        .await
+        .unwrap();
+    assert!((1..=700).contains(&ttl), "PTTL {ttl}");
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(cache.get("v1/operators").await, None);
+}
+
+#[tokio::test]
+async fn quota_is_shared_by_every_replica_and_expires_after_its_window() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let settings = settings(&url, "quota-shared");
+    let prefix = settings.prefix.clone();
+    let replica_a = RedisQuota::new(Redis::new(settings.clone()).unwrap());
+    let replica_b = RedisQuota::new(Redis::new(settings).unwrap());
+    let bucket = bucket(7);
+    let counts = [
+        replica_a.increment(&bucket).await,
+        replica_b.increment(&bucket).await,
+        replica_a.increment(&bucket).await,
+        replica_b.increment(&bucket).await,
+    ];
+    assert_eq!(counts, [1, 2, 3, 4]);
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(format!("{prefix}quota:{}", bucket.name))
+        .query_async(&mut raw(&url).await)
+        .await
+        .unwrap();
+    assert!(
+        ttl > 0 && ttl <= i64::from(bucket.seconds_left) + 5,
+        "TTL {ttl} for {} seconds left",
+        bucket.seconds_left
+    );
+}
+
+#[tokio::test]
+async fn prefixes_keep_deployments_apart() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let one = RedisQuota::new(Redis::new(settings(&url, "prefix-one")).unwrap());
+    let other = RedisQuota::new(Redis::new(settings(&url, "prefix-two")).unwrap());
+    let bucket = bucket(1);
+    assert_eq!(one.increment(&bucket).await, 1);
+    assert_eq!(one.increment(&bucket).await, 2);
+    assert_eq!(other.increment(&bucket).await, 1);
+    let cache_one = RedisCache::new(Redis::new(settings(&url, "prefix-three")).unwrap());
+    let cache_other = RedisCache::new(Redis::new(settings(&url, "prefix-four")).unwrap());
+    cache_one
+        .put("k", Bytes::from_static(b"1"), Duration::from_secs(5))
+        .await;
+    assert_eq!(cache_other.get("k").await, None);
+}
+
+#[tokio::test]
+async fn one_replica_at_a_time_holds_an_entrys_compute_lock() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let settings = settings(&url, "lock");
+    let replica_a = RedisCache::new(Redis::new(settings.clone()).unwrap());
+    let replica_b = RedisCache::new(Redis::new(settings).unwrap());
+    assert!(
+        replica_a
+            .try_lock("v1/operators", Duration::from_secs(5))
+            .await
+    );
+    assert!(
+        !replica_b
+            .try_lock("v1/operators", Duration::from_secs(5))
+            .await
+    );
+    replica_b.unlock("v1/operators").await;
+    assert!(
+        !replica_b
+            .try_lock("v1/operators", Duration::from_secs(5))
+            .await,
+        "only the holder releases"
+    );
+    replica_a.unlock("v1/operators").await;
+    assert!(
+        replica_b
+            .try_lock("v1/operators", Duration::from_secs(5))
+            .await
+    );
+    assert!(
+        replica_a
+            .try_lock("v1/scripts/stats?limit=20", Duration::from_millis(200))
+            .await
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        replica_b
+            .try_lock("v1/scripts/stats?limit=20", Duration::from_secs(5))
+            .await,
+        "a lock expires by itself"
+    );
+}
+
+/// A `redis-server` of the test's own, on a free loopback port, stopped on drop.
+struct PrivateRedis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl PrivateRedis {
+    fn start() -> Option<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut redis = Self { port, child: None };
+        redis.spawn()?;
+        Some(redis)
+    }
+
+    fn spawn(&mut self) -> Option<()> {
+        let spawned = Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(err)
+                if std::env::var("CALLSTATS_TEST_REQUIRE_SERVICES").is_ok_and(|v| v == "1") =>
+            {
+                panic!("cannot start redis-server: {err}")
+            }
+            Err(err) => {
+                eprintln!("skipped: cannot start redis-server ({err})");
+                return None;
+            }
+        };
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(())
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn command_calls(url: &str, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut raw(url).await)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix(&format!("cmdstat_{command}:calls=")))
+        .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_quota_check_is_one_incr_and_one_expire() {
+    let Some(redis) = PrivateRedis::start() else {
+        return;
+    };
+    let quota = RedisQuota::new(Redis::new(RedisSettings::new(redis.url())).unwrap());
+    let bucket = bucket(3);
+    assert_eq!(quota.increment(&bucket).await, 1);
+    let (incr, expire) = (
+        command_calls(&redis.url(), "incr").await,
+        command_calls(&redis.url(), "expire").await,
+    );
+    for _ in 0..10 {
+        quota.increment(&bucket).await;
+    }
+    assert_eq!(command_calls(&redis.url(), "incr").await - incr, 10);
+    assert_eq!(command_calls(&redis.url(), "expire").await - expire, 10);
+}
+
+#[tokio::test]
+async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_comes_back() {
+    let Some(mut redis) = PrivateRedis::start() else {
+        return;
+    };
+    let shared = Redis::new(RedisSettings {
+        retry_after: Duration::from_millis(200),
+        ..RedisSettings::new(redis.url())
+    })
+    .unwrap();
+    let (cache, quota) = (
+        RedisCache::new(Arc::clone(&shared)),
+        RedisQuota::new(Arc::clone(&shared)),
+    );
+    let bucket = bucket(9);
+    cache
+        .put("k", Bytes::from_static(b"shared"), Duration::from_secs(60))
+        .await;
+    assert_eq!(quota.increment(&bucket).await, 1);
+    assert!(!shared.is_down());
+
+    redis.stop();
+    let started = Instant::now();
+    assert_eq!(cache.get("k").await, None, "cache bypassed");
+    assert_eq!(
+        quota.increment(&bucket).await,
+        1,
+        "counted in process from zero"
+    );
+    assert_eq!(quota.increment(&bucket).await, 2);
+    assert!(shared.is_down());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "no request waits long on a dead Redis"
+    );
+
+    redis.spawn().unwrap();
+    cache
+        .put("k2", Bytes::from_static(b"again"), Duration::from_secs(60))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        cache
+            .put("k2", Bytes::from_static(b"again"), Duration::from_secs(60))
+            .await;
+        if cache.get("k2").await.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Redis not used again after it came back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!shared.is_down());
+    assert_eq!(
+        quota.increment(&bucket).await,
+        1,
+        "a fresh Redis counts from zero again"
+    );
+}
