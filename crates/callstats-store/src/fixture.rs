@@ -330,6 +330,66 @@ fn percent<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> 
     Ok(value)
 }
 
+/// Where the format has objects, so an array there can be refused (serde alone would read it
+/// as the object's fields in order).
+enum Shape {
+    Object(&'static [(&'static str, Shape)]),
+    ArrayOf(&'static Shape),
+}
+
+const RECORD: Shape = Shape::Object(&[]);
+const KPI_ROW: Shape = Shape::Object(&[("metrics", Shape::ArrayOf(&RECORD))]);
+const SHEET: Shape = Shape::Object(&[
+    ("sheet_totals", RECORD),
+    ("operators", Shape::ArrayOf(&KPI_ROW)),
+]);
+const SCRIPT: Shape = Shape::Object(&[("title", RECORD), ("category", RECORD)]);
+const FIXTURE_SHAPE: Shape = Shape::Object(&[
+    ("operators", Shape::ArrayOf(&RECORD)),
+    ("off_days", Shape::ArrayOf(&RECORD)),
+    ("kpi_sheets", Shape::ArrayOf(&SHEET)),
+    ("scripts", Shape::ArrayOf(&SCRIPT)),
+    ("call_scores", Shape::ArrayOf(&RECORD)),
+]);
+
+fn check_objects(
+    value: &serde_json::Value,
+    shape: &Shape,
+    path: &mut String,
+) -> Result<(), FixtureError> {
+    use serde_json::Value;
+    match (shape, value) {
+        (Shape::Object(_), Value::Array(_)) => Err(FixtureError::at(
+            path.as_str(),
+            "invalid type: sequence, expected an object",
+        )),
+        (Shape::Object(fields), Value::Object(map)) => {
+            for (name, field_shape) in *fields {
+                if let Some(field) = map.get(*name) {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                    check_objects(field, field_shape, path)?;
+                    path.truncate(len);
+                }
+            }
+            Ok(())
+        }
+        (Shape::ArrayOf(item), Value::Array(items)) => {
+            for (i, element) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                check_objects(element, item, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A fixture that passed every check, converted to the rows seeding writes.
 #[derive(Debug, Clone, Default)]
 pub struct ValidFixture {
@@ -444,6 +504,10 @@ impl Fixture {
         deserializer
             .end()
             .map_err(|error| FixtureError::at("", error.to_string()))?;
+        // serde reads a struct from a positional array too; the format wants objects.
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|error| FixtureError::at("", error.to_string()))?;
+        check_objects(&value, &FIXTURE_SHAPE, &mut String::new())?;
         Ok(fixture)
     }
 

@@ -86,6 +86,39 @@ fn wrong_types_are_reported_at_their_path() {
 }
 
 #[test]
+fn objects_given_as_arrays_are_rejected() {
+    assert_rejected(
+        &portal_with(
+            "/kpi_sheets/1/sheet_totals",
+            Some(json!([1, null, 0, 0, 1])),
+        ),
+        "kpi_sheets[1].sheet_totals",
+        "invalid type: sequence, expected an object",
+    );
+    assert_rejected(
+        &portal_with("/scripts/1/title", Some(json!(["Salom", "Привет"]))),
+        "scripts[1].title",
+        "expected an object",
+    );
+    assert_rejected(
+        &portal_with(
+            "/kpi_sheets/0/operators/1/metrics/0",
+            Some(json!(["AHT", 1.0, null, 2.0])),
+        ),
+        "kpi_sheets[0].operators[1].metrics[0]",
+        "expected an object",
+    );
+    assert_rejected(
+        &portal_with(
+            "/off_days/0",
+            Some(json!(["101", "2026-11-03", "dam", "auto"])),
+        ),
+        "off_days[0]",
+        "expected an object",
+    );
+}
+
+#[test]
 fn unknown_kinds_sources_and_sentiments_name_the_allowed_words() {
     assert_rejected(
         &portal_with("/off_days/1/kind", Some(json!("sick"))),
