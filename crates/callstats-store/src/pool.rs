@@ -118,6 +118,7 @@ where
                 .await
                 .map_err(ConnectionError::CouldntSetupConfiguration)?;
             conn.set_instrumentation(counter);
+            tracing::debug!("opened a database connection");
             Ok(conn)
         }
         .boxed()

@@ -164,7 +164,8 @@ async fn both_backends_migrate_to_the_same_schema() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// Also pins that migrations run on a current-thread runtime (as actix's workers are).
+#[tokio::test]
 async fn migrating_twice_applies_nothing_the_second_time() {
     for backend in [Backend::Sqlite, Backend::Postgres] {
         let Some(db) = TestDatabase::create(backend).await else {
