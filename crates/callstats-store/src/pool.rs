@@ -1,0 +1,176 @@
+//! The two connection pools behind one type, the macro that runs the same query code on
+//! either, and the query counter every connection reports to.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use callstats_domain::ports::StoreError;
+use diesel::SqliteConnection;
+use diesel::connection::{Instrumentation, InstrumentationEvent};
+use diesel::result::ConnectionError;
+use diesel_async::pooled_connection::deadpool::{Pool, PoolError};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use futures::FutureExt as _;
+
+use crate::config::{Access, ConfigError, DatabaseUrl, StoreConfig};
+
+/// The embedded backend's connection: a synchronous SQLite connection whose calls run on
+/// tokio's blocking threads.
+pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
+
+/// One pool per backend; every query goes through [`with_connection!`].
+pub(crate) enum Pools {
+    Postgres(Pool<AsyncPgConnection>),
+    Sqlite(Pool<SqliteConn>),
+}
+
+/// Runs `$body` with `$conn` bound to a pooled connection of whichever backend the store
+/// uses. The body is written once and compiled once per backend, so the query code exists
+/// in one place while diesel still checks it against each backend's SQL dialect. Checkout
+/// failures become [`StoreError`] through `?`; the body's own value is returned as is.
+macro_rules! with_connection {
+    ($pools:expr, |$conn:ident| $body:expr) => {
+        match $pools {
+            $crate::pool::Pools::Postgres(pool) => {
+                let mut object = pool.get().await.map_err($crate::pool::unavailable)?;
+                let $conn = &mut *object;
+                $body
+            }
+            $crate::pool::Pools::Sqlite(pool) => {
+                let mut object = pool.get().await.map_err($crate::pool::unavailable)?;
+                let $conn = &mut *object;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_connection;
+
+/// A checkout that failed: no connection within the configured wait or connect timeout.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "a `map_err` adapter: it takes the error as `map_err` hands it over"
+)]
+pub(crate) fn unavailable(error: PoolError) -> StoreError {
+    StoreError::new(format!("no database connection: {error}"))
+}
+
+/// Counts the statements the store's connections send, for tests and diagnostics.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct QueryCounter(Arc<AtomicU64>);
+
+impl QueryCounter {
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Instrumentation for QueryCounter {
+    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        if matches!(event, InstrumentationEvent::StartQuery { .. }) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Builds the pool for `config`. Nothing connects yet: a database that is down now makes the
+/// first queries fail with [`StoreError`], and the pool connects again once it is back.
+pub(crate) fn build(config: &StoreConfig, counter: &QueryCounter) -> Result<Pools, ConfigError> {
+    if config.pool_size == 0 {
+        return Err(ConfigError::ZeroPoolSize);
+    }
+    match &config.url {
+        DatabaseUrl::Postgres(url) => {
+            let manager = manager::<AsyncPgConnection>(url, postgres_session_sql(config), counter);
+            pool(manager, config).map(Pools::Postgres)
+        }
+        DatabaseUrl::Sqlite(path) => {
+            let manager =
+                manager::<SqliteConn>(&path.to_string_lossy(), sqlite_session_sql(config), counter);
+            pool(manager, config).map(Pools::Sqlite)
+        }
+    }
+}
+
+/// A manager whose new connections run `session_sql` first and report their statements to
+/// `counter`.
+fn manager<C>(
+    url: &str,
+    session_sql: String,
+    counter: &QueryCounter,
+) -> AsyncDieselConnectionManager<C>
+where
+    C: AsyncConnection + SimpleAsyncConnection + 'static,
+{
+    let counter = counter.clone();
+    let mut manager_config = ManagerConfig::<C>::default();
+    manager_config.custom_setup = Box::new(move |url| {
+        let session_sql = session_sql.clone();
+        let counter = counter.clone();
+        let url = url.to_owned();
+        async move {
+            let mut conn = C::establish(&url).await?;
+            conn.batch_execute(&session_sql)
+                .await
+                .map_err(ConnectionError::CouldntSetupConfiguration)?;
+            conn.set_instrumentation(counter);
+            tracing::debug!("opened a database connection");
+            Ok(conn)
+        }
+        .boxed()
+    });
+    // A connection broken by a database restart reports itself broken (and a SQLite file
+    // connection does not break), so no ping per checkout is needed.
+    manager_config.recycling_method = RecyclingMethod::Fast;
+    AsyncDieselConnectionManager::new_with_config(url, manager_config)
+}
+
+fn pool<C>(
+    manager: AsyncDieselConnectionManager<C>,
+    config: &StoreConfig,
+) -> Result<Pool<C>, ConfigError>
+where
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
+{
+    Pool::builder(manager)
+        .max_size(config.pool_size)
+        .wait_timeout(Some(config.connect_timeout))
+        .create_timeout(Some(config.connect_timeout))
+        .recycle_timeout(Some(config.connect_timeout))
+        .runtime(deadpool::Runtime::Tokio1)
+        .build()
+        .map_err(|error| ConfigError::Pool(error.to_string()))
+}
+
+/// Session settings of every Postgres connection: a bound on each statement, a name in
+/// `pg_stat_activity`, and read-only transactions for the API's pool.
+fn postgres_session_sql(config: &StoreConfig) -> String {
+    let (name, read_only) = match config.access {
+        Access::ReadOnly => ("callstats", "on"),
+        Access::ReadWrite => ("callstats-admin", "off"),
+    };
+    format!(
+        "SET statement_timeout = {}; SET application_name = '{name}'; \
+         SET default_transaction_read_only = {read_only};",
+        config.statement_timeout.as_millis()
+    )
+}
+
+/// Pragmas of every SQLite connection: foreign keys on, WAL so the API's reads do not wait
+/// for a seed, a busy timeout instead of an immediate "database is locked", and `query_only`
+/// for the API's pool.
+fn sqlite_session_sql(config: &StoreConfig) -> String {
+    let query_only = match config.access {
+        Access::ReadOnly => "ON",
+        Access::ReadWrite => "OFF",
+    };
+    format!(
+        "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; \
+         PRAGMA synchronous = NORMAL; PRAGMA query_only = {query_only};",
+        config.statement_timeout.as_millis()
+    )
+}

@@ -1,0 +1,227 @@
+//! The store: one pool, and the API's reads (the [`PortalStore`] port).
+
+use async_trait::async_trait;
+use callstats_domain::access::{ApiKeyRecord, KeyDigest};
+use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
+use callstats_domain::params::{DateRange, Month};
+use callstats_domain::ports::{PortalStore, StoreError};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use time::Date;
+
+use crate::config::{ConfigError, DatabaseUrl, StoreConfig};
+use crate::pool::{self, Pools, QueryCounter, with_connection};
+use crate::rows::{
+    CallScoreRow, KeyRow, KpiRowRow, MetricRow, OffDayRow, OperatorRow, ScriptRow, SheetRow,
+    StatedTotalsRow, assemble_rows,
+};
+use crate::schema::{
+    api_keys, call_scores, kpi_metrics, kpi_rows, kpi_sheets, off_days, operators, scripts,
+};
+
+/// The portal database, Postgres or SQLite, behind a bounded pool.
+pub struct Store {
+    pub(crate) pools: Pools,
+    pub(crate) url: DatabaseUrl,
+    queries: QueryCounter,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Builds the pool; nothing connects until the first query, so a database that is down
+    /// now is an error of each call (and the store recovers when it is back), not of this one.
+    pub fn open(config: &StoreConfig) -> Result<Self, ConfigError> {
+        let queries = QueryCounter::default();
+        Ok(Self {
+            pools: pool::build(config, &queries)?,
+            url: config.url.clone(),
+            queries,
+        })
+    }
+
+    /// Statements sent by this store's connections so far.
+    #[must_use]
+    pub fn queries_run(&self) -> u64 {
+        self.queries.get()
+    }
+
+    /// Where the store points, password redacted when shown.
+    #[must_use]
+    pub fn url(&self) -> &DatabaseUrl {
+        &self.url
+    }
+}
+
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "a `map_err` adapter: it takes the error as `map_err` hands it over"
+)]
+pub(crate) fn query_failed(error: diesel::result::Error) -> StoreError {
+    StoreError::new(format!("query failed: {error}"))
+}
+
+fn convert<R, T>(rows: Vec<R>) -> Result<Vec<T>, StoreError>
+where
+    T: TryFrom<R, Error = StoreError>,
+{
+    rows.into_iter().map(T::try_from).collect()
+}
+
+/// First day of `month` and of the month after it.
+fn month_bounds(month: Month) -> Result<(Date, Date), StoreError> {
+    let first = Date::from_calendar_date(month.year(), month.month(), 1)
+        .map_err(|error| StoreError::new(format!("month {month} out of range: {error}")))?;
+    let next = match month.month().next() {
+        time::Month::January => Date::from_calendar_date(month.year() + 1, time::Month::January, 1),
+        next => Date::from_calendar_date(month.year(), next, 1),
+    }
+    .map_err(|error| StoreError::new(format!("month {month} out of range: {error}")))?;
+    Ok((first, next))
+}
+
+#[async_trait]
+impl PortalStore for Store {
+    async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
+        let hex = digest.to_hex();
+        let row: Option<KeyRow> = with_connection!(&self.pools, |conn| {
+            api_keys::table
+                .filter(api_keys::key_digest.eq(&hex))
+                .select(KeyRow::as_select())
+                .first(conn)
+                .await
+                .optional()
+        })
+        .map_err(query_failed)?;
+        row.map(ApiKeyRecord::try_from).transpose()
+    }
+
+    async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
+        let rows: Vec<OperatorRow> = with_connection!(&self.pools, |conn| {
+            operators::table
+                .select(OperatorRow::as_select())
+                .order(operators::agent_number)
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        convert(rows)
+    }
+
+    async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError> {
+        let (first, next) = month_bounds(month)?;
+        let rows: Vec<OffDayRow> = with_connection!(&self.pools, |conn| {
+            off_days::table
+                .filter(off_days::day.ge(first).and(off_days::day.lt(next)))
+                .select(OffDayRow::as_select())
+                .order((off_days::day, off_days::agent_number))
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        convert(rows)
+    }
+
+    async fn published_sheets(&self, month: Option<Month>) -> Result<Vec<Sheet>, StoreError> {
+        let month = month.map(|m| m.to_string());
+        let rows: Vec<SheetRow> = with_connection!(&self.pools, |conn| {
+            let mut query = kpi_sheets::table
+                .filter(kpi_sheets::published.eq(true))
+                .select(SheetRow::as_select())
+                .order((
+                    kpi_sheets::month.desc(),
+                    kpi_sheets::shift.asc(),
+                    kpi_sheets::id.asc(),
+                ))
+                .into_boxed();
+            if let Some(month) = &month {
+                query = query.filter(kpi_sheets::month.eq(month));
+            }
+            query.load(conn).await
+        })
+        .map_err(query_failed)?;
+        convert(rows)
+    }
+
+    /// Three statements whatever the size of the sheet: the stated totals, the rows, and every
+    /// metric of every row. Each one filters on `published`, so a sheet unpublished between
+    /// them yields no rows rather than a draft's.
+    async fn sheet_content(&self, sheet_id: i64) -> Result<Option<SheetContent>, StoreError> {
+        let published = kpi_sheets::id
+            .eq(sheet_id)
+            .and(kpi_sheets::published.eq(true));
+        let read = with_connection!(&self.pools, |conn| {
+            async {
+                let Some(totals) = kpi_sheets::table
+                    .filter(published)
+                    .select(StatedTotalsRow::as_select())
+                    .first(conn)
+                    .await
+                    .optional()?
+                else {
+                    return Ok(None);
+                };
+                let rows = kpi_rows::table
+                    .inner_join(kpi_sheets::table)
+                    .filter(published)
+                    .select(KpiRowRow::as_select())
+                    .order(kpi_rows::sheet_row)
+                    .load(conn)
+                    .await?;
+                let metrics = kpi_metrics::table
+                    .inner_join(kpi_sheets::table)
+                    .filter(published)
+                    .select(MetricRow::as_select())
+                    .order((kpi_metrics::sheet_row, kpi_metrics::ordinal))
+                    .load(conn)
+                    .await?;
+                Ok(Some((totals, rows, metrics)))
+            }
+            .await
+        })
+        .map_err(query_failed)?;
+        read.map(|(totals, rows, metrics)| {
+            Ok(SheetContent {
+                sheet_totals: totals.into(),
+                operators: assemble_rows(rows, metrics)?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn scripts(&self) -> Result<Vec<Script>, StoreError> {
+        let rows: Vec<ScriptRow> = with_connection!(&self.pools, |conn| {
+            scripts::table
+                .select(ScriptRow::as_select())
+                .order((scripts::views.desc(), scripts::id))
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        convert(rows)
+    }
+
+    async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError> {
+        let (from, to) = range.unix_window();
+        let rows: Vec<CallScoreRow> = with_connection!(&self.pools, |conn| {
+            call_scores::table
+                .filter(
+                    call_scores::started_at_unix
+                        .ge(from)
+                        .and(call_scores::started_at_unix.lt(to)),
+                )
+                .select(CallScoreRow::as_select())
+                .order((call_scores::started_at_unix, call_scores::call_id))
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        convert(rows)
+    }
+}

@@ -1,0 +1,31 @@
+//! `callstats migrate`: apply pending migrations and exit.
+
+use clap::Args;
+
+use crate::failure::Failure;
+use crate::settings::DatabaseArgs;
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}
+
+pub async fn run(args: MigrateArgs) -> Result<(), Failure> {
+    let store = args.database.open_admin()?;
+    let applied = store
+        .migrate()
+        .await
+        .map_err(|error| anyhow::anyhow!("cannot migrate {}: {error}", store.url()))?;
+    if applied.is_empty() {
+        eprintln!("{} is up to date", store.url());
+    } else {
+        eprintln!(
+            "applied {} migration(s) to {}: {}",
+            applied.len(),
+            store.url(),
+            applied.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! `callstats seed --demo [--seed N]` / `callstats seed --file PATH`: replace all portal data
+//! (not keys) in one transaction. The fixture is read and checked before the database is
+//! touched, so a bad file changes nothing.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use callstats_domain::params::{Day, Param};
+use callstats_store::fixture::ValidFixture;
+use clap::{ArgGroup, Args};
+
+use crate::demo_data;
+use crate::failure::Failure;
+use crate::settings::{DatabaseArgs, migrated};
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["demo", "file"])))]
+pub struct SeedArgs {
+    /// Load the built-in demo data set: a Tashkent call centre of 80 operators.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Seed of the demo data set: the same seed (and day) always gives the same data
+    /// [default: 42].
+    #[arg(long, value_name = "N", conflicts_with = "file")]
+    pub seed: Option<u64>,
+
+    /// Day the demo data is placed around (its KPI months and scored calls) [default: today in
+    /// Tashkent].
+    #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "file")]
+    pub anchor: Option<String>,
+
+    /// Load a fixture file (a JSON object; format in docs/portal-schema.md).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}
+
+pub async fn run(args: SeedArgs) -> Result<(), Failure> {
+    let (fixture, what) = match &args.file {
+        Some(path) => (read_fixture(path)?, format!("fixture {}", path.display())),
+        None => {
+            let anchor = match &args.anchor {
+                Some(raw) => Day::parse(raw, Param::query("anchor")).map_err(|_| {
+                    Failure::config(anyhow::anyhow!(
+                        "invalid --anchor {raw:?}: expected a date YYYY-MM-DD"
+                    ))
+                })?,
+                None => demo_data::today_in_tashkent(),
+            };
+            let seed = args.seed.unwrap_or(callstats_synthetic::DEFAULT_SEED);
+            let fixture = demo_data::demo_fixture(seed, anchor)
+                .validate()
+                .context("the built-in demo data set is invalid")?;
+            (
+                fixture,
+                format!("demo data set (seed {seed}, anchor {anchor})"),
+            )
+        }
+    };
+    let store = migrated(args.database.open_admin()?).await?;
+    store
+        .seed(&fixture)
+        .await
+        .with_context(|| format!("seeding {} failed; the database is unchanged", store.url()))?;
+    eprintln!(
+        "seeded {} with the {what}: {}",
+        store.url(),
+        fixture.counts()
+    );
+    Ok(())
+}
+
+/// Reads and checks a fixture file; a problem is named by its JSON path.
+fn read_fixture(path: &std::path::Path) -> Result<ValidFixture, Failure> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read fixture {}", path.display()))?;
+    ValidFixture::from_json(&text)
+        .map_err(|error| anyhow::anyhow!("fixture {} rejected: {error}", path.display()).into())
+}

@@ -1,0 +1,46 @@
+//! `callstats`: the one program of the service. Each subcommand group lives in a module of
+//! [`commands`]; settings shared between them (the database URL and pool) are in [`settings`].
+//!
+//! Exit codes: 0 success, 1 the command failed (a bad fixture, an unreachable database, an
+//! unknown key), 2 the command line or configuration is wrong (clap's own errors included).
+//! Messages for people go to stderr; stdout carries only a command's result (the plaintext of
+//! a new key, the key list).
+
+mod cli;
+mod commands;
+mod demo_data;
+mod failure;
+mod settings;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    // Multi-threaded: migrations block a worker thread while they run.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(commands::run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {failure}");
+            failure.exit_code()
+        }
+    }
+}
