@@ -6,25 +6,14 @@
 //! Messages for people go to stderr; stdout carries only a command's result (the plaintext of
 //! a new key, the key list).
 
-mod cli;
-mod commands;
-mod demo_data;
-mod failure;
-mod settings;
-
 use std::process::ExitCode;
 
+use callstats::{cli, commands, logging};
 use clap::Parser as _;
-use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init(cli.log_format, cli.command.default_log_level());
     // Multi-threaded: migrations block a worker thread while they run.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -51,6 +51,11 @@ pub struct PoolArgs {
 }
 
 impl PoolArgs {
+    /// Opens (without connecting) a store on `url`.
+    pub fn open(&self, url: &str, access: Access) -> Result<Store, Failure> {
+        Store::open(&self.store_config(url, access)?).map_err(Failure::config)
+    }
+
     /// The store configuration for `url`; a URL or bound that cannot work is a configuration
     /// error (exit 2).
     pub fn store_config(&self, url: &str, access: Access) -> Result<StoreConfig, Failure> {
@@ -73,10 +78,12 @@ impl PoolArgs {
 impl DatabaseArgs {
     /// A store that may write (migrations, seeding, keys).
     pub fn open_admin(&self) -> Result<Store, Failure> {
-        let config = self
-            .pool
-            .store_config(&self.database_url, Access::ReadWrite)?;
-        Store::open(&config).map_err(Failure::config)
+        self.pool.open(&self.database_url, Access::ReadWrite)
+    }
+
+    /// The API's store: its sessions cannot write.
+    pub fn open_api(&self) -> Result<Store, Failure> {
+        self.pool.open(&self.database_url, Access::ReadOnly)
     }
 }
 

@@ -1,0 +1,180 @@
+//! Assembly: settings in, running service out. `serve` and `demo` use it, and so do the
+//! end-to-end tests, so what they test is what runs.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow};
+use async_trait::async_trait;
+use callstats_api::ops::{Probe, install_metrics, metrics_server};
+use callstats_api::{ApiState, Application, ServerSettings};
+use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
+use callstats_domain::ports::{CallPlatform, PortalStore, QuotaCounter, ResponseCache};
+use callstats_domain::service::{Access, CallStats, StatsSettings};
+use callstats_domain::stats::PriorWeight;
+use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryQuota, SystemClock};
+use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
+use callstats_store::Store;
+use callstats_synthetic::{Generator, SyntheticPlatform};
+
+use crate::failure::Failure;
+use crate::service_args::ServiceArgs;
+
+/// Where call records come from.
+#[derive(Debug, Clone)]
+pub enum Upstream {
+    /// A real call platform over HTTP.
+    Http(HttpPlatformConfig),
+    /// The built-in synthetic platform, in process (`callstats demo`).
+    Synthetic(Generator),
+}
+
+/// Everything the service is built from.
+pub struct Service {
+    /// The API's read-only store.
+    pub store: Store,
+    pub upstream: Upstream,
+    /// Shared cache and quota; `None` keeps both in process.
+    pub redis: Option<RedisSettings>,
+    pub prior_weight: PriorWeight,
+    pub anon_rate_limit: u32,
+    pub trust_proxy: bool,
+    pub cache_max_bytes: u64,
+}
+
+impl Service {
+    /// The service described by the command line's settings.
+    pub fn from_args(
+        store: Store,
+        upstream: Upstream,
+        args: &ServiceArgs,
+    ) -> Result<Self, Failure> {
+        Ok(Self {
+            store,
+            upstream,
+            redis: args.redis_url.as_ref().map(|url| RedisSettings {
+                prefix: args.redis_prefix.clone(),
+                ..RedisSettings::new(url.clone())
+            }),
+            prior_weight: args.prior_weight()?,
+            anon_rate_limit: args.anon_rate_limit,
+            trust_proxy: args.trust_proxy,
+            cache_max_bytes: args.cache_max_mb.saturating_mul(1 << 20),
+        })
+    }
+
+    /// Builds every adapter and the API's state.
+    pub fn state(self) -> anyhow::Result<ApiState> {
+        let store = Arc::new(self.store);
+        let portal: Arc<dyn PortalStore> = store.clone();
+        let keys: Arc<dyn PortalStore> =
+            Arc::new(KeyCache::new(Arc::clone(&portal), MAX_KEY_CACHE_TTL));
+        let platform: Arc<dyn CallPlatform> = match self.upstream {
+            Upstream::Http(config) => Arc::new(
+                HttpCallPlatform::new(config).context("cannot build the call platform client")?,
+            ),
+            Upstream::Synthetic(generator) => Arc::new(SyntheticPlatform::new(generator)),
+        };
+        let mut probes: Vec<Arc<dyn Probe>> = vec![Arc::new(StoreProbe(store))];
+        let (cache, quota): (Arc<dyn ResponseCache>, Arc<dyn QuotaCounter>) = match self.redis {
+            Some(settings) => {
+                let redis = Redis::new(settings)?;
+                probes.push(Arc::new(RedisProbe(Arc::clone(&redis))));
+                (
+                    Arc::new(RedisCache::new(Arc::clone(&redis))),
+                    Arc::new(RedisQuota::new(redis)),
+                )
+            }
+            None => (
+                Arc::new(MemoryCache::new(self.cache_max_bytes)),
+                Arc::new(MemoryQuota::new()),
+            ),
+        };
+        let access = Access::new(keys, quota, Arc::new(SystemClock), self.anon_rate_limit);
+        let stats = CallStats::new(
+            portal,
+            platform,
+            StatsSettings {
+                prior_weight: self.prior_weight,
+            },
+        );
+        Ok(ApiState::new(access, stats, cache, self.trust_proxy).with_probes(probes))
+    }
+}
+
+/// The portal database answers.
+struct StoreProbe(Arc<Store>);
+
+#[async_trait]
+impl Probe for StoreProbe {
+    fn name(&self) -> &'static str {
+        "portal database"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.0
+            .has_operators()
+            .await
+            .map(drop)
+            .map_err(|err| err.to_string())
+    }
+}
+
+/// Redis answers a PING.
+struct RedisProbe(Arc<Redis>);
+
+#[async_trait]
+impl Probe for RedisProbe {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.0.ping().await
+    }
+}
+
+/// How the server listens and stops.
+#[derive(Debug, Clone)]
+pub struct Listen {
+    pub bind: String,
+    pub metrics_bind: Option<String>,
+    pub server: ServerSettings,
+}
+
+impl Listen {
+    #[must_use]
+    pub fn from_args(args: &ServiceArgs) -> Self {
+        Self {
+            bind: args.bind.clone(),
+            metrics_bind: args.metrics_bind.clone(),
+            server: ServerSettings {
+                workers: args.workers,
+                shutdown_timeout: Duration::from_secs(args.shutdown_timeout_secs),
+                ..ServerSettings::default()
+            },
+        }
+    }
+
+    /// Binds both listeners (so a taken port is a configuration error, exit 2) and returns the
+    /// API server ready to run, with the metrics server already started.
+    pub fn bind(&self, state: ApiState) -> Result<Application, Failure> {
+        let listener = bind(&self.bind)?;
+        if let Some(address) = &self.metrics_bind {
+            let handle = install_metrics()
+                .map_err(|err| anyhow!("cannot install the metrics recorder: {err}"))?;
+            let server = metrics_server(bind(address)?, handle)?;
+            tracing::info!(address, "serving metrics at /metrics");
+            tokio::spawn(server);
+        }
+        let application = Application::build(listener, state, self.server)?;
+        tracing::info!(address = self.bind, "serving the API under /api/v1");
+        Ok(application)
+    }
+}
+
+fn bind(address: &str) -> Result<TcpListener, Failure> {
+    TcpListener::bind(address)
+        .map_err(|err| Failure::config(anyhow!("cannot listen on {address}: {err}")))
+}

@@ -1,0 +1,110 @@
+//! `callstats demo`: the newcomer's command. Migrates, loads the demo data set when the
+//! database holds no operators, issues a fresh `demo` key with every scope, prints it with three
+//! ready `curl` lines, and serves with the built-in synthetic call platform (or the real one when
+//! `CALLSTATS_CALL_PLATFORM_URL` is set).
+
+use std::io::Write as _;
+
+use anyhow::{Context as _, anyhow};
+use callstats_domain::access::{ApiKeySecret, DEFAULT_RATE_LIMIT};
+use callstats_domain::scope::ScopeSet;
+use callstats_store::keys::NewKey;
+use callstats_synthetic::Generator;
+use clap::Args;
+use time::OffsetDateTime;
+
+use crate::app::{Listen, Service, Upstream};
+use crate::commands::keys::issue;
+use crate::demo_data::{demo_fixture, today_in_tashkent};
+use crate::failure::Failure;
+use crate::service_args::ServiceArgs;
+use crate::settings::{PoolArgs, migrated};
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Portal database: sqlite://PATH (created when missing) or postgres://USER@HOST/DB.
+    #[arg(
+        long,
+        env = "CALLSTATS_DATABASE_URL",
+        default_value = "sqlite://callstats-demo.db",
+        value_name = "URL"
+    )]
+    pub database_url: String,
+
+    #[command(flatten)]
+    pub pool: PoolArgs,
+
+    #[command(flatten)]
+    pub service: ServiceArgs,
+}
+
+pub async fn run(args: DemoArgs) -> Result<(), Failure> {
+    let upstream = match args.service.platform.http_config()? {
+        Some(config) => Upstream::Http(config),
+        None => Upstream::Synthetic(Generator::default()),
+    };
+    let admin = migrated(args.pool.open(
+        &args.database_url,
+        callstats_store::config::Access::ReadWrite,
+    )?)
+    .await?;
+    let today = today_in_tashkent();
+    if !admin
+        .has_operators()
+        .await
+        .map_err(|err| anyhow!("cannot read {}: {err}", admin.url()))?
+    {
+        let seed = callstats_synthetic::DEFAULT_SEED;
+        let fixture = demo_fixture(seed, today)
+            .validate()
+            .map_err(|err| anyhow!("the demo data set is invalid: {err}"))?;
+        admin
+            .seed(&fixture)
+            .await
+            .map_err(|err| anyhow!("cannot load the demo data: {err}"))?;
+        eprintln!(
+            "loaded the demo data set (seed {seed}, around {today}) into {}",
+            admin.url()
+        );
+    }
+    let key = NewKey::new("demo", ScopeSet::all())
+        .and_then(|key| key.rate_limit(DEFAULT_RATE_LIMIT))
+        .map_err(Failure::config)?;
+    let (secret, _) = issue(&admin, &key, OffsetDateTime::now_utc()).await?;
+
+    let service = Service::from_args(
+        args.pool.open(
+            &args.database_url,
+            callstats_store::config::Access::ReadOnly,
+        )?,
+        upstream,
+        &args.service,
+    )?;
+    let application = Listen::from_args(&args.service).bind(service.state()?)?;
+    print_welcome(&secret, &args.service.bind, today).context("cannot write to stdout")?;
+    application.run_until_stopped().await?;
+    Ok(())
+}
+
+/// The key and three requests to try, on stdout.
+fn print_welcome(
+    secret: &ApiKeySecret,
+    bind: &str,
+    today: callstats_domain::params::Day,
+) -> std::io::Result<()> {
+    let base = format!("http://{bind}/api/v1");
+    let key = secret.expose();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "key: {key}")?;
+    writeln!(out, "curl -H 'Authorization: Bearer {key}' {base}/ping")?;
+    writeln!(
+        out,
+        "curl -H 'Authorization: Bearer {key}' '{base}/calls/summary?start={today}'"
+    )?;
+    writeln!(
+        out,
+        "curl -H 'Authorization: Bearer {key}' {base}/kpi/{}",
+        today.month()
+    )?;
+    out.flush()
+}

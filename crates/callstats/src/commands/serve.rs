@@ -1,0 +1,55 @@
+//! `callstats serve`: the production server. It refuses to start (exit 2) without an upstream
+//! call platform, or with migrations pending unless `--migrate` is given.
+
+use anyhow::anyhow;
+use clap::Args;
+
+use crate::app::{Listen, Service, Upstream};
+use crate::failure::Failure;
+use crate::service_args::ServiceArgs;
+use crate::settings::{DatabaseArgs, migrated};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+
+    #[command(flatten)]
+    pub service: ServiceArgs,
+
+    /// Apply pending migrations before serving instead of refusing to start.
+    #[arg(long)]
+    pub migrate: bool,
+}
+
+pub async fn run(args: ServeArgs) -> Result<(), Failure> {
+    let upstream = args.service.platform.http_config()?.ok_or_else(|| {
+        Failure::config(anyhow!(
+            "CALLSTATS_CALL_PLATFORM_URL (--call-platform-url) is required: the address of the upstream call platform"
+        ))
+    })?;
+    let admin = args.database.open_admin()?;
+    let pending = admin
+        .pending_migrations()
+        .await
+        .map_err(|err| anyhow!("cannot read the migration state of {}: {err}", admin.url()))?;
+    if !pending.is_empty() {
+        if !args.migrate {
+            return Err(Failure::config(anyhow!(
+                "{} migration(s) pending on {}: run `callstats migrate` first, or start with --migrate",
+                pending.len(),
+                admin.url()
+            )));
+        }
+        migrated(admin).await?;
+    }
+    let service = Service::from_args(
+        args.database.open_api()?,
+        Upstream::Http(upstream),
+        &args.service,
+    )?;
+    let application = Listen::from_args(&args.service).bind(service.state()?)?;
+    application.run_until_stopped().await?;
+    tracing::info!("stopped");
+    Ok(())
+}

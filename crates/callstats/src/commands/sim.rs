@@ -1,0 +1,57 @@
+//! `callstats sim`: the synthetic call platform over the upstream contract, with optional
+//! injected failures and latency, for local runs, compose and fault tests.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use callstats_callplatform::{SimOptions, serve_sim};
+use clap::Args;
+
+use crate::failure::Failure;
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Address to serve on.
+    #[arg(long, env = "CALLSTATS_SIM_BIND", default_value = callstats_callplatform::sim::DEFAULT_SIM_BIND, value_name = "ADDR")]
+    pub bind: String,
+    /// Seed of the generator: the same seed gives the same calls.
+    #[arg(long, default_value_t = callstats_synthetic::DEFAULT_SEED, value_name = "N")]
+    pub seed: u64,
+    /// Calls on an ordinary weekday (weekends get fewer).
+    #[arg(long, default_value_t = callstats_synthetic::DEFAULT_CALLS_PER_DAY, value_name = "N")]
+    pub calls_per_day: u32,
+    /// Bearer token requests must carry; without it, none is checked.
+    #[arg(
+        long,
+        env = "CALLSTATS_SIM_TOKEN",
+        hide_env_values = true,
+        value_name = "T"
+    )]
+    pub token: Option<String>,
+    /// Share of requests (0 to 1) answered with a 500 and a JSON body.
+    #[arg(long, default_value_t = 0.0, value_name = "F")]
+    pub fail_rate: f64,
+    /// Milliseconds added before every answer.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub latency_ms: u64,
+}
+
+pub async fn run(args: SimArgs) -> Result<(), Failure> {
+    let options = SimOptions {
+        seed: args.seed,
+        calls_per_day: args.calls_per_day,
+        token: args.token,
+        fail_rate: args.fail_rate,
+        latency: Duration::from_millis(args.latency_ms),
+    };
+    options.validate().map_err(Failure::config)?;
+    let listener = TcpListener::bind(&args.bind)
+        .map_err(|err| Failure::config(anyhow!("cannot listen on {}: {err}", args.bind)))?;
+    tracing::info!(
+        address = args.bind,
+        "serving the synthetic call platform at /calls"
+    );
+    serve_sim(listener, options).await?;
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! The `callstats` program as a library: the command line, each command, and the assembly that
+//! turns settings into a running service. `main.rs` only parses and dispatches; end-to-end
+//! tests build the service through [`app`] exactly as `serve` and `demo` do.
+
+pub mod app;
+pub mod cli;
+pub mod commands;
+pub mod demo_data;
+pub mod failure;
+pub mod logging;
+pub mod service_args;
+pub mod settings;
