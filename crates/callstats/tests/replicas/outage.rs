@@ -30,6 +30,13 @@ backend_tests! {
             assert_eq!(answer.remaining, Some(remaining), "replica {replica} counts in process");
         }
 
+        let readiness = cluster.get(0, "/readyz", &key).await;
+        assert_eq!(readiness.status, 503, "an orchestrator can tell Redis is gone");
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&readiness.body).unwrap(),
+            serde_json::json!({"status": "unavailable", "reason": "redis unreachable"})
+        );
+
         redis.spawn().unwrap();
         let (both, secret) = (&cluster, &key);
         let expected = shared.body.clone();
@@ -44,6 +51,7 @@ backend_tests! {
             }
         })
         .await;
+        assert_eq!(cluster.get(1, "/readyz", &key).await.status, 200);
         with_minute_left(Duration::from_secs(5)).await;
         let a = cluster.get(0, "/api/v1/ping", &key).await.remaining.unwrap();
         let b = cluster.get(1, "/api/v1/ping", &key).await.remaining.unwrap();
