@@ -1,6 +1,8 @@
 //! Project automation. `cargo xtask ci` runs exactly what CI runs; `.ci/run` calls it after
 //! making sure the local Postgres and Redis are up.
 
+mod load;
+
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
@@ -12,7 +14,11 @@ tasks:
   test    the whole test suite (cargo test --workspace)
   bench   the benchmarks: domain throughput (criterion) and allocations (dhat), and the
           call platform's 31-day fetch from the sim (wall time, records/s, peak memory)
-  openapi regenerate docs/openapi.json from the code";
+  openapi regenerate docs/openapi.json from the code
+  replicas-load [--seconds N] [--connections N]
+          release build, then wrk on a cached endpoint: one replica with the in-process
+          cache, one with Redis, two sharing Redis; requests/s, p99, Redis commands/request
+          (needs wrk and redis-server)";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -21,6 +27,7 @@ fn main() -> Result<()> {
         "test" => test(),
         "bench" => bench(),
         "openapi" => openapi(),
+        "replicas-load" => load::replicas_load(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")

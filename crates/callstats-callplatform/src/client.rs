@@ -114,12 +114,13 @@ impl HttpCallPlatform {
     }
 
     async fn fetch(&self, range: DateRange) -> Result<Vec<CallRecord>, FetchError> {
-        let permit = self
-            .breaker
-            .try_acquire()
-            .map_err(|refused| FetchError::CircuitOpen {
+        let permit = self.breaker.try_acquire().map_err(|refused| {
+            metrics::counter!("callstats_upstream_fetches_total", "outcome" => "circuit_open")
+                .increment(1);
+            FetchError::CircuitOpen {
                 retry_in_ms: millis(refused.retry_in),
-            })?;
+            }
+        })?;
         let outcome = tokio::time::timeout(self.config.fetch_timeout, self.fetch_pages(range))
             .await
             .unwrap_or(Err(FetchError::Deadline {
@@ -130,6 +131,8 @@ impl HttpCallPlatform {
         } else {
             permit.failure();
         }
+        let label = if outcome.is_ok() { "ok" } else { "failed" };
+        metrics::counter!("callstats_upstream_fetches_total", "outcome" => label).increment(1);
         outcome
     }
 
@@ -200,7 +203,15 @@ impl HttpCallPlatform {
         let mut attempts = 0_u32;
         loop {
             attempts = attempts.saturating_add(1);
-            match self.attempt(url).await {
+            let attempt = self.attempt(url).await;
+            let outcome = match &attempt {
+                Ok(_) => "ok",
+                Err(AttemptError::Transient(_)) => "transient_error",
+                Err(AttemptError::Fatal(_)) => "fatal_error",
+            };
+            metrics::counter!("callstats_upstream_requests_total", "outcome" => outcome)
+                .increment(1);
+            match attempt {
                 Ok(body) => return Ok(body),
                 Err(AttemptError::Fatal(error)) => return Err(error),
                 Err(AttemptError::Transient(cause)) if attempts > self.config.max_retries => {

@@ -21,6 +21,9 @@ use callstats_domain::ports::{QuotaCounter, ResponseCache};
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 /// How to reach Redis.
 #[derive(Debug, Clone)]
 pub struct RedisSettings {
@@ -95,10 +98,11 @@ impl Redis {
     /// Runs one round trip, or `None` when Redis is resting after a failure, fails or is slow.
     async fn run<T: redis::FromRedisValue>(
         &self,
-        what: &str,
+        what: &'static str,
         pipeline: &redis::Pipeline,
     ) -> Option<T> {
         if self.elapsed_ms() < self.resume_at_ms.load(Ordering::Relaxed) {
+            fell_back(what);
             return None;
         }
         let mut connection = self.connection.clone();
@@ -119,7 +123,8 @@ impl Redis {
         }
     }
 
-    fn failed<T>(&self, what: &str, cause: &str) -> Option<T> {
+    fn failed<T>(&self, what: &'static str, cause: &str) -> Option<T> {
+        fell_back(what);
         let retry_ms = u64::try_from(self.settings.retry_after.as_millis()).unwrap_or(u64::MAX);
         self.resume_at_ms.store(
             self.elapsed_ms().saturating_add(retry_ms),
@@ -155,6 +160,12 @@ impl Redis {
             Err(_) => Err("timed out".into()),
         }
     }
+}
+
+/// Counts a call answered without Redis (failed, slow, or skipped while Redis rests), so
+/// dashboards see an outage's extent and not only its start.
+fn fell_back(what: &'static str) {
+    metrics::counter!("callstats_redis_fallbacks_total", "operation" => what).increment(1);
 }
 
 /// The response cache in Redis: one `SET … PX` per miss, one `GET` per lookup, and a

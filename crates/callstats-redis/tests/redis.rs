@@ -6,44 +6,18 @@
     clippy::expect_used,
     clippy::indexing_slicing,
     clippy::panic,
-    clippy::print_stderr,
     reason = "test code: a panic is a failed test"
 )]
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::ports::{QuotaCounter, ResponseCache};
+use callstats_redis::testing::{PrivateRedis, shared_redis_url, unique_prefix};
 use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
 use time::OffsetDateTime;
-
-/// The shared test Redis, or `None` (skip) when it is not configured and not required.
-fn shared_redis_url() -> Option<String> {
-    match std::env::var("CALLSTATS_TEST_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CALLSTATS_TEST_REQUIRE_SERVICES").is_ok_and(|v| v == "1") => {
-            panic!("CALLSTATS_TEST_REDIS_URL is not set but CALLSTATS_TEST_REQUIRE_SERVICES=1")
-        }
-        _ => {
-            eprintln!("skipped: set CALLSTATS_TEST_REDIS_URL to run the Redis tests");
-            None
-        }
-    }
-}
-
-/// A key prefix no other test (or run) uses.
-fn unique_prefix(test: &str) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "callstats-test:{}:{}:{test}:",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
 
 fn settings(url: &str, test: &str) -> RedisSettings {
     RedisSettings {
@@ -185,78 +159,6 @@ async fn one_replica_at_a_time_holds_an_entrys_compute_lock() {
             .await,
         "a lock expires by itself"
     );
-}
-
-/// A `redis-server` of the test's own, on a free loopback port, stopped on drop.
-struct PrivateRedis {
-    port: u16,
-    child: Option<Child>,
-}
-
-impl PrivateRedis {
-    fn start() -> Option<Self> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut redis = Self { port, child: None };
-        redis.spawn()?;
-        Some(redis)
-    }
-
-    fn spawn(&mut self) -> Option<()> {
-        let spawned = Command::new("redis-server")
-            .args([
-                "--port",
-                &self.port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let child = match spawned {
-            Ok(child) => child,
-            Err(err)
-                if std::env::var("CALLSTATS_TEST_REQUIRE_SERVICES").is_ok_and(|v| v == "1") =>
-            {
-                panic!("cannot start redis-server: {err}")
-            }
-            Err(err) => {
-                eprintln!("skipped: cannot start redis-server ({err})");
-                return None;
-            }
-        };
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(())
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for PrivateRedis {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 async fn command_calls(url: &str, command: &str) -> u64 {

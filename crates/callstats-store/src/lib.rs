@@ -60,4 +60,4 @@ mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use store::Store;
+pub use store::{PoolStatus, Store};

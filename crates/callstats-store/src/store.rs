@@ -19,6 +19,19 @@ use crate::schema::{
     api_keys, call_scores, kpi_metrics, kpi_rows, kpi_sheets, off_days, operators, scripts,
 };
 
+/// A snapshot of the connection pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// Most connections the pool opens.
+    pub max_size: usize,
+    /// Connections open now, in use or idle.
+    pub open: usize,
+    /// Open connections not in use.
+    pub idle: usize,
+    /// Requests waiting for a connection.
+    pub waiting: usize,
+}
+
 /// The portal database, Postgres or SQLite, behind a bounded pool.
 pub struct Store {
     pub(crate) pools: Pools,
@@ -50,6 +63,21 @@ impl Store {
     #[must_use]
     pub fn queries_run(&self) -> u64 {
         self.queries.get()
+    }
+
+    /// How busy the connection pool is now, for the pool gauges.
+    #[must_use]
+    pub fn pool_status(&self) -> PoolStatus {
+        let status = match &self.pools {
+            Pools::Postgres(pool) => pool.status(),
+            Pools::Sqlite(pool) => pool.status(),
+        };
+        PoolStatus {
+            max_size: status.max_size,
+            open: status.size,
+            idle: status.available,
+            waiting: status.waiting,
+        }
     }
 
     /// Where the store points, password redacted when shown.

@@ -2,7 +2,7 @@
 //! end-to-end tests, so what they test is what runs.
 
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
@@ -67,6 +67,7 @@ impl Service {
     /// Builds every adapter and the API's state.
     pub fn state(self) -> anyhow::Result<ApiState> {
         let store = Arc::new(self.store);
+        report_pool_usage(Arc::downgrade(&store));
         let portal: Arc<dyn PortalStore> = store.clone();
         let keys: Arc<dyn PortalStore> =
             Arc::new(KeyCache::new(Arc::clone(&portal), MAX_KEY_CACHE_TTL));
@@ -101,6 +102,34 @@ impl Service {
         );
         Ok(ApiState::new(access, stats, cache, self.trust_proxy).with_probes(probes))
     }
+}
+
+/// How often the pool gauges are refreshed.
+const POOL_REPORT_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Keeps the store's pool gauges current while the store lives (outside a runtime there is
+/// nothing to report to, and nothing is started).
+fn report_pool_usage(store: Weak<Store>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    runtime.spawn(async move {
+        let mut interval = tokio::time::interval(POOL_REPORT_INTERVAL);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            let Some(store) = store.upgrade() else {
+                break;
+            };
+            let status = store.pool_status();
+            let value = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            metrics::gauge!("callstats_db_pool_max_connections").set(value(status.max_size));
+            metrics::gauge!("callstats_db_pool_open_connections").set(value(status.open));
+            metrics::gauge!("callstats_db_pool_in_use_connections")
+                .set(value(status.open.saturating_sub(status.idle)));
+            metrics::gauge!("callstats_db_pool_waiting").set(value(status.waiting));
+        }
+    });
 }
 
 /// The portal database answers.

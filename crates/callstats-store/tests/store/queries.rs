@@ -50,6 +50,19 @@ fn big_sheet(rows: u32, metrics: u32) -> Fixture {
 }
 
 backend_tests! {
+    async fn pool_status_shows_open_idle_and_bounded_connections(db: &TestDatabase) {
+        let _admin = db.migrated_store().await;
+        let store = db.store(Access::ReadOnly);
+        let fresh = store.pool_status();
+        assert_eq!((fresh.open, fresh.idle, fresh.waiting), (0, 0, 0), "nothing connects before a query");
+        assert!(fresh.max_size >= 1);
+
+        store.operators().await.unwrap();
+        let used = store.pool_status();
+        assert_eq!((used.open, used.idle, used.waiting), (1, 1, 0), "one connection, back in the pool");
+        assert_eq!(used.max_size, fresh.max_size);
+    }
+
     async fn a_sheet_of_300_rows_by_15_metrics_is_read_in_at_most_3_statements(db: &TestDatabase) {
         let admin = db.migrated_store().await;
         admin.seed(&big_sheet(300, 15).validate().unwrap()).await.unwrap();

@@ -1,0 +1,125 @@
+//! Test support (feature `testing`): the shared test Redis from `CALLSTATS_TEST_REDIS_URL`,
+//! key prefixes no other test uses, and private `redis-server` processes that a test can stop
+//! and start again to take Redis away.
+//!
+//! Without `CALLSTATS_TEST_REDIS_URL` (or without a `redis-server` to start) a test prints a
+//! notice and skips, unless `CALLSTATS_TEST_REQUIRE_SERVICES=1` (set by `.ci/run`), where it
+//! fails instead.
+
+#![allow(
+    clippy::panic,
+    clippy::expect_used,
+    reason = "test support: a Redis that cannot be set up is a failed test"
+)]
+
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Where the tests find the shared Redis.
+pub const REDIS_URL_VAR: &str = "CALLSTATS_TEST_REDIS_URL";
+/// When `1`, tests that need a service fail rather than skip without it.
+pub const REQUIRE_SERVICES_VAR: &str = "CALLSTATS_TEST_REQUIRE_SERVICES";
+
+fn services_required() -> bool {
+    std::env::var(REQUIRE_SERVICES_VAR).is_ok_and(|v| v == "1")
+}
+
+/// The shared test Redis, or `None` (skip) when it is not configured and not required.
+#[must_use]
+pub fn shared_redis_url() -> Option<String> {
+    match std::env::var(REDIS_URL_VAR) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if services_required() => {
+            panic!("{REDIS_URL_VAR} is not set but {REQUIRE_SERVICES_VAR}=1")
+        }
+        _ => {
+            eprintln!("skipped: set {REDIS_URL_VAR} to run the tests that need Redis");
+            None
+        }
+    }
+}
+
+/// A key prefix no other test (or run) uses.
+#[must_use]
+pub fn unique_prefix(test: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "callstats-test:{}:{}:{test}:",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A `redis-server` of the test's own, on a free loopback port, stopped on drop.
+pub struct PrivateRedis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl PrivateRedis {
+    /// Starts one, or `None` (skip) when `redis-server` cannot run and services are not
+    /// required.
+    #[must_use]
+    pub fn start() -> Option<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let mut redis = Self { port, child: None };
+        redis.spawn()?;
+        Some(redis)
+    }
+
+    /// Starts the server again on the same port (after [`stop`](Self::stop)), empty.
+    pub fn spawn(&mut self) -> Option<()> {
+        let spawned = Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(err) if services_required() => panic!("cannot start redis-server: {err}"),
+            Err(err) => {
+                eprintln!("skipped: cannot start redis-server ({err})");
+                return None;
+            }
+        };
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(())
+    }
+
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server: from now on connections are refused.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
