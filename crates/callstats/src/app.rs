@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
-use callstats_domain::ports::{CallPlatform, PortalStore, QuotaCounter, ResponseCache};
+use callstats_domain::ports::{CallPlatform, Clock, PortalStore, QuotaCounter, ResponseCache};
 use callstats_domain::service::{Access, CallStats, StatsSettings};
 use callstats_domain::stats::PriorWeight;
 use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryQuota, SystemClock};
@@ -41,6 +41,9 @@ pub struct Service {
     pub anon_rate_limit: u32,
     pub trust_proxy: bool,
     pub cache_max_bytes: u64,
+    /// What quota windows and key expiry are measured against: the system clock, except in
+    /// tests that need the next UTC minute now.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Service {
@@ -61,6 +64,7 @@ impl Service {
             anon_rate_limit: args.anon_rate_limit,
             trust_proxy: args.trust_proxy,
             cache_max_bytes: args.cache_max_mb.saturating_mul(1 << 20),
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -91,7 +95,7 @@ impl Service {
                 Arc::new(MemoryQuota::new()),
             ),
         };
-        let access = Access::new(keys, quota, Arc::new(SystemClock), self.anon_rate_limit);
+        let access = Access::new(keys, quota, self.clock, self.anon_rate_limit);
         let stats = CallStats::new(
             portal,
             platform,
