@@ -93,10 +93,9 @@ async fn wait_healthy(address: &str, child: &mut Child, dir: &Path) {
     let client = client();
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        if let Ok(response) = client.get(format!("http://{address}/healthz")).send().await {
-            if response.status() == 200 {
-                return;
-            }
+        let response = client.get(format!("http://{address}/healthz")).send().await;
+        if response.is_ok_and(|response| response.status() == 200) {
+            return;
         }
         if let Some(status) = child.try_wait().unwrap() {
             panic!("exited with {status} before serving; logs:\n{}", logs(dir));
