@@ -165,7 +165,7 @@ backend_tests! {
     async fn sigterm_lets_an_in_flight_request_finish_then_exits_0(db: &TestDatabase) {
         let sim = spawn_sim(SimOptions {
             calls_per_day: 200,
-            latency: Duration::from_secs(2),
+            latency: Duration::from_secs(3),
             ..SimOptions::default()
         })
         .unwrap();
@@ -196,9 +196,9 @@ backend_tests! {
             .bearer_auth(secret.expose())
             .send();
         let in_flight = tokio::spawn(request);
-        // The request is now waiting on the slow upstream (2 s).
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        assert!(!in_flight.is_finished(), "the upstream answers after 2 s");
+        // The request is now waiting on the slow upstream (3 s).
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!in_flight.is_finished(), "the upstream answers after 3 s");
         terminate(&child);
 
         let response = in_flight.await.unwrap().expect("the in-flight request is answered");
