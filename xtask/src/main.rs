@@ -19,7 +19,8 @@ tasks:
   openapi regenerate docs/openapi.json from the code
   load    release build, `callstats demo` and a bare actix-web baseline on loopback, loaded
           with wrk: req/s and p50/p99 of a cached endpoint, a computed-then-cached one and
-          the baseline, and the ratio cached / baseline (target >= 0.7)";
+          the baseline, and the ratio cached / baseline (target >= 0.7); the demo logs at
+          its default level (info, a line per request) unless RUST_LOG is set";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -168,13 +169,14 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     let mut demo = Command::new(callstats)
         .args(["demo", "--bind", &demo_address])
         .current_dir(dir)
-        .env("RUST_LOG", "warn")
+        // Its default log level (info: one line per request) unless RUST_LOG says otherwise;
+        // the log goes to a file so the terminal shows only the figures.
         .env_remove("CALLSTATS_CALL_PLATFORM_URL")
         .env_remove("CALLSTATS_DATABASE_URL")
         .env_remove("CALLSTATS_REDIS_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(std::fs::File::create(dir.join("demo.log"))?)
         .spawn()
         .context("could not start callstats demo")?;
     let stdout = demo
@@ -184,13 +186,14 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     let demo = Running(demo);
     // The demo prints its key once it listens; the key itself is not needed (it has the
     // default quota of 120 a minute), only the moment.
-    let first = BufReader::new(stdout)
-        .lines()
-        .next()
-        .ok_or_else(|| anyhow!("callstats demo ended before printing its key"))??;
+    let mut stdout = BufReader::new(stdout);
+    let mut first = String::new();
+    stdout.read_line(&mut first)?;
     if !first.starts_with("key: cs_") {
-        bail!("unexpected first line from callstats demo");
+        bail!("callstats demo did not print its key");
     }
+    // The demo goes on printing its curl lines: keep reading, or its writes fail.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
 
     // A key whose quota wrk cannot exhaust, issued in the demo's database.
     let created = Command::new(callstats)
