@@ -134,7 +134,7 @@ impl Detached {
 #[async_trait]
 impl PortalStore for Detached {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
-        let digest = digest.clone();
+        let digest = *digest;
         self.run(|store| async move { store.find_key(&digest).await })
             .await
     }
