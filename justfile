@@ -16,5 +16,9 @@ ci:
 bench:
     cargo xtask bench
 
+# Load measurement: `callstats demo` against a bare actix-web baseline, with wrk.
+load:
+    cargo xtask load
+
 fmt:
     cargo fmt --all

@@ -3,9 +3,13 @@
 
 mod load;
 
-use std::process::Command;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 
 const USAGE: &str = "usage: cargo xtask <task>
 
@@ -18,7 +22,11 @@ tasks:
   replicas-load [--seconds N] [--connections N]
           release build, then wrk on a cached endpoint: one replica with the in-process
           cache, one with Redis, two sharing Redis; requests/s, p99, Redis commands/request
-          (needs wrk and redis-server)";
+          (needs wrk and redis-server)
+  load    release build, `callstats demo` and a bare actix-web baseline on loopback, loaded
+          with wrk: req/s and p50/p99 of a cached endpoint, a computed-then-cached one and
+          the baseline, and the ratio cached / baseline (target >= 0.7); the demo logs at
+          its default level (info, a line per request) unless RUST_LOG is set";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -28,6 +36,7 @@ fn main() -> Result<()> {
         "bench" => bench(),
         "openapi" => openapi(),
         "replicas-load" => load::replicas_load(&std::env::args().skip(2).collect::<Vec<_>>()),
+        "load" => demo_load(),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
@@ -77,7 +86,7 @@ fn bench() -> Result<()> {
 
 /// Writes the document the API serves to docs/openapi.json (a test keeps the two equal).
 fn openapi() -> Result<()> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
     std::fs::write(&path, callstats_api::openapi::document_bytes())
         .with_context(|| format!("could not write {}", path.display()))?;
     eprintln!("wrote {}", path.display());
@@ -96,4 +105,261 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
         bail!("`cargo {}` failed with {status}", args.join(" "));
     }
     Ok(())
+}
+
+/// wrk's settings for every target: threads, connections, duration.
+const WRK_ARGS: [&str; 6] = ["-t2", "-c32", "-d15s", "--latency", "--timeout", "5s"];
+/// The measurement target of issue 5: cached endpoint / baseline.
+const TARGET_RATIO: f64 = 0.7;
+
+/// One wrk run's figures.
+struct Figures {
+    requests_per_second: f64,
+    p50: String,
+    p99: String,
+    non_2xx: u64,
+}
+
+/// A child process stopped (SIGTERM, then kill) when dropped, so a failed run leaves nothing.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Loads `callstats demo` (release) and the baseline server with wrk; prints the figures.
+fn demo_load() -> Result<()> {
+    if Command::new("wrk").arg("--version").output().is_err() {
+        bail!("wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)");
+    }
+    cargo(
+        &[
+            "build",
+            "--release",
+            "-p",
+            "callstats",
+            "--bin",
+            "callstats",
+        ],
+        &[],
+    )?;
+    cargo(
+        &["build", "--release", "-p", "xtask", "--bin", "baseline"],
+        &[],
+    )?;
+    let release = target_dir()?.join("release");
+    let callstats = release.join("callstats");
+    let baseline = release.join("baseline");
+
+    let dir = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = measure(&callstats, &baseline, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
+    let demo_address = free_address()?;
+    let mut demo = Command::new(callstats)
+        .args(["demo", "--bind", &demo_address])
+        .current_dir(dir)
+        // Its default log level (info: one line per request) unless RUST_LOG says otherwise;
+        // the log goes to a file so the terminal shows only the figures.
+        .env_remove("CALLSTATS_CALL_PLATFORM_URL")
+        .env_remove("CALLSTATS_DATABASE_URL")
+        .env_remove("CALLSTATS_REDIS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("demo.log"))?)
+        .spawn()
+        .context("could not start callstats demo")?;
+    let stdout = demo
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("no demo stdout"))?;
+    let demo = Running(demo);
+    // The demo prints its key once it listens; the key itself is not needed (it has the
+    // default quota of 120 a minute), only the moment.
+    let mut stdout = BufReader::new(stdout);
+    let mut first = String::new();
+    stdout.read_line(&mut first)?;
+    if !first.starts_with("key: cs_") {
+        bail!("callstats demo did not print its key");
+    }
+    // The demo goes on printing its curl lines: keep reading, or its writes fail.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+
+    // A key whose quota wrk cannot exhaust, issued in the demo's database.
+    let created = Command::new(callstats)
+        .args([
+            "keys",
+            "create",
+            "--name",
+            "load",
+            "--scopes",
+            "calls,operators",
+            "--rate-limit",
+            "1000000000",
+            "--database-url",
+            "sqlite://callstats-demo.db",
+        ])
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .output()
+        .context("could not run callstats keys create")?;
+    if !created.status.success() {
+        bail!("callstats keys create failed with {}", created.status);
+    }
+    let key = String::from_utf8(created.stdout)?.trim().to_owned();
+
+    let baseline_address = free_address()?;
+    let _baseline = Running(
+        Command::new(baseline)
+            .arg(&baseline_address)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .context("could not start the baseline server")?,
+    );
+
+    let today = today_in_tashkent()?;
+    let api = format!("http://{demo_address}/api/v1");
+    let targets = [
+        ("/operators (cached)", format!("{api}/operators")),
+        (
+            "/calls/summary (computed, then cached)",
+            format!("{api}/calls/summary?start={today}"),
+        ),
+        (
+            "baseline (fixed bytes)",
+            format!("http://{baseline_address}/"),
+        ),
+    ];
+    let header = format!("X-API-Key: {key}");
+    let mut results = Vec::new();
+    for (name, url) in &targets {
+        wait_until_answering(url, &header)?;
+        eprintln!("loading {name} for 15 s");
+        let output = Command::new("wrk")
+            .args(WRK_ARGS)
+            .args(["-H", &header, url])
+            .output()
+            .context("could not run wrk")?;
+        if !output.status.success() {
+            bail!("wrk failed with {}", output.status);
+        }
+        let figures = parse_wrk(&String::from_utf8(output.stdout)?)?;
+        if figures.non_2xx > 0 {
+            bail!("{name}: {} responses were not 2xx", figures.non_2xx);
+        }
+        results.push((*name, figures));
+    }
+    drop(demo);
+
+    let rate = |i: usize| results.get(i).map_or(0.0, |(_, f)| f.requests_per_second);
+    let mut report = format!(
+        "wrk {} on loopback\n{:<40} {:>12} {:>10} {:>10}\n",
+        WRK_ARGS.join(" "),
+        "target",
+        "requests/s",
+        "p50",
+        "p99"
+    );
+    for (name, figures) in &results {
+        report += &format!(
+            "{:<40} {:>12.0} {:>10} {:>10}\n",
+            name, figures.requests_per_second, figures.p50, figures.p99
+        );
+    }
+    report += &format!(
+        "ratio cached / baseline: {:.2} (target >= {TARGET_RATIO}); computed-then-cached / baseline: {:.2}\n",
+        rate(0) / rate(2),
+        rate(1) / rate(2)
+    );
+    std::io::stdout()
+        .lock()
+        .write_all(report.as_bytes())
+        .context("cannot write the report")?;
+    Ok(())
+}
+
+/// Runs wrk for a second until the target answers only 200s: this also warms the cache, so
+/// the first /calls/summary computes the day and the measured requests are cache hits.
+fn wait_until_answering(url: &str, header: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let output = Command::new("wrk")
+            .args(["-t1", "-c1", "-d1s", "-H", header, url])
+            .output()
+            .context("could not run wrk")?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        if output.status.success() && !text.contains("Non-2xx") && !text.contains(" 0 requests") {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{url} does not answer 200");
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Requests/sec, the 50 % and 99 % latencies and the non-2xx count from wrk's report.
+fn parse_wrk(report: &str) -> Result<Figures> {
+    let field = |prefix: &str| {
+        report
+            .lines()
+            .map(str::trim)
+            .find_map(|line| line.strip_prefix(prefix))
+            .map(|rest| rest.trim().to_owned())
+    };
+    let requests_per_second = field("Requests/sec:")
+        .ok_or_else(|| anyhow!("no Requests/sec in wrk's report"))?
+        .parse()?;
+    let p50 = field("50%").ok_or_else(|| anyhow!("no 50% latency in wrk's report"))?;
+    let p99 = field("99%").ok_or_else(|| anyhow!("no 99% latency in wrk's report"))?;
+    let non_2xx = field("Non-2xx or 3xx responses:").map_or(Ok(0), |n| n.parse())?;
+    Ok(Figures {
+        requests_per_second,
+        p50,
+        p99,
+        non_2xx,
+    })
+}
+
+fn free_address() -> Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.to_string())
+}
+
+/// Where cargo puts its builds: `CARGO_TARGET_DIR`, else the workspace's `target/`.
+fn target_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    Ok(Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .ok_or_else(|| anyhow!("xtask has no parent directory"))?
+        .join("target"))
+}
+
+/// Today's date in Tashkent (UTC+5, no daylight saving), from `date`.
+fn today_in_tashkent() -> Result<String> {
+    let output = Command::new("date")
+        .args(["-u", "-d", "+5 hours", "+%Y-%m-%d"])
+        .output()
+        .context("could not run date")?;
+    Ok(String::from_utf8(output.stdout)?.trim().to_owned())
 }

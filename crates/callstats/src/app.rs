@@ -10,7 +10,12 @@ use async_trait::async_trait;
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
-use callstats_domain::ports::{CallPlatform, PortalStore, QuotaCounter, ResponseCache};
+use callstats_domain::access::{ApiKeyRecord, KeyDigest};
+use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
+use callstats_domain::params::{DateRange, Month};
+use callstats_domain::ports::{
+    CallPlatform, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
+};
 use callstats_domain::service::{Access, CallStats, StatsSettings};
 use callstats_domain::stats::PriorWeight;
 use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryQuota, SystemClock};
@@ -41,6 +46,9 @@ pub struct Service {
     pub anon_rate_limit: u32,
     pub trust_proxy: bool,
     pub cache_max_bytes: u64,
+    /// What quota windows and key expiry are measured against: the system clock, except in
+    /// tests that need the next UTC minute now.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Service {
@@ -61,6 +69,7 @@ impl Service {
             anon_rate_limit: args.anon_rate_limit,
             trust_proxy: args.trust_proxy,
             cache_max_bytes: args.cache_max_mb.saturating_mul(1 << 20),
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -68,7 +77,7 @@ impl Service {
     pub fn state(self) -> anyhow::Result<ApiState> {
         let store = Arc::new(self.store);
         report_pool_usage(Arc::downgrade(&store));
-        let portal: Arc<dyn PortalStore> = store.clone();
+        let portal: Arc<dyn PortalStore> = Arc::new(Detached(Arc::clone(&store)));
         let keys: Arc<dyn PortalStore> =
             Arc::new(KeyCache::new(Arc::clone(&portal), MAX_KEY_CACHE_TTL));
         let platform: Arc<dyn CallPlatform> = match self.upstream {
@@ -92,7 +101,7 @@ impl Service {
                 Arc::new(MemoryQuota::new()),
             ),
         };
-        let access = Access::new(keys, quota, Arc::new(SystemClock), self.anon_rate_limit);
+        let access = Access::new(keys, quota, self.clock, self.anon_rate_limit);
         let stats = CallStats::new(
             portal,
             platform,
@@ -130,6 +139,63 @@ fn report_pool_usage(store: Weak<Store>) {
             metrics::gauge!("callstats_db_pool_waiting").set(value(status.waiting));
         }
     });
+}
+
+/// Runs every read of the store as a task of its own, so a read the caller stops waiting for
+/// (a concurrent fetch failed first, the client went away) finishes on its own instead of being
+/// dropped half-way: a SQLite read dropped while its blocking part runs makes diesel-async call
+/// `block_in_place`, which panics on the actix workers' current-thread runtimes (a 500 where the
+/// upstream's failure should give a 503).
+struct Detached(Arc<Store>);
+
+impl Detached {
+    async fn run<T, F>(&self, read: impl FnOnce(Arc<Store>) -> F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        tokio::spawn(read(Arc::clone(&self.0)))
+            .await
+            .map_err(|err| StoreError::new(format!("store read task failed: {err}")))?
+    }
+}
+
+#[async_trait]
+impl PortalStore for Detached {
+    async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
+        let digest = *digest;
+        self.run(|store| async move { store.find_key(&digest).await })
+            .await
+    }
+
+    async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
+        self.run(|store| async move { store.operators().await })
+            .await
+    }
+
+    async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError> {
+        self.run(move |store| async move { store.off_days(month).await })
+            .await
+    }
+
+    async fn published_sheets(&self, month: Option<Month>) -> Result<Vec<Sheet>, StoreError> {
+        self.run(move |store| async move { store.published_sheets(month).await })
+            .await
+    }
+
+    async fn sheet_content(&self, sheet_id: i64) -> Result<Option<SheetContent>, StoreError> {
+        self.run(move |store| async move { store.sheet_content(sheet_id).await })
+            .await
+    }
+
+    async fn scripts(&self) -> Result<Vec<Script>, StoreError> {
+        self.run(|store| async move { store.scripts().await }).await
+    }
+
+    async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError> {
+        self.run(move |store| async move { store.call_scores(range).await })
+            .await
+    }
 }
 
 /// The portal database answers.
@@ -206,4 +272,26 @@ impl Listen {
 fn bind(address: &str) -> Result<TcpListener, Failure> {
     TcpListener::bind(address)
         .map_err(|err| Failure::config(anyhow!("cannot listen on {address}: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use callstats_store::config::Access;
+    use callstats_store::testing::{Backend, TestDatabase};
+
+    use super::*;
+
+    /// Current-thread, like an actix worker: a read given up after its first poll (as
+    /// `try_join!` gives up the others when one fails) must neither panic nor break the store.
+    #[tokio::test]
+    async fn a_store_read_given_up_half_way_on_a_current_thread_runtime_does_not_panic() {
+        let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+        drop(db.migrated_store().await);
+        let portal: Arc<dyn PortalStore> = Arc::new(Detached(Arc::new(db.store(Access::ReadOnly))));
+        for _ in 0..5 {
+            let given_up = tokio::time::timeout(Duration::ZERO, portal.operators()).await;
+            assert!(given_up.is_err() || given_up.is_ok_and(|read| read.is_ok()));
+        }
+        assert!(portal.operators().await.unwrap().is_empty());
+    }
 }

@@ -19,6 +19,8 @@ use callstats_store::backend_tests;
 use callstats_store::config::Access;
 use callstats_store::testing::TestDatabase;
 
+mod service;
+
 const PORTAL: &str = include_str!("../../../callstats-store/tests/fixtures/portal.json");
 
 /// Runs `callstats ARGS` against the test database, in a directory of its own.

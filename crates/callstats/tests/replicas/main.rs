@@ -59,6 +59,7 @@ impl Replica {
             anon_rate_limit: 60,
             trust_proxy: false,
             cache_max_bytes: 16 << 20,
+            clock: std::sync::Arc::new(callstats_memory::SystemClock),
         };
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let settings = ServerSettings {
