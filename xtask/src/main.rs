@@ -5,6 +5,8 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
+mod schemathesis;
+
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
@@ -12,7 +14,11 @@ tasks:
   test    the whole test suite (cargo test --workspace)
   bench   the benchmarks: domain throughput (criterion) and allocations (dhat), and the
           call platform's 31-day fetch from the sim (wall time, records/s, peak memory)
-  openapi regenerate docs/openapi.json from the code";
+  openapi regenerate docs/openapi.json from the code
+  schemathesis
+          fuzz `callstats demo` against its OpenAPI document (every check; keys of every
+          scope, only kpi:aggregate, and none); installs schemathesis into a virtual
+          environment under the target directory on first use";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -21,6 +27,7 @@ fn main() -> Result<()> {
         "test" => test(),
         "bench" => bench(),
         "openapi" => openapi(),
+        "schemathesis" => schemathesis::run(&workspace()),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
@@ -75,6 +82,10 @@ fn openapi() -> Result<()> {
         .with_context(|| format!("could not write {}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+fn workspace() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
