@@ -132,6 +132,8 @@ pub fn run(workspace: &Path) -> Result<()> {
     ] {
         eprintln!("==> schemathesis with the {label} key");
         let status = Command::new(&schemathesis)
+            // schemathesis keeps a cache in its working directory: not in the workspace.
+            .current_dir(&dir)
             .arg("--config-file")
             .arg(workspace.join("xtask").join("schemathesis.toml"))
             .args(["run", &url, "--checks", "all", "--max-examples", examples])
