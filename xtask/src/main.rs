@@ -6,6 +6,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result, bail};
 
 mod schemathesis;
+mod soak;
 
 const USAGE: &str = "usage: cargo xtask <task>
 
@@ -18,7 +19,11 @@ tasks:
   schemathesis
           fuzz `callstats demo` against its OpenAPI document (every check; keys of every
           scope, only kpi:aggregate, and none); installs schemathesis into a virtual
-          environment under the target directory on first use";
+          environment under the target directory on first use
+  soak    a bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed
+          rate, the sim injecting failures; reports requests, statuses, p50/p99, RSS and
+          open fds at start and end. Options: --duration-secs N (600) --rate N (100)
+          --connections N (8) --fail-rate F (0.05) --release";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -28,6 +33,7 @@ fn main() -> Result<()> {
         "bench" => bench(),
         "openapi" => openapi(),
         "schemathesis" => schemathesis::run(&workspace()),
+        "soak" => soak::run(&workspace(), &std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
