@@ -22,8 +22,8 @@ tasks:
           environment under the target directory on first use
   soak    a bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed
           rate, the sim injecting failures; reports requests, statuses, p50/p99, RSS and
-          open fds at start and end. Options: --duration-secs N (600) --rate N (100)
-          --connections N (8) --fail-rate F (0.05) --release";
+          open fds at start and end. Options: --duration-secs N (600) --rate N (40)
+          --connections N (16) --fail-rate F (0.05) --release";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();

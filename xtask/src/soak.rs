@@ -33,8 +33,8 @@ struct Options {
 fn options(args: &[String]) -> Result<Options> {
     let mut options = Options {
         duration: Duration::from_secs(600),
-        rate: 100,
-        connections: 8,
+        rate: 40,
+        connections: 16,
         fail_rate: "0.05".to_owned(),
         release: false,
     };
@@ -333,12 +333,15 @@ fn random_path(random: &mut Random) -> String {
         };
         format!("2026-{month:02}-{:02}", random.below(last) + 1)
     };
+    let week = random.below(20);
     match random.below(12) {
         0 => "/api/v1/ping".to_owned(),
         1 | 2 => format!("/api/v1/calls/summary?start={}", day(random)),
+        // A week, as dashboards ask: a 31-day range is up to 155 upstream pages.
         3 => format!(
-            "/api/v1/calls/summary?start=2026-10-01&end={}&direction=outbound",
-            day(random)
+            "/api/v1/calls/summary?start=2026-11-{:02}&end=2026-11-{:02}&direction=outbound",
+            1 + week,
+            7 + week
         ),
         4 => format!("/api/v1/calls/agents?start={}", day(random)),
         5 => "/api/v1/kpi/months".to_owned(),
