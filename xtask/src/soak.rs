@@ -180,6 +180,11 @@ pub fn run(workspace: &Path, args: &[String]) -> Result<()> {
         count_per_second(total, elapsed)
     )?;
     writeln!(out, "  connection errors  {}", stats.errors)?;
+    writeln!(
+        out,
+        "  stale keep-alive connections retried once  {}",
+        stats.stale_reconnects
+    )?;
     for (status, count) in &stats.statuses {
         writeln!(out, "  status {status}         {count}")?;
     }
@@ -243,6 +248,14 @@ struct Stats {
     statuses: BTreeMap<u16, u64>,
     unexpected_5xx: BTreeMap<String, u64>,
     errors: u64,
+    stale_reconnects: u64,
+}
+
+/// Why an exchange failed: the connection was closed before any byte of an answer, or
+/// anything else.
+enum Exchange {
+    Stale,
+    Failed,
 }
 
 /// Sends `rate` requests a second over `connections` keep-alive connections for `duration`.
@@ -269,7 +282,17 @@ fn load(port: u16, keys: &[String], rate: u32, connections: u32, duration: Durat
                         .unwrap_or_default();
                     let path = random_path(&mut random);
                     let started = Instant::now();
-                    let outcome = exchange(&mut connection, port, &path, &key);
+                    let reused = connection.is_some();
+                    let mut outcome = exchange(&mut connection, port, &path, &key);
+                    // The server may close a kept-alive connection just as a request goes out;
+                    // like any HTTP client, retry such a GET once on a fresh connection.
+                    if reused && matches!(&outcome, Err(Exchange::Stale)) {
+                        connection = None;
+                        if let Ok(mut stats) = stats.lock() {
+                            stats.stale_reconnects += 1;
+                        }
+                        outcome = exchange(&mut connection, port, &path, &key);
+                    }
                     let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
                     let Ok(mut stats) = stats.lock() else { return };
                     match outcome {
@@ -355,7 +378,30 @@ fn random_path(random: &mut Random) -> String {
 }
 
 /// One request on a kept-alive connection (opened when needed): the status.
-fn exchange(connection: &mut Option<TcpStream>, port: u16, path: &str, key: &str) -> Result<u16> {
+fn exchange(
+    connection: &mut Option<TcpStream>,
+    port: u16,
+    path: &str,
+    key: &str,
+) -> Result<u16, Exchange> {
+    let mut answered = false;
+    attempt(connection, port, path, key, &mut answered).map_err(|_| {
+        *connection = None;
+        if answered {
+            Exchange::Failed
+        } else {
+            Exchange::Stale
+        }
+    })
+}
+
+fn attempt(
+    connection: &mut Option<TcpStream>,
+    port: u16,
+    path: &str,
+    key: &str,
+    answered: &mut bool,
+) -> Result<u16> {
     if connection.is_none() {
         let stream = TcpStream::connect(("127.0.0.1", port))?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
@@ -373,6 +419,7 @@ fn exchange(connection: &mut Option<TcpStream>, port: u16, path: &str, key: &str
         if stream.read(&mut byte)? == 0 {
             bail!("connection closed");
         }
+        *answered = true;
         head.extend_from_slice(&byte);
     }
     let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
