@@ -22,3 +22,11 @@ load:
 
 fmt:
     cargo fmt --all
+
+# callstats demo fuzzed against its OpenAPI document (installs schemathesis once).
+schemathesis:
+    cargo xtask schemathesis
+
+# Bounded loopback soak, ten minutes by default (not in CI).
+soak:
+    cargo xtask soak

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
+mod schemathesis;
+mod soak;
+
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
@@ -26,7 +29,15 @@ tasks:
   load    release build, `callstats demo` and a bare actix-web baseline on loopback, loaded
           with wrk: req/s and p50/p99 of a cached endpoint, a computed-then-cached one and
           the baseline, and the ratio cached / baseline (target >= 0.7); the demo logs at
-          its default level (info, a line per request) unless RUST_LOG is set";
+          its default level (info, a line per request) unless RUST_LOG is set
+  schemathesis
+          fuzz `callstats demo` against its OpenAPI document (every check; keys of every
+          scope, only kpi:aggregate, and none); installs schemathesis into a virtual
+          environment under the target directory on first use
+  soak    a bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed
+          rate, the sim injecting failures; reports requests, statuses, p50/p99, RSS and
+          open fds at start and end. Options: --duration-secs N (600) --rate N (40)
+          --connections N (16) --fail-rate F (0.05) --release";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -37,6 +48,8 @@ fn main() -> Result<()> {
         "openapi" => openapi(),
         "replicas-load" => load::replicas_load(&std::env::args().skip(2).collect::<Vec<_>>()),
         "load" => demo_load(),
+        "schemathesis" => schemathesis::run(&workspace()),
+        "soak" => soak::run(&workspace(), &std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
@@ -86,11 +99,15 @@ fn bench() -> Result<()> {
 
 /// Writes the document the API serves to docs/openapi.json (a test keeps the two equal).
 fn openapi() -> Result<()> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
+    let path = workspace().join("docs/openapi.json");
     std::fs::write(&path, callstats_api::openapi::document_bytes())
         .with_context(|| format!("could not write {}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {

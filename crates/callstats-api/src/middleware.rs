@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use actix_web::HttpMessage as _;
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
+use actix_web::http::StatusCode;
 use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
 use actix_web::middleware::Next;
 
@@ -34,16 +35,55 @@ fn next_request_id() -> RequestId {
     ))
 }
 
+/// Longest request target (path and query) served; no valid request comes near it.
+pub(crate) const MAX_URI_BYTES: usize = 8 * 1024;
+/// Most bytes of header names and values in one request.
+pub(crate) const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// 414 or 431 for a request head over our bounds. actix-http's own bound (128 KiB for the
+/// whole head) answers larger ones before they get here, without a body.
+fn oversized(req: &ServiceRequest) -> Option<(StatusCode, String)> {
+    let uri = req
+        .uri()
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len());
+    if uri > MAX_URI_BYTES {
+        return Some((
+            StatusCode::URI_TOO_LONG,
+            format!("request target longer than {MAX_URI_BYTES} bytes"),
+        ));
+    }
+    let headers = req.headers().iter().fold(0_usize, |sum, (name, value)| {
+        sum.saturating_add(name.as_str().len())
+            .saturating_add(value.len())
+    });
+    (headers > MAX_HEADER_BYTES).then(|| {
+        (
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!("request headers longer than {MAX_HEADER_BYTES} bytes in all"),
+        )
+    })
+}
+
 pub(crate) async fn observe(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
+    next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let request_id = next_request_id();
     req.extensions_mut().insert(request_id.clone());
     let (method, path) = (req.method().clone(), req.path().to_owned());
 
-    let mut response = match next.call(req).await {
+    let outcome = match oversized(&req) {
+        Some((status, message)) => {
+            Ok(req.into_response(json(status, &ErrorBody::new(message)).map_into_right_body()))
+        }
+        None => next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_left_body),
+    };
+    let mut response: ServiceResponse<EitherBody<_>> = match outcome {
         Ok(response) => response,
         Err(err) => {
             // Only the framework fails this way (our handlers always answer): keep the

@@ -204,17 +204,19 @@ async fn compute(state: &ApiState, request: &ApiRequest, key: &str) -> Result<By
 /// 405 with `Allow: GET` for a known path asked with another method, 404 otherwise.
 fn not_routed(req: &HttpRequest) -> HttpResponse {
     let path = req.path();
-    let known = path.strip_prefix("/api/v1").is_some_and(|rest| {
-        rest == "/openapi.json"
-            || Endpoint::ALL
-                .iter()
-                .any(|e| match e.path().strip_suffix("{month}") {
-                    Some(prefix) => rest
-                        .strip_prefix(prefix)
-                        .is_some_and(|m| !m.is_empty() && !m.contains('/')),
-                    None => rest == e.path(),
-                })
-    });
+    // The probes at the root are known paths too (schemathesis's unsupported-method check).
+    let known = matches!(path, "/healthz" | "/readyz")
+        || path.strip_prefix("/api/v1").is_some_and(|rest| {
+            rest == "/openapi.json"
+                || Endpoint::ALL
+                    .iter()
+                    .any(|e| match e.path().strip_suffix("{month}") {
+                        Some(prefix) => rest
+                            .strip_prefix(prefix)
+                            .is_some_and(|m| !m.is_empty() && !m.contains('/')),
+                        None => rest == e.path(),
+                    })
+        });
     if known {
         let mut response = json(
             StatusCode::METHOD_NOT_ALLOWED,

@@ -88,7 +88,13 @@ struct KpiQuery {
     /// Shift label of the sheet to show (1 to 64 characters, no control characters). Without
     /// it, the lowest-sorting shift (byte-wise) is shown; a shift with no published sheet that
     /// month is a 404 listing the shifts that exist.
-    #[param(min_length = 1, max_length = 64, example = "day")]
+    // The pattern excludes exactly what `char::is_control` refuses (Unicode category Cc).
+    #[param(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]+$",
+        example = "day"
+    )]
     shift: Option<String>,
 }
 

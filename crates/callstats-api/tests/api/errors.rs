@@ -165,6 +165,8 @@ async fn unknown_paths_are_404_and_other_methods_405_with_allow_get() {
         "/api/v1/ping",
         "/api/v1/kpi/2026-11",
         "/api/v1/openapi.json",
+        "/healthz",
+        "/readyz",
     ] {
         let post = send(
             &service,

@@ -1,0 +1,298 @@
+//! `cargo xtask schemathesis`: fuzzes the running service against its own OpenAPI document.
+//!
+//! Builds the `callstats` binary, starts `callstats demo` on a free loopback port in a
+//! temporary directory, issues three keys (every scope, only `kpi:aggregate`, none) with quotas
+//! high enough that the fuzzer never meets a 429, and runs schemathesis (from a virtual
+//! environment it creates once and reuses) with every check: first with the every-scope key,
+//! then with each narrow key, where the documented 403s must answer as documented. The demo
+//! process is killed on every way out.
+
+use std::io::{BufRead as _, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+/// The schemathesis release CI runs; bump it deliberately.
+const SCHEMATHESIS_VERSION: &str = "4.32.5";
+/// Examples per operation of the every-scope run (the narrow runs use fewer).
+const MAX_EXAMPLES: &str = "150";
+const MAX_EXAMPLES_NARROW: &str = "25";
+const HIGH_QUOTA: &str = "100000000";
+
+/// Kills the demo process when dropped, whatever happened before.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // The process may have exited already; either way nothing is left running.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn run(workspace: &Path) -> Result<()> {
+    let target = target_dir(workspace);
+    let schemathesis = ensure_venv(&target)?;
+    crate::cargo(&["build", "-p", "callstats", "--bin", "callstats"], &[])?;
+    let binary = target.join("debug").join("callstats");
+
+    let dir = target.join(format!("schemathesis-run-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot empty {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let database = format!("sqlite://{}/callstats-demo.db", dir.display());
+    let port = free_port()?;
+    let bind = format!("127.0.0.1:{port}");
+
+    let mut child = Command::new(&binary)
+        .args(["demo", "--bind", &bind, "--database-url", &database])
+        .current_dir(&dir)
+        .env("RUST_LOG", "warn")
+        // The fuzzer comes from one IP; its unauthenticated probes must not be throttled.
+        .env("CALLSTATS_ANON_RATE_LIMIT", HIGH_QUOTA)
+        .env_remove("CALLSTATS_CALL_PLATFORM_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    let stdout = child.stdout.take().context("demo has no stdout")?;
+    let demo = Running(child);
+    let mut lines = BufReader::new(stdout).lines();
+    let mut demo_key = None;
+    for line in lines.by_ref() {
+        let line = line.context("cannot read the demo's stdout")?;
+        if let Some(key) = line.strip_prefix("key: ") {
+            demo_key = Some(key.to_owned());
+            break;
+        }
+    }
+    if demo_key.is_none() {
+        bail!("callstats demo exited before printing its key");
+    }
+    // Keep draining stdout so the demo never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    wait_until_ready(port)?;
+
+    let issue = |name: &str, scopes: &str| -> Result<String> {
+        let output = Command::new(&binary)
+            .args([
+                "keys",
+                "create",
+                "--database-url",
+                &database,
+                "--name",
+                name,
+                "--scopes",
+                scopes,
+                "--rate-limit",
+                HIGH_QUOTA,
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .context("cannot run callstats keys create")?;
+        if !output.status.success() {
+            bail!(
+                "callstats keys create --name {name} failed: {}",
+                output.status
+            );
+        }
+        Ok(String::from_utf8(output.stdout)
+            .context("the key is not UTF-8")?
+            .trim()
+            .to_owned())
+    };
+    let every = issue(
+        "fuzz-every",
+        "calls,kpi:aggregate,kpi:detail,operators,scripts",
+    )?;
+    let aggregate = issue("fuzz-aggregate", "kpi:aggregate")?;
+    let nothing = issue("fuzz-nothing", "")?;
+
+    let url = format!("http://{bind}/api/v1/openapi.json");
+    let mut failures = Vec::new();
+    for (label, key, examples, extra) in [
+        ("every scope", &every, MAX_EXAMPLES, &[][..]),
+        // Narrow keys: only the API's own operations; the probes need no key.
+        (
+            "only kpi:aggregate",
+            &aggregate,
+            MAX_EXAMPLES_NARROW,
+            &["--include-path-regex", "^/api/v1/"][..],
+        ),
+        (
+            "no scope",
+            &nothing,
+            MAX_EXAMPLES_NARROW,
+            &["--include-path-regex", "^/api/v1/"][..],
+        ),
+    ] {
+        eprintln!("==> schemathesis with the {label} key");
+        let status = Command::new(&schemathesis)
+            // schemathesis keeps a cache in its working directory: not in the workspace.
+            .current_dir(&dir)
+            .arg("--config-file")
+            .arg(workspace.join("xtask").join("schemathesis.toml"))
+            .args(["run", &url, "--checks", "all", "--max-examples", examples])
+            .args(["--header", &format!("Authorization: Bearer {key}")])
+            .args([
+                "--seed",
+                "42",
+                "--generation-database",
+                "none",
+                "--no-color",
+            ])
+            .args(["--report-dir", &dir.join("report").display().to_string()])
+            .args(extra)
+            .status()
+            .context("cannot run schemathesis")?;
+        if !status.success() {
+            failures.push(label);
+        }
+    }
+    let scope_failures = check_documented_403s(port, &aggregate, &nothing);
+    drop(demo);
+    for failure in &scope_failures {
+        eprintln!("scope check failed: {failure}");
+    }
+    if !scope_failures.is_empty() {
+        failures.push("the targeted 403 checks");
+    }
+    if !failures.is_empty() {
+        bail!("schemathesis failed with the keys: {}", failures.join(", "));
+    }
+    // Nothing from a green run is worth keeping.
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// What each narrow key must get, endpoint by endpoint: a 403 naming the missing scope, or 200.
+const SCOPE_CASES: &[(&str, Option<&str>, Option<&str>)] = &[
+    // (path, with only kpi:aggregate, with no scope): the scope a 403 must name, or None for 200
+    ("/api/v1/ping", None, None),
+    (
+        "/api/v1/calls/summary?start=2026-11-02",
+        Some("calls"),
+        Some("calls"),
+    ),
+    (
+        "/api/v1/calls/agents?start=2026-11-02",
+        Some("calls"),
+        Some("calls"),
+    ),
+    ("/api/v1/kpi/months", None, Some("kpi:aggregate")),
+    ("/api/v1/operators", Some("operators"), Some("operators")),
+    (
+        "/api/v1/schedule?month=2026-11",
+        Some("operators"),
+        Some("operators"),
+    ),
+    ("/api/v1/scripts/stats", Some("scripts"), Some("scripts")),
+];
+
+/// Asks every endpoint with both narrow keys and lists what did not answer as documented.
+fn check_documented_403s(port: u16, aggregate: &str, nothing: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    for &(path, with_aggregate, with_nothing) in SCOPE_CASES {
+        for (label, key, expected) in [
+            ("kpi:aggregate", aggregate, with_aggregate),
+            ("no scope", nothing, with_nothing),
+        ] {
+            match get(port, path, key) {
+                Err(err) => failures.push(format!("{path} with the {label} key: {err:#}")),
+                Ok((status, body)) => {
+                    let fits = match expected {
+                        None => status == 200,
+                        Some(scope) => {
+                            status == 403
+                                && body.contains(&format!("\"required_scope\":\"{scope}\""))
+                        }
+                    };
+                    if !fits {
+                        failures.push(format!(
+                            "{path} with the {label} key: expected {}, got {status} {body}",
+                            expected.map_or_else(|| "200".to_owned(), |s| format!("403 for {s}"))
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// A GET over a plain socket (xtask needs no HTTP client for this): status and body.
+fn get(port: u16, path: &str, key: &str) -> Result<(u16, String)> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    let (head, body) = answer.split_once("\r\n\r\n").context("no HTTP answer")?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .context("no status line")?;
+    Ok((status, body.to_owned()))
+}
+
+fn target_dir(workspace: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace.join("target"), PathBuf::from)
+}
+
+/// The schemathesis executable of a virtual environment under the target directory, created
+/// and filled the first time.
+fn ensure_venv(target: &Path) -> Result<PathBuf> {
+    let venv = target.join(format!("schemathesis-{SCHEMATHESIS_VERSION}"));
+    let executable = venv.join("bin").join("schemathesis");
+    if executable.exists() {
+        return Ok(executable);
+    }
+    eprintln!(
+        "==> installing schemathesis {SCHEMATHESIS_VERSION} into {}",
+        venv.display()
+    );
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    succeed(Command::new(&python).arg("-m").arg("venv").arg(&venv))?;
+    succeed(
+        Command::new(venv.join("bin").join("pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .arg(format!("schemathesis=={SCHEMATHESIS_VERSION}")),
+    )?;
+    Ok(executable)
+}
+
+fn succeed(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed with {status}");
+    }
+    Ok(())
+}
+
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// `/readyz` answers 200 (the key has been printed, so the server is about to listen).
+fn wait_until_ready(port: u16) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bail!("callstats demo did not listen on port {port} within 30 s")
+}

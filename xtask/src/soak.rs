@@ -1,0 +1,472 @@
+//! `cargo xtask soak`: a bounded soak on loopback. Starts `callstats sim` with injected
+//! failures and `callstats demo` in front of it, issues several keys, and sends a fixed rate
+//! of requests over every endpoint from several keep-alive connections for a set time. Reports
+//! requests served, status counts, p50/p99 latency, and the service's RSS and open file
+//! descriptors at start and end. Fails when a 5xx comes from an endpoint the injected upstream
+//! failures cannot reach, or when connections fail.
+//!
+//! Not run in CI: the default is ten minutes.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+const USAGE: &str = "usage: cargo xtask soak [--duration-secs N] [--rate N] [--connections N] \
+                     [--fail-rate F] [--release]";
+
+struct Options {
+    duration: Duration,
+    /// Requests per second over all connections.
+    rate: u32,
+    connections: u32,
+    fail_rate: String,
+    release: bool,
+}
+
+fn options(args: &[String]) -> Result<Options> {
+    let mut options = Options {
+        duration: Duration::from_secs(600),
+        rate: 40,
+        connections: 16,
+        fail_rate: "0.05".to_owned(),
+        release: false,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().context(USAGE);
+        match arg.as_str() {
+            "--duration-secs" => options.duration = Duration::from_secs(value()?.parse()?),
+            "--rate" => options.rate = value()?.parse()?,
+            "--connections" => options.connections = value()?.parse()?,
+            "--fail-rate" => options.fail_rate = value()?.clone(),
+            "--release" => options.release = true,
+            _ => bail!("unknown option {arg}\n{USAGE}"),
+        }
+    }
+    if options.rate == 0 || options.connections == 0 {
+        bail!("--rate and --connections must be at least 1");
+    }
+    Ok(options)
+}
+
+/// Kills a child process when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn run(workspace: &Path, args: &[String]) -> Result<()> {
+    let options = options(args)?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.join("target"), std::path::PathBuf::from);
+    let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
+    if options.release {
+        build.push("--release");
+    }
+    crate::cargo(&build, &[])?;
+    let binary = target
+        .join(if options.release { "release" } else { "debug" })
+        .join("callstats");
+    let dir = target.join(format!("soak-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let database = format!("sqlite://{}/callstats-demo.db", dir.display());
+
+    let sim_port = free_port()?;
+    let _sim = Running(
+        Command::new(&binary)
+            .args(["sim", "--bind", &format!("127.0.0.1:{sim_port}")])
+            .args(["--fail-rate", &options.fail_rate])
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::null())
+            .spawn()
+            .context("cannot start callstats sim")?,
+    );
+    let port = free_port()?;
+    let mut child = Command::new(&binary)
+        .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
+        .args(["--database-url", &database])
+        .current_dir(&dir)
+        .env(
+            "CALLSTATS_CALL_PLATFORM_URL",
+            format!("http://127.0.0.1:{sim_port}"),
+        )
+        .env("CALLSTATS_ANON_RATE_LIMIT", "100000000")
+        .env("CALLSTATS_CACHE_MAX_MB", "32")
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start callstats demo")?;
+    let pid = child.id();
+    let stdout = child.stdout.take().context("demo has no stdout")?;
+    let _demo = Running(child);
+    let mut lines = BufReader::new(stdout).lines();
+    let mut first_key = None;
+    for line in lines.by_ref() {
+        if let Some(key) = line?.strip_prefix("key: ") {
+            first_key = Some(key.to_owned());
+            break;
+        }
+    }
+    if first_key.is_none() {
+        bail!("callstats demo exited before printing its key");
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    wait_for_port(port)?;
+
+    let issue = |name: &str, scopes: &str| -> Result<String> {
+        let output = Command::new(&binary)
+            .args([
+                "keys",
+                "create",
+                "--database-url",
+                &database,
+                "--name",
+                name,
+            ])
+            .args(["--scopes", scopes, "--rate-limit", "100000000"])
+            .stderr(Stdio::null())
+            .output()?;
+        if !output.status.success() {
+            bail!("keys create {name} failed");
+        }
+        Ok(String::from_utf8(output.stdout)?.trim().to_owned())
+    };
+    let keys = vec![
+        issue("soak-all-1", "calls,kpi:detail,operators,scripts")?,
+        issue("soak-all-2", "calls,kpi:detail,operators,scripts")?,
+        issue("soak-aggregate", "kpi:aggregate")?,
+        issue("soak-roster", "operators,scripts")?,
+    ];
+
+    eprintln!(
+        "==> soak: {} requests/s over {} connections for {:?} (sim fail rate {})",
+        options.rate, options.connections, options.duration, options.fail_rate
+    );
+    // Warm up so the start figures include the caches' and pools' steady state.
+    load(port, &keys, 20, 2, Duration::from_secs(5));
+    let (rss_start, fds_start) = (rss_kib(pid), fd_count(pid));
+    let started = Instant::now();
+    let stats = load(
+        port,
+        &keys,
+        options.rate,
+        options.connections,
+        options.duration,
+    );
+    let elapsed = started.elapsed();
+    let (rss_end, fds_end) = (rss_kib(pid), fd_count(pid));
+
+    let mut latencies = stats.latencies.clone();
+    latencies.sort_unstable();
+    let total = latencies.len();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "soak report")?;
+    writeln!(out, "  duration           {:.0} s", elapsed.as_secs_f64())?;
+    writeln!(
+        out,
+        "  requests served    {total} ({:.1}/s)",
+        count_per_second(total, elapsed)
+    )?;
+    writeln!(out, "  connection errors  {}", stats.errors)?;
+    writeln!(
+        out,
+        "  stale keep-alive connections retried once  {}",
+        stats.stale_reconnects
+    )?;
+    for (status, count) in &stats.statuses {
+        writeln!(out, "  status {status}         {count}")?;
+    }
+    writeln!(
+        out,
+        "  p50 latency        {:.2} ms",
+        percentile(&latencies, 50)
+    )?;
+    writeln!(
+        out,
+        "  p99 latency        {:.2} ms",
+        percentile(&latencies, 99)
+    )?;
+    writeln!(
+        out,
+        "  RSS                {} KiB at start, {} KiB at end",
+        show(rss_start),
+        show(rss_end)
+    )?;
+    writeln!(
+        out,
+        "  open fds           {} at start, {} at end",
+        show(fds_start),
+        show(fds_end)
+    )?;
+    for (path, count) in &stats.unexpected_5xx {
+        writeln!(
+            out,
+            "  5xx not explained by injected failures: {path} x{count}"
+        )?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if !stats.unexpected_5xx.is_empty() || stats.errors > 0 {
+        bail!("the soak found failures the injected upstream errors do not explain");
+    }
+    Ok(())
+}
+
+fn show(value: Option<u64>) -> String {
+    value.map_or_else(|| "?".to_owned(), |v| v.to_string())
+}
+
+fn count_per_second(count: usize, elapsed: Duration) -> f64 {
+    f64::from(u32::try_from(count).unwrap_or(u32::MAX)) / elapsed.as_secs_f64().max(0.001)
+}
+
+/// Nearest-rank percentile of sorted latencies in microseconds, in milliseconds.
+fn percentile(sorted: &[u32], p: usize) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (sorted.len().saturating_mul(p).div_ceil(100)).clamp(1, sorted.len());
+    sorted
+        .get(rank.saturating_sub(1))
+        .map_or(0.0, |&micros| f64::from(micros) / 1000.0)
+}
+
+#[derive(Default)]
+struct Stats {
+    latencies: Vec<u32>,
+    statuses: BTreeMap<u16, u64>,
+    unexpected_5xx: BTreeMap<String, u64>,
+    errors: u64,
+    stale_reconnects: u64,
+}
+
+/// Why an exchange failed: the connection was closed before any byte of an answer, or
+/// anything else.
+enum Exchange {
+    Stale,
+    Failed,
+}
+
+/// Sends `rate` requests a second over `connections` keep-alive connections for `duration`.
+fn load(port: u16, keys: &[String], rate: u32, connections: u32, duration: Duration) -> Stats {
+    let stats = Arc::new(Mutex::new(Stats::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let interval = Duration::from_secs_f64(f64::from(connections) / f64::from(rate));
+    let handles: Vec<_> = (0..connections)
+        .map(|worker| {
+            let (stats, stop, keys) = (Arc::clone(&stats), Arc::clone(&stop), keys.to_vec());
+            std::thread::spawn(move || {
+                let mut random = Random(u64::from(worker).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+                let mut connection: Option<TcpStream> = None;
+                let mut next =
+                    Instant::now() + interval.mul_f64(f64::from(worker) / f64::from(connections));
+                while !stop.load(Ordering::Relaxed) {
+                    if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    next += interval;
+                    let key = keys
+                        .get(random.below(keys.len()))
+                        .cloned()
+                        .unwrap_or_default();
+                    let path = random_path(&mut random);
+                    let started = Instant::now();
+                    let reused = connection.is_some();
+                    let mut outcome = exchange(&mut connection, port, &path, &key);
+                    // The server may close a kept-alive connection just as a request goes out;
+                    // like any HTTP client, retry such a GET once on a fresh connection.
+                    if reused && matches!(&outcome, Err(Exchange::Stale)) {
+                        connection = None;
+                        if let Ok(mut stats) = stats.lock() {
+                            stats.stale_reconnects += 1;
+                        }
+                        outcome = exchange(&mut connection, port, &path, &key);
+                    }
+                    let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
+                    let Ok(mut stats) = stats.lock() else { return };
+                    match outcome {
+                        Ok(status) => {
+                            stats.latencies.push(micros);
+                            *stats.statuses.entry(status).or_default() += 1;
+                            // Only the call endpoints reach the upstream, whose failures are injected.
+                            if status >= 500 && !(status == 503 && path.contains("/calls/")) {
+                                *stats.unexpected_5xx.entry(route(&path)).or_default() += 1;
+                            }
+                        }
+                        Err(_) => {
+                            stats.errors += 1;
+                            connection = None;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(duration);
+    stop.store(true, Ordering::Relaxed);
+    for handle in handles {
+        let _ = handle.join();
+    }
+    Arc::try_unwrap(stats)
+        .ok()
+        .and_then(|stats| stats.into_inner().ok())
+        .unwrap_or_default()
+}
+
+fn route(path: &str) -> String {
+    path.split('?').next().unwrap_or(path).to_owned()
+}
+
+/// A small xorshift generator: the soak needs variety, not quality.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        let n = u64::try_from(n.max(1)).unwrap_or(u64::MAX);
+        usize::try_from(self.next() % n).unwrap_or(0)
+    }
+}
+
+/// One request of the mix: every endpoint, dates spread over about two months so the cache
+/// both hits and misses.
+fn random_path(random: &mut Random) -> String {
+    let day = |random: &mut Random| {
+        let (month, last) = if random.below(2) == 0 {
+            (10, 31)
+        } else {
+            (11, 30)
+        };
+        format!("2026-{month:02}-{:02}", random.below(last) + 1)
+    };
+    let week = random.below(20);
+    match random.below(12) {
+        0 => "/api/v1/ping".to_owned(),
+        1 | 2 => format!("/api/v1/calls/summary?start={}", day(random)),
+        // A week, as dashboards ask: a 31-day range is up to 155 upstream pages.
+        3 => format!(
+            "/api/v1/calls/summary?start=2026-11-{:02}&end=2026-11-{:02}&direction=outbound",
+            1 + week,
+            7 + week
+        ),
+        4 => format!("/api/v1/calls/agents?start={}", day(random)),
+        5 => "/api/v1/kpi/months".to_owned(),
+        6 => format!("/api/v1/kpi/2026-{:02}", 9 + random.below(3)),
+        7 => "/api/v1/operators".to_owned(),
+        8 => format!("/api/v1/schedule?month=2026-{:02}", 9 + random.below(3)),
+        9 => format!("/api/v1/scripts/stats?limit={}", 1 + random.below(100)),
+        10 => "/api/v1/openapi.json".to_owned(),
+        _ => "/readyz".to_owned(),
+    }
+}
+
+/// One request on a kept-alive connection (opened when needed): the status.
+fn exchange(
+    connection: &mut Option<TcpStream>,
+    port: u16,
+    path: &str,
+    key: &str,
+) -> Result<u16, Exchange> {
+    let mut answered = false;
+    attempt(connection, port, path, key, &mut answered).map_err(|_| {
+        *connection = None;
+        if answered {
+            Exchange::Failed
+        } else {
+            Exchange::Stale
+        }
+    })
+}
+
+fn attempt(
+    connection: &mut Option<TcpStream>,
+    port: u16,
+    path: &str,
+    key: &str,
+    answered: &mut bool,
+) -> Result<u16> {
+    if connection.is_none() {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+        stream.set_nodelay(true)?;
+        *connection = Some(stream);
+    }
+    let stream = connection.as_mut().context("no connection")?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n\r\n"
+    )?;
+    let mut head = Vec::new();
+    let mut byte = [0_u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte)? == 0 {
+            bail!("connection closed");
+        }
+        *answered = true;
+        head.extend_from_slice(&byte);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .context("no status line")?;
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse().ok())
+        .context("no content-length")?;
+    let mut body = vec![0_u8; length];
+    stream.read_exact(&mut body)?;
+    if head.contains("connection: close") {
+        *connection = None;
+    }
+    Ok(status)
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn wait_for_port(port: u16) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            bail!("callstats demo did not listen on port {port}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Resident set size from /proc (Linux), in KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Open file descriptors from /proc (Linux).
+fn fd_count(pid: u32) -> Option<u64> {
+    let entries = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    u64::try_from(entries.count()).ok()
+}
