@@ -240,4 +240,70 @@ mod tests {
             "started_at": "2026-11-01T09:15:22+05:00"}], "next_cursor": null}"#;
         assert!(serde_json::from_slice::<PageIn<'_>>(missing).is_err());
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A JSON value of any type, for the fields of an otherwise well-formed call.
+        fn any_json() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("null".to_owned()),
+                any::<bool>().prop_map(|b| b.to_string()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                any::<f64>().prop_map(|f| if f.is_finite() {
+                    f.to_string()
+                } else {
+                    "1e999".to_owned()
+                }),
+                ".{0,30}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+                Just("[]".to_owned()),
+                Just("{}".to_owned()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2048))]
+
+            #[test]
+            fn arbitrary_bytes_never_panic_the_page_parser(body in proptest::collection::vec(any::<u8>(), 0..400)) {
+                if let Ok(page) = serde_json::from_slice::<PageIn<'_>>(&body) {
+                    for call in &page.calls {
+                        let _ = call.to_record();
+                    }
+                }
+            }
+
+            #[test]
+            fn a_call_with_any_field_values_parses_or_is_rejected_never_panics(
+                id in any_json(), direction in any_json(), agent in any_json(), started in any_json(), duration in any_json(),
+            ) {
+                let body = format!(
+                    r#"{{"calls": [{{"id": {id}, "direction": {direction}, "agent_number": {agent}, "started_at": {started}, "duration_seconds": {duration}}}], "next_cursor": null}}"#
+                );
+                if let Ok(page) = serde_json::from_slice::<PageIn<'_>>(body.as_bytes()) {
+                    for call in &page.calls {
+                        if let Ok(record) = call.to_record() {
+                            prop_assert!(record.duration_seconds.is_finite() && record.duration_seconds >= 0.0);
+                        }
+                    }
+                }
+            }
+
+            #[test]
+            fn any_offset_of_a_valid_instant_converts_to_the_same_unix_second(
+                unix in 1_600_000_000_i64..1_900_000_000, offset_minutes in -720_i32..=840,
+            ) {
+                let offset = time::UtcOffset::from_whole_seconds(offset_minutes * 60).unwrap();
+                let instant = OffsetDateTime::from_unix_timestamp(unix).unwrap().to_offset(offset);
+                let body = format!(
+                    r#"{{"calls": [{{"id": "c", "direction": "inbound", "agent_number": "101", "started_at": "{}", "duration_seconds": 1.5}}]}}"#,
+                    instant.format(&Rfc3339).unwrap()
+                );
+                let page: PageIn<'_> = serde_json::from_slice(body.as_bytes()).unwrap();
+                prop_assert_eq!(page.calls[0].to_record().unwrap().started_at, unix);
+            }
+        }
+    }
 }

@@ -311,3 +311,63 @@ fn an_empty_object_is_a_valid_empty_portal() {
         Default::default()
     );
 }
+
+/// Every leaf of a JSON document, as a JSON pointer.
+fn leaves(value: &Value, pointer: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .for_each(|(k, v)| leaves(v, format!("{pointer}/{k}"), out)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| leaves(v, format!("{pointer}/{i}"), out)),
+        _ => out.push(pointer),
+    }
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn any_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,20}".prop_map(Value::String),
+            Just(json!([])),
+            Just(json!({})),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn any_text_is_parsed_or_rejected_with_a_message_never_a_panic(text in ".{0,200}") {
+            if let Err(error) = ValidFixture::from_json(&text) {
+                prop_assert!(!error.problem.is_empty());
+            }
+        }
+
+        #[test]
+        fn a_fixture_with_one_value_changed_is_accepted_or_rejected_in_that_section(
+            which in any::<prop::sample::Index>(), value in any_value(),
+        ) {
+            let doc: Value = serde_json::from_str(PORTAL).unwrap();
+            let mut all = Vec::new();
+            leaves(&doc, String::new(), &mut all);
+            let pointer = which.get(&all).clone();
+            let section = pointer.split('/').nth(1).unwrap().to_owned();
+            if let Err(error) = ValidFixture::from_json(&portal_with(&pointer, Some(value))) {
+                prop_assert!(error.path.starts_with(&section), "{pointer} changed, but {error}");
+                let prefix = format!("{}: ", error.path);
+                prop_assert!(error.to_string().starts_with(&prefix), "{}", error);
+            }
+        }
+    }
+}
