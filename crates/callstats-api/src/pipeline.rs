@@ -172,17 +172,30 @@ async fn compute_once(
     key: &str,
 ) -> Result<Bytes, DomainError> {
     let deadline = Instant::now() + COMPUTE_LOCK;
-    while !state.cache.try_lock(key, COMPUTE_LOCK).await {
+    let locked = loop {
+        if state.cache.try_lock(key, COMPUTE_LOCK).await {
+            break true;
+        }
         if let Some(bytes) = state.cache.get(key).await {
             return Ok(bytes);
         }
         if Instant::now() >= deadline {
-            break;
+            break false;
         }
         tokio::time::sleep(WAIT_POLL).await;
+    };
+    // Whoever held the lock before (another replica, or a run of this one that finished between
+    // our miss and here) may have stored the entry meanwhile: then it is not computed again.
+    if let Some(bytes) = state.cache.get(key).await {
+        if locked {
+            state.cache.unlock(key).await;
+        }
+        return Ok(bytes);
     }
     let result = compute(state, request, key).await;
-    state.cache.unlock(key).await;
+    if locked {
+        state.cache.unlock(key).await;
+    }
     result
 }
 

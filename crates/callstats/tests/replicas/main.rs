@@ -18,6 +18,7 @@
 mod metrics;
 mod outage;
 mod shared;
+mod single_flight;
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
