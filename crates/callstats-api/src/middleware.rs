@@ -1,6 +1,7 @@
 //! Wraps every request: assigns a request id, adds the headers a JSON API should carry, turns
 //! framework errors into JSON, and writes one log line per request.
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -13,26 +14,45 @@ use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_
 use actix_web::middleware::Next;
 
 use crate::error::ErrorBody;
-use crate::pipeline::{X_CACHE, json};
+use crate::pipeline::{X_CACHE, json, route_of};
 
-/// The id of one request, in its extensions and in the `X-Request-Id` response header.
-#[derive(Debug, Clone)]
-pub(crate) struct RequestId(pub(crate) String);
+/// The id of one request, in its extensions and in the `X-Request-Id` response header:
+/// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
+/// randomness.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestId {
+    start: u64,
+    sequence: u64,
+}
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:x}-{:06x}", self.start, self.sequence)
+    }
+}
 
-fn next_request_id() -> RequestId {
-    // Process start (seconds) and a counter: unique per process, sortable, and no randomness.
-    static START: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    });
-    RequestId(format!(
-        "{:x}-{:06x}",
-        *START,
-        NEXT_ID.fetch_add(1, Ordering::Relaxed)
-    ))
+impl RequestId {
+    fn next() -> Self {
+        static START: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        });
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self {
+            start: *START,
+            sequence: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    fn header_value(self) -> Option<HeaderValue> {
+        // 16 + 1 + 16 hex digits at most: formatted on the stack, copied once into the header.
+        let mut buffer = [0_u8; 40];
+        let mut cursor = std::io::Cursor::new(&mut buffer[..]);
+        write!(cursor, "{self}").ok()?;
+        let length = usize::try_from(cursor.position()).ok()?;
+        HeaderValue::from_bytes(buffer.get(..length)?).ok()
+    }
 }
 
 /// Longest request target (path and query) served; no valid request comes near it.
@@ -70,9 +90,11 @@ pub(crate) async fn observe(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
-    let request_id = next_request_id();
-    req.extensions_mut().insert(request_id.clone());
-    let (method, path) = (req.method().clone(), req.path().to_owned());
+    let request_id = RequestId::next();
+    req.extensions_mut().insert(request_id);
+    // For the log line should the framework fail (both are reference counted, not copied; the
+    // request itself must stay unshared for routing).
+    let (method, uri) = (req.method().clone(), req.uri().clone());
 
     let outcome = match oversized(&req) {
         Some((status, message)) => {
@@ -89,26 +111,25 @@ pub(crate) async fn observe(
             // Only the framework fails this way (our handlers always answer): keep the
             // status, make the body JSON like every other.
             let status = err.as_response_error().status_code();
-            tracing::warn!(request_id = request_id.0, method = %method, path, status = status.as_u16(), error = %err, "request");
+            tracing::warn!(request_id = request_id.to_string(), method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
             let body = json(status, &ErrorBody::new(err.to_string()));
             return Err(InternalError::from_response(err.to_string(), body).into());
         }
     };
+    drop((method, uri));
 
     let headers = response.headers_mut();
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // Partner data must not be kept by shared caches or browsers.
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if let Ok(value) = HeaderValue::from_str(&request_id.0) {
-        headers.insert(HeaderName::from_static("x-request-id"), value);
+    let id_header = request_id.header_value();
+    if let Some(value) = &id_header {
+        headers.insert(X_REQUEST_ID, value.clone());
     }
-    let status = response.status().as_u16();
+    let status = response.status();
     let elapsed = started.elapsed();
-    let route = response
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_owned());
-    metrics::counter!("callstats_http_requests_total", "route" => route.clone(), "status" => status.to_string())
+    let route = route_of(response.request().path()).unwrap_or("unmatched");
+    metrics::counter!("callstats_http_requests_total", "route" => route, "status" => status_label(status))
         .increment(1);
     metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
         .record(elapsed.as_secs_f64());
@@ -116,16 +137,37 @@ pub(crate) async fn observe(
         .headers()
         .get(X_CACHE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("-")
-        .to_owned();
+        .unwrap_or("-");
+    let request = response.request();
     tracing::info!(
-        request_id = request_id.0,
-        method = %method,
-        path,
-        status,
-        latency_ms = elapsed.as_secs_f64() * 1000.0,
+        request_id = id_header.as_ref().and_then(|id| id.to_str().ok()),
+        method = request.method().as_str(),
+        path = request.path(),
+        status = status.as_u16(),
+        latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
         cache,
         "request"
     );
     Ok(response)
+}
+
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The status as a metric label, without an allocation for the statuses the API answers with.
+fn status_label(status: StatusCode) -> metrics::SharedString {
+    let label = match status.as_u16() {
+        200 => "200",
+        400 => "400",
+        401 => "401",
+        403 => "403",
+        404 => "404",
+        405 => "405",
+        414 => "414",
+        429 => "429",
+        431 => "431",
+        500 => "500",
+        503 => "503",
+        other => return other.to_string().into(),
+    };
+    label.into()
 }

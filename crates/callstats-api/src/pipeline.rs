@@ -2,14 +2,17 @@
 //! cache or single-flight computation, and the headers every response carries.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
-use actix_web::http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use actix_web::http::header::{
+    AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, ORIGIN,
+};
 use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use bytes::Bytes;
 use callstats_domain::DomainError;
-use callstats_domain::access::QuotaStatus;
+use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::params::QueryParams;
 use callstats_domain::request::{ApiRequest, Endpoint};
 use callstats_domain::scope::KpiView;
@@ -20,12 +23,14 @@ use serde::Serialize;
 use crate::ApiState;
 use crate::error::{ErrorBody, error_response};
 use crate::middleware::RequestId;
+use crate::openapi::PREFIX;
 
 pub(crate) const JSON: &str = "application/json; charset=utf-8";
-pub(crate) const X_RATELIMIT_LIMIT: &str = "x-ratelimit-limit";
-pub(crate) const X_RATELIMIT_REMAINING: &str = "x-ratelimit-remaining";
-pub(crate) const X_RATELIMIT_RESET: &str = "x-ratelimit-reset";
-pub(crate) const X_CACHE: &str = "x-cache";
+const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+pub(crate) const X_CACHE: HeaderName = HeaderName::from_static("x-cache");
+const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 
 /// Whether the body came from the response cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,9 +56,11 @@ pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> HttpResponse 
 pub(crate) const INTERNAL_ERROR_BODY: &[u8] = br#"{"error":"internal server error"}"#;
 
 pub(crate) fn bytes_response(status: StatusCode, bytes: Bytes) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header((CONTENT_TYPE, JSON))
-        .body(bytes)
+    let mut response = HttpResponse::with_body(status, bytes).map_into_boxed_body();
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+    response
 }
 
 /// Serves one API endpoint.
@@ -72,7 +79,7 @@ pub(crate) async fn serve(
 pub(crate) async fn serve_document(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
     let quota = state
         .access
-        .count_anonymous(&client_ip(&req, state.trust_proxy))
+        .count_anonymous(client_ip(&req, state.trust_proxy))
         .await;
     let mut response = if quota.exceeded {
         error_response(&DomainError::RateLimited(quota))
@@ -99,10 +106,10 @@ async fn admit_and_answer(
 ) -> HttpResponse {
     let client_ip = client_ip(req, state.trust_proxy);
     let caller = Caller {
-        authorization: header(req, "authorization"),
-        x_api_key: header(req, "x-api-key"),
-        origin: header(req, "origin"),
-        client_ip: &client_ip,
+        authorization: header(req, &AUTHORIZATION),
+        x_api_key: header(req, &X_API_KEY),
+        origin: header(req, &ORIGIN),
+        client_ip,
     };
     // Unknown paths need a valid key but no scope: they are checked like /ping.
     let admission = state
@@ -218,19 +225,7 @@ async fn compute(state: &ApiState, request: &ApiRequest, key: &str) -> Result<By
 fn not_routed(req: &HttpRequest) -> HttpResponse {
     let path = req.path();
     // The probes at the root are known paths too (schemathesis's unsupported-method check).
-    let known = matches!(path, "/healthz" | "/readyz")
-        || path.strip_prefix("/api/v1").is_some_and(|rest| {
-            rest == "/openapi.json"
-                || Endpoint::ALL
-                    .iter()
-                    .any(|e| match e.path().strip_suffix("{month}") {
-                        Some(prefix) => rest
-                            .strip_prefix(prefix)
-                            .is_some_and(|m| !m.is_empty() && !m.contains('/')),
-                        None => rest == e.path(),
-                    })
-        });
-    if known {
+    if route_of(path).is_some() {
         let mut response = json(
             StatusCode::METHOD_NOT_ALLOWED,
             &ErrorBody::new(format!("method {} not allowed: use GET", req.method())),
@@ -248,43 +243,75 @@ fn not_routed(req: &HttpRequest) -> HttpResponse {
     }
 }
 
+/// Every route the app serves, as registered: the API's under its prefix, then the probes.
+static ROUTES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    Endpoint::ALL
+        .iter()
+        .map(|endpoint| endpoint.path())
+        .chain(["/openapi.json"])
+        .map(|path| format!("{PREFIX}{path}"))
+        .chain(["/healthz".to_owned(), "/readyz".to_owned()])
+        .collect()
+});
+
+/// The route pattern `path` belongs to (such as `/api/v1/kpi/{month}`), whatever the method:
+/// the metrics' `route` label, and what tells a 405 from a 404.
+pub(crate) fn route_of(path: &str) -> Option<&'static str> {
+    ROUTES
+        .iter()
+        .find(|pattern| match pattern.strip_suffix("{month}") {
+            Some(prefix) => path
+                .strip_prefix(prefix)
+                .is_some_and(|month| !month.is_empty() && !month.contains('/')),
+            None => path == pattern.as_str(),
+        })
+        .map(String::as_str)
+}
+
 /// The rate-limit and cache headers every API response carries.
 pub(crate) fn set_headers(headers: &mut HeaderMap, quota: &QuotaStatus, cache: CacheStatus) {
-    for (name, value) in [
-        (X_RATELIMIT_LIMIT, quota.limit),
-        (X_RATELIMIT_REMAINING, quota.remaining),
-        (X_RATELIMIT_RESET, quota.reset_seconds),
-    ] {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
-    }
+    headers.insert(X_RATELIMIT_LIMIT, number(quota.limit));
+    headers.insert(X_RATELIMIT_REMAINING, number(quota.remaining));
+    headers.insert(X_RATELIMIT_RESET, number(quota.reset_seconds));
     let cache = match cache {
         CacheStatus::Hit => "HIT",
         CacheStatus::Miss => "MISS",
     };
-    headers.insert(
-        HeaderName::from_static(X_CACHE),
-        HeaderValue::from_static(cache),
-    );
+    headers.insert(X_CACHE, HeaderValue::from_static(cache));
 }
 
-fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+/// A number as a header value. Those up to 1,000 (every reset, and the counts of ordinary
+/// quotas) are made once and shared, not written out for every response.
+fn number(value: u32) -> HeaderValue {
+    static SMALL: LazyLock<Vec<HeaderValue>> =
+        LazyLock::new(|| (0..=1_000_u32).map(HeaderValue::from).collect());
+    usize::try_from(value)
+        .ok()
+        .and_then(|index| SMALL.get(index))
+        .cloned()
+        .unwrap_or_else(|| HeaderValue::from(value))
+}
+
+fn header<'a>(req: &'a HttpRequest, name: &HeaderName) -> Option<&'a str> {
     // A value that is not visible ASCII cannot be a key or an Origin; "" makes it fail as one.
     req.headers()
         .get(name)
         .map(|value| value.to_str().unwrap_or(""))
 }
 
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+
 /// The peer address, or behind a trusted proxy the first `X-Forwarded-For` hop that is an IP.
-pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> String {
+pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> ClientAddress {
     let forwarded = trust_proxy
-        .then(|| header(req, "x-forwarded-for"))
+        .then(|| header(req, &X_FORWARDED_FOR))
         .flatten()
         .and_then(|value| value.split(',').next())
         .map(str::trim)
         .and_then(|hop| hop.parse::<std::net::IpAddr>().ok());
     forwarded
         .or_else(|| req.peer_addr().map(|addr| addr.ip()))
-        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string())
+        .map_or(ClientAddress::Unknown, ClientAddress::Ip)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -300,7 +327,7 @@ fn internal_error(req: &HttpRequest, cause: &str) -> HttpResponse {
     let request_id = req
         .extensions()
         .get::<RequestId>()
-        .map(|id| id.0.clone())
+        .map(ToString::to_string)
         .unwrap_or_default();
     tracing::error!(
         request_id,
@@ -312,4 +339,39 @@ fn internal_error(req: &HttpRequest, cause: &str) -> HttpResponse {
         StatusCode::INTERNAL_SERVER_ERROR,
         Bytes::from_static(INTERNAL_ERROR_BODY),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_the_same_whether_shared_or_written_out() {
+        for value in [0, 1, 59, 60, 119, 120, 999, 1_000, 1_001, 65_536, u32::MAX] {
+            assert_eq!(number(value).to_str().unwrap(), value.to_string());
+        }
+    }
+
+    #[test]
+    fn every_registered_route_has_its_pattern_and_nothing_else_does() {
+        assert_eq!(route_of("/api/v1/operators"), Some("/api/v1/operators"));
+        assert_eq!(route_of("/api/v1/kpi/months"), Some("/api/v1/kpi/months"));
+        assert_eq!(route_of("/api/v1/kpi/2026-11"), Some("/api/v1/kpi/{month}"));
+        assert_eq!(
+            route_of("/api/v1/openapi.json"),
+            Some("/api/v1/openapi.json")
+        );
+        assert_eq!(route_of("/healthz"), Some("/healthz"));
+        for unknown in [
+            "/api/v1/kpi/",
+            "/api/v1/kpi/2026-11/x",
+            "/api/v1/operators/",
+            "/operators",
+            "/api/v2/ping",
+            "",
+        ] {
+            assert_eq!(route_of(unknown), None, "{unknown}");
+        }
+        assert_eq!(ROUTES.len(), Endpoint::ALL.len() + 3);
+    }
 }

@@ -25,15 +25,17 @@ pub(crate) fn register_all(cfg: &mut ServiceConfig<'_>) {
 }
 
 fn register(cfg: &mut ServiceConfig<'_>) {
+    // Tried in this order: the one pattern with a parameter (a regex match) comes last, so no
+    // other path pays for it, and after /kpi/months, which it would otherwise take.
     cfg.service(ping)
         .service(calls_summary)
         .service(calls_agents)
         .service(kpi_months)
-        .service(kpi_month)
         .service(operators)
         .service(schedule)
         .service(scripts_stats)
-        .service(openapi_json);
+        .service(openapi_json)
+        .service(kpi_month);
 }
 
 /// Query of the call endpoints (documentation only: the domain parses the raw query).

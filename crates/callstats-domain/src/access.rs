@@ -2,6 +2,7 @@
 //! Origin pinning and the per-minute quota arithmetic.
 
 use std::fmt;
+use std::net::IpAddr;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -45,8 +46,8 @@ impl ApiKeySecret {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
             && URL_SAFE_NO_PAD
-                .decode(body)
-                .is_ok_and(|bytes| bytes.len() == 32);
+                .decode_slice(body, &mut [0_u8; 48])
+                .is_ok_and(|length| length == 32);
         well_formed.then(|| Self(raw.to_owned()))
     }
 
@@ -187,20 +188,40 @@ pub fn origin_host(origin: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
+/// Where a request comes from, as the anonymous per-IP quota counts it. Written out only when
+/// that quota is counted, not for every request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClientAddress {
+    Ip(IpAddr),
+    /// No address is known (no peer address); all such requests share one quota.
+    #[default]
+    Unknown,
+}
+
+impl fmt::Display for ClientAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Ip(ip) => ip.fmt(f),
+            Self::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
 /// Whose quota a request counts against.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum QuotaSubject {
     /// A valid key, by its id.
     Key(i64),
     /// A request without a valid key (or /openapi.json), by client IP.
-    Client(String),
+    Client(ClientAddress),
 }
 
 /// One counter: a subject in one UTC clock minute.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct QuotaBucket {
-    /// A stable name such as `key:7:29433112` (subject and minute since the epoch).
-    pub name: String,
+    pub subject: QuotaSubject,
+    /// The minute, counted from the Unix epoch.
+    pub minute: i64,
     /// Seconds until the window ends; counters may be dropped after that.
     pub seconds_left: u32,
 }
@@ -209,13 +230,21 @@ impl QuotaBucket {
     #[must_use]
     pub fn new(subject: &QuotaSubject, now: OffsetDateTime) -> Self {
         let unix = now.unix_timestamp();
-        let minute = unix.div_euclid(60);
-        let seconds_left = u32::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
-        let name = match subject {
-            QuotaSubject::Key(id) => format!("key:{id}:{minute}"),
-            QuotaSubject::Client(ip) => format!("ip:{ip}:{minute}"),
-        };
-        Self { name, seconds_left }
+        Self {
+            subject: *subject,
+            minute: unix.div_euclid(60),
+            seconds_left: u32::try_from(60 - unix.rem_euclid(60)).unwrap_or(60),
+        }
+    }
+
+    /// A stable name such as `key:7:29433112` (subject and minute), for counters kept
+    /// outside the process.
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self.subject {
+            QuotaSubject::Key(id) => format!("key:{id}:{}", self.minute),
+            QuotaSubject::Client(ip) => format!("ip:{ip}:{}", self.minute),
+        }
     }
 }
 
@@ -405,17 +434,25 @@ mod tests {
         let now = datetime!(2026-11-21 06:15:45 UTC);
         let bucket = QuotaBucket::new(&QuotaSubject::Key(7), now);
         assert_eq!(bucket.seconds_left, 15);
+        assert_eq!(bucket.name(), "key:7:29920695");
+        let start = QuotaBucket::new(&QuotaSubject::Key(7), datetime!(2026-11-21 06:15:00 UTC));
         assert_eq!(
-            bucket.name,
-            QuotaBucket::new(&QuotaSubject::Key(7), datetime!(2026-11-21 06:15:00 UTC)).name
+            (bucket.subject, bucket.minute),
+            (start.subject, start.minute)
         );
-        assert_ne!(
-            bucket.name,
-            QuotaBucket::new(&QuotaSubject::Key(7), datetime!(2026-11-21 06:16:00 UTC)).name
+        assert_eq!(start.seconds_left, 60);
+        let next = QuotaBucket::new(&QuotaSubject::Key(7), datetime!(2026-11-21 06:16:00 UTC));
+        assert_ne!(bucket.minute, next.minute);
+        assert_ne!(bucket.name(), next.name());
+        let client = QuotaBucket::new(
+            &QuotaSubject::Client(ClientAddress::Ip("7.0.0.7".parse().unwrap())),
+            now,
         );
-        assert_ne!(
-            bucket.name,
-            QuotaBucket::new(&QuotaSubject::Client("7".into()), now).name
+        assert_eq!(client.name(), "ip:7.0.0.7:29920695");
+        assert_ne!(bucket, client);
+        assert_eq!(
+            QuotaBucket::new(&QuotaSubject::Client(ClientAddress::Unknown), now).name(),
+            "ip:unknown:29920695"
         );
     }
 

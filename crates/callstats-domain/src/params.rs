@@ -211,13 +211,30 @@ impl Day {
 
 impl fmt::Display for Day {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:04}-{:02}-{:02}",
-            self.0.year(),
-            u8::from(self.0.month()),
-            self.0.day()
-        )
+        let (year, month, day) = (self.0.year(), u8::from(self.0.month()), self.0.day());
+        match u16::try_from(year) {
+            // Written digit by digit: cache keys and bodies hold many dates.
+            Ok(year @ 0..=9999) => {
+                let digit = |value: u16, place: u16| {
+                    b'0'.saturating_add(u8::try_from(value / place % 10).unwrap_or(0))
+                };
+                let (month, day) = (u16::from(month), u16::from(day));
+                let text = [
+                    digit(year, 1000),
+                    digit(year, 100),
+                    digit(year, 10),
+                    digit(year, 1),
+                    b'-',
+                    digit(month, 10),
+                    digit(month, 1),
+                    b'-',
+                    digit(day, 10),
+                    digit(day, 1),
+                ];
+                f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+            }
+            _ => write!(f, "{year:04}-{month:02}-{day:02}"),
+        }
     }
 }
 

@@ -7,7 +7,9 @@ use serde::Serialize;
 use time::format_description::BorrowedFormatItem;
 use time::macros::format_description;
 
-use crate::access::{ApiKeyRecord, QuotaBucket, QuotaStatus, QuotaSubject, presented_key};
+use crate::access::{
+    ApiKeyRecord, ClientAddress, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
+};
 use crate::error::DomainError;
 use crate::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
@@ -32,7 +34,7 @@ pub struct Caller<'a> {
     pub x_api_key: Option<&'a str>,
     pub origin: Option<&'a str>,
     /// Peer address, or the first `X-Forwarded-For` hop behind a trusted proxy.
-    pub client_ip: &'a str,
+    pub client_ip: ClientAddress,
 }
 
 /// The outcome of the access checks, with the quota the rate-limit headers report either way.
@@ -100,12 +102,9 @@ impl Access {
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-IP quota;
     /// the caller refuses it when `exceeded`.
-    pub async fn count_anonymous(&self, client_ip: &str) -> QuotaStatus {
-        self.count(
-            &QuotaSubject::Client(client_ip.to_owned()),
-            self.anon_rate_limit,
-        )
-        .await
+    pub async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus {
+        self.count(&QuotaSubject::Client(client_ip), self.anon_rate_limit)
+            .await
     }
 
     async fn refuse_anonymously(&self, caller: &Caller<'_>, err: DomainError) -> Admission {

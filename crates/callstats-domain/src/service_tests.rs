@@ -18,7 +18,9 @@ use crate::ports::{
 use crate::scope::Scope;
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
-const IP: &str = "203.0.113.9";
+const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
+    203, 0, 113, 9,
+)));
 
 fn secret() -> ApiKeySecret {
     ApiKeySecret::from_random_bytes(&[7; 32])
@@ -61,7 +63,7 @@ fn access_with(
     let mut quota = MockQuotaCounter::new();
     let log = Arc::clone(&seen);
     quota.expect_increment().returning(move |bucket| {
-        log.lock().unwrap().push(bucket.name.clone());
+        log.lock().unwrap().push(bucket.name());
         count
     });
     (
@@ -125,7 +127,7 @@ async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup
     let mut quota = MockQuotaCounter::new();
     quota
         .expect_increment()
-        .withf(|b| b.name.starts_with("ip:203.0.113.9:"))
+        .withf(|b| b.name().starts_with("ip:203.0.113.9:"))
         .times(1)
         .return_const(1_u64);
     let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);

@@ -67,6 +67,18 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
+    fn a_day_is_written_as_iso_8601_and_parses_back(julian in Date::MIN.to_julian_day()..=Date::MAX.to_julian_day()) {
+        let date = Date::from_julian_day(julian).unwrap();
+        let day = Day::new(date);
+        let text = day.to_string();
+        let (year, month, dom) = (date.year(), u8::from(date.month()), date.day());
+        prop_assert_eq!(&text, &format!("{year:04}-{month:02}-{dom:02}"));
+        if (0..=9999).contains(&year) {
+            prop_assert_eq!(Day::parse(&text, Param::query("start")).unwrap(), day);
+        }
+    }
+
+    #[test]
     fn daily_series_sums_to_the_total((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
         let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
         let summary = call_summary(&range, direction, &calls);

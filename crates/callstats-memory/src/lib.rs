@@ -2,6 +2,11 @@
 //! Redis is configured (and falls back to when Redis is unreachable), a short-lived cache of key
 //! look-ups in front of any portal store, and the system clock.
 //!
+//! The three caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
+//! on one shard, with nothing recorded for later and no background work, because every request
+//! makes three of them. Lifetimes are kept with the entries and checked when read; expired
+//! entries make room like any other cold entry.
+//!
 //! Depends on the domain's ports only; never on the web layer, a database or Redis.
 
 use std::sync::Arc;
@@ -10,11 +15,12 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
+use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubject};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 use callstats_domain::params::{DateRange, Month};
 use callstats_domain::ports::{Clock, PortalStore, QuotaCounter, ResponseCache, StoreError};
-use moka::Expiry;
+use quick_cache::Weighter;
+use quick_cache::sync::Cache;
 
 /// The longest a key look-up may be reused: a revoked key stops working within this time.
 pub const MAX_KEY_CACHE_TTL: Duration = Duration::from_secs(10);
@@ -29,75 +35,86 @@ impl Clock for SystemClock {
     }
 }
 
+/// A cached value and the moment it stops being served.
 #[derive(Clone)]
-struct Entry {
-    bytes: Bytes,
-    ttl: Duration,
+struct Expiring<T> {
+    value: T,
+    until: Instant,
 }
 
-struct EntryExpiry;
-
-impl Expiry<String, Entry> for EntryExpiry {
-    fn expire_after_create(
-        &self,
-        _key: &String,
-        entry: &Entry,
-        _created_at: Instant,
-    ) -> Option<Duration> {
-        Some(entry.ttl)
+impl<T> Expiring<T> {
+    fn new(value: T, ttl: Duration) -> Self {
+        let now = Instant::now();
+        Self {
+            value,
+            until: now.checked_add(ttl).unwrap_or(now),
+        }
     }
 
-    fn expire_after_update(
-        &self,
-        _key: &String,
-        entry: &Entry,
-        _updated_at: Instant,
-        _duration_until_expiry: Option<Duration>,
-    ) -> Option<Duration> {
-        Some(entry.ttl)
+    fn is_fresh(&self) -> bool {
+        Instant::now() < self.until
     }
 }
+
+/// Weighs a cached response by its key and body bytes.
+#[derive(Clone, Copy)]
+struct BodyBytes;
+
+impl Weighter<String, Expiring<Bytes>> for BodyBytes {
+    fn weight(&self, key: &String, entry: &Expiring<Bytes>) -> u64 {
+        // Never 0: such entries would never be evicted.
+        u64::try_from(key.len().saturating_add(entry.value.len()))
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+}
+
+/// About how many bytes an entry is expected to weigh, to size the cache's tables.
+const TYPICAL_ENTRY_BYTES: u64 = 4 * 1024;
 
 /// Response bytes kept in process memory, each for its own lifetime, bounded in total size
-/// (least recently used entries go first).
+/// (cold entries go first).
 #[derive(Clone)]
 pub struct MemoryCache {
-    entries: moka::future::Cache<String, Entry>,
+    entries: Arc<Cache<String, Expiring<Bytes>, BodyBytes>>,
 }
 
 impl MemoryCache {
-    /// `max_bytes` bounds the sum of the cached bodies.
+    /// `max_bytes` bounds the sum of the cached keys and bodies.
     #[must_use]
     pub fn new(max_bytes: u64) -> Self {
-        let entries = moka::future::Cache::builder()
-            .max_capacity(max_bytes)
-            .weigher(|key: &String, entry: &Entry| {
-                u32::try_from(key.len().saturating_add(entry.bytes.len())).unwrap_or(u32::MAX)
-            })
-            .expire_after(EntryExpiry)
-            .build();
-        Self { entries }
+        let items = usize::try_from((max_bytes / TYPICAL_ENTRY_BYTES).max(16)).unwrap_or(16);
+        Self {
+            entries: Arc::new(Cache::with_weighter(items, max_bytes.max(1), BodyBytes)),
+        }
     }
 }
 
 #[async_trait]
 impl ResponseCache for MemoryCache {
     async fn get(&self, key: &str) -> Option<Bytes> {
-        self.entries.get(key).await.map(|entry| entry.bytes)
+        let entry = self.entries.get(key)?;
+        if entry.is_fresh() {
+            return Some(entry.value);
+        }
+        self.entries.remove_if(key, |entry| !entry.is_fresh());
+        None
     }
 
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {
         self.entries
-            .insert(key.to_owned(), Entry { bytes: value, ttl })
-            .await;
+            .insert(key.to_owned(), Expiring::new(value, ttl));
     }
 }
 
-/// Per-window request counters in process memory. A bucket names its minute, so counters are
-/// dropped a little after their window ends.
+/// How many quota counters are kept at most (keys and client addresses active in recent
+/// minutes); the least used go first past it.
+const QUOTA_COUNTERS: usize = 200_000;
+
+/// Per-window request counters in process memory, one per subject and minute.
 #[derive(Clone)]
 pub struct MemoryQuota {
-    counters: moka::sync::Cache<String, Arc<AtomicU64>>,
+    counters: Arc<Cache<(QuotaSubject, i64), Arc<AtomicU64>>>,
 }
 
 impl Default for MemoryQuota {
@@ -109,20 +126,23 @@ impl Default for MemoryQuota {
 impl MemoryQuota {
     #[must_use]
     pub fn new() -> Self {
-        let counters = moka::sync::Cache::builder()
-            .max_capacity(1_000_000)
-            .time_to_live(Duration::from_secs(61))
-            .build();
-        Self { counters }
+        Self {
+            counters: Arc::new(Cache::new(QUOTA_COUNTERS)),
+        }
     }
 
     /// Adds one request and returns the bucket's count, without awaiting anything.
     #[must_use]
     pub fn increment_now(&self, bucket: &QuotaBucket) -> u64 {
-        let counter = self
+        let key = (bucket.subject, bucket.minute);
+        let counter = match self
             .counters
-            .get_with_by_ref(bucket.name.as_str(), || Arc::new(AtomicU64::new(0)));
-        counter.fetch_add(1, Ordering::Relaxed) + 1
+            .get_or_insert_with(&key, || Ok::<_, std::convert::Infallible>(Arc::default()))
+        {
+            Ok(counter) => counter,
+            Err(never) => match never {},
+        };
+        counter.fetch_add(1, Ordering::Relaxed).saturating_add(1)
     }
 }
 
@@ -133,33 +153,46 @@ impl QuotaCounter for MemoryQuota {
     }
 }
 
+/// How many key look-ups are kept at most (known keys, and unknown ones recently tried).
+const KEY_LOOKUPS: usize = 100_000;
+
 /// A portal store whose key look-ups are reused for a short while, so a busy key costs one
-/// query per interval rather than one per request. Failed look-ups are not kept. Everything
-/// else goes straight through.
+/// query per interval rather than one per request; concurrent look-ups of the same key make
+/// one query. Failed look-ups are not kept. Everything else goes straight through.
 pub struct KeyCache {
     inner: Arc<dyn PortalStore>,
-    keys: moka::future::Cache<[u8; 32], Option<ApiKeyRecord>>,
+    ttl: Duration,
+    keys: Cache<[u8; 32], Expiring<Option<ApiKeyRecord>>>,
 }
 
 impl KeyCache {
     /// `ttl` is capped at [`MAX_KEY_CACHE_TTL`].
     #[must_use]
     pub fn new(inner: Arc<dyn PortalStore>, ttl: Duration) -> Self {
-        let keys = moka::future::Cache::builder()
-            .max_capacity(100_000)
-            .time_to_live(ttl.min(MAX_KEY_CACHE_TTL))
-            .build();
-        Self { inner, keys }
+        Self {
+            inner,
+            ttl: ttl.min(MAX_KEY_CACHE_TTL),
+            keys: Cache::new(KEY_LOOKUPS),
+        }
     }
 }
 
 #[async_trait]
 impl PortalStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
-        self.keys
-            .try_get_with(digest.0, self.inner.find_key(digest))
-            .await
-            .map_err(|err| StoreError::new(err.cause.clone()))
+        if let Some(found) = self.keys.get(&digest.0) {
+            if found.is_fresh() {
+                return Ok(found.value);
+            }
+            self.keys.remove_if(&digest.0, |entry| !entry.is_fresh());
+        }
+        let looked_up = self
+            .keys
+            .get_or_insert_async(&digest.0, async {
+                Ok(Expiring::new(self.inner.find_key(digest).await?, self.ttl))
+            })
+            .await?;
+        Ok(looked_up.value)
     }
 
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
@@ -190,7 +223,7 @@ impl PortalStore for KeyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use callstats_domain::access::{ApiKeySecret, QuotaSubject};
+    use callstats_domain::access::{ApiKeySecret, ClientAddress};
     use callstats_domain::ports::MockPortalStore;
     use callstats_domain::scope::ScopeSet;
     use time::macros::datetime;
@@ -227,12 +260,12 @@ mod tests {
                 )
                 .await;
         }
-        cache.entries.run_pending_tasks().await;
         assert!(
-            cache.entries.weighted_size() <= 10_000,
+            cache.entries.weight() <= 10_000,
             "{}",
-            cache.entries.weighted_size()
+            cache.entries.weight()
         );
+        assert!(cache.get("k99").await.is_some(), "the newest entry is kept");
     }
 
     #[tokio::test]
@@ -253,12 +286,12 @@ mod tests {
     async fn quota_counts_concurrent_requests_exactly() {
         let quota = Arc::new(MemoryQuota::new());
         let bucket = QuotaBucket::new(
-            &QuotaSubject::Client("203.0.113.9".into()),
+            &QuotaSubject::Client(ClientAddress::Ip("203.0.113.9".parse().unwrap())),
             datetime!(2026-11-21 06:15:10 UTC),
         );
         let tasks: Vec<_> = (0..50)
             .map(|_| {
-                let (quota, bucket) = (Arc::clone(&quota), bucket.clone());
+                let quota = Arc::clone(&quota);
                 tokio::spawn(async move { quota.increment(&bucket).await })
             })
             .collect();
@@ -319,6 +352,27 @@ mod tests {
     #[test]
     fn key_cache_ttl_is_capped_at_ten_seconds() {
         let cache = KeyCache::new(Arc::new(MockPortalStore::new()), Duration::from_secs(3600));
-        assert_eq!(cache.keys.policy().time_to_live(), Some(MAX_KEY_CACHE_TTL));
+        assert_eq!(cache.ttl, MAX_KEY_CACHE_TTL);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_lookups_of_one_key_make_one_query() {
+        let mut store = MockPortalStore::new();
+        store.expect_find_key().times(1).returning(|_| {
+            // Long enough for every other look-up to arrive while this one runs.
+            std::thread::sleep(Duration::from_millis(50));
+            Ok(Some(record()))
+        });
+        let cache = Arc::new(KeyCache::new(Arc::new(store), Duration::from_secs(10)));
+        let digest = ApiKeySecret::from_random_bytes(&[3; 32]).digest();
+        let lookups: Vec<_> = (0..8)
+            .map(|_| {
+                let cache = Arc::clone(&cache);
+                tokio::spawn(async move { cache.find_key(&digest).await })
+            })
+            .collect();
+        for lookup in lookups {
+            assert_eq!(lookup.await.unwrap().unwrap(), Some(record()));
+        }
     }
 }

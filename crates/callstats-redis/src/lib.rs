@@ -273,7 +273,7 @@ impl RedisQuota {
 #[async_trait]
 impl QuotaCounter for RedisQuota {
     async fn increment(&self, bucket: &QuotaBucket) -> u64 {
-        let key = self.redis.key(&format!("quota:{}", bucket.name));
+        let key = self.redis.key(&format!("quota:{}", bucket.name()));
         let mut pipeline = redis::pipe();
         // A little past the window's end so a counter never vanishes while still in use.
         pipeline

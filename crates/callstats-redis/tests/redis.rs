@@ -86,7 +86,7 @@ async fn quota_is_shared_by_every_replica_and_expires_after_its_window() {
     ];
     assert_eq!(counts, [1, 2, 3, 4]);
     let ttl: i64 = redis::cmd("TTL")
-        .arg(format!("{prefix}quota:{}", bucket.name))
+        .arg(format!("{prefix}quota:{}", bucket.name()))
         .query_async(&mut raw(&url).await)
         .await
         .unwrap();

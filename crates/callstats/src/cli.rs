@@ -9,7 +9,7 @@ use crate::commands::migrate::MigrateArgs;
 use crate::commands::seed::SeedArgs;
 use crate::commands::serve::ServeArgs;
 use crate::commands::sim::SimArgs;
-use crate::logging::LogFormat;
+use crate::logging::{LogFormat, LogWriter};
 
 /// Read-only call-centre statistics for partners' dashboards.
 #[derive(Debug, Parser)]
@@ -48,6 +48,15 @@ impl Command {
         match self {
             Self::Demo(_) | Self::Serve(_) | Self::Sim(_) => "info",
             Self::Migrate(_) | Self::Seed(_) | Self::Keys(_) => "warn",
+        }
+    }
+
+    /// Servers hand their lines to a writer thread; one-shot commands write them at once.
+    #[must_use]
+    pub const fn log_writer(&self) -> LogWriter {
+        match self {
+            Self::Demo(_) | Self::Serve(_) | Self::Sim(_) => LogWriter::Background,
+            Self::Migrate(_) | Self::Seed(_) | Self::Keys(_) => LogWriter::Direct,
         }
     }
 }

@@ -13,7 +13,11 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    logging::init(cli.log_format, cli.command.default_log_level());
+    let log_writer = logging::init(
+        cli.log_format,
+        cli.command.default_log_level(),
+        cli.command.log_writer(),
+    );
     // Multi-threaded: migrations block a worker thread while they run.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -25,7 +29,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli.command)) {
+    let outcome = runtime.block_on(commands::run(cli.command));
+    // Queued log lines first, so the last thing on stderr is the outcome.
+    drop(log_writer);
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("error: {failure}");
