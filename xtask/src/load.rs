@@ -6,17 +6,19 @@
 //! SQLite portal seeded with the demo data, a private `redis-server`, and `wrk` as the load.
 //! A key with a huge quota keeps 429s out of the figures.
 
-use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use callstats_redis::testing::PrivateRedis;
 
+use crate::process::{Running, free_port, get, target_dir, wait_for_port};
+
 /// The cached endpoint under load (answered from the upstream, 10-minute lifetime).
 const PATH: &str = "/api/v1/calls/summary?start=2026-11-02";
+/// How long a started process may take to listen.
+const PORT_WAIT: Duration = Duration::from_secs(20);
 
 /// Load settings: `--seconds N` (default 10) and `--connections N` (default 32, split between
 /// the replicas when there are two).
@@ -45,16 +47,6 @@ impl Load {
             }
         }
         Ok(load)
-    }
-}
-
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -126,7 +118,7 @@ fn measure(load: &Load, binary: &Path, work: &Path) -> Result<()> {
         work,
         "sim",
     )?;
-    wait_for_port(sim_port)?;
+    wait_for_port(sim_port, PORT_WAIT)?;
     let redis = PrivateRedis::start().context("cannot start redis-server")?;
     let redis_url = redis.url();
 
@@ -145,7 +137,7 @@ fn measure(load: &Load, binary: &Path, work: &Path) -> Result<()> {
             command.env("CALLSTATS_REDIS_URL", url);
         }
         let child = spawn(&mut command, work, name)?;
-        wait_for_port(port)?;
+        wait_for_port(port, PORT_WAIT)?;
         warm(port, &key)?;
         Ok((child, port))
     };
@@ -192,13 +184,6 @@ fn measure(load: &Load, binary: &Path, work: &Path) -> Result<()> {
     Ok(())
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
-        PathBuf::from,
-    )
-}
-
 fn spawn(command: &mut Command, work: &Path, name: &str) -> Result<Running> {
     let log = std::fs::File::create(work.join(format!("{name}.log")))?;
     let child = command
@@ -210,35 +195,11 @@ fn spawn(command: &mut Command, work: &Path, name: &str) -> Result<Running> {
     Ok(Running(child))
 }
 
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-fn wait_for_port(port: u16) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if Instant::now() > deadline {
-            bail!("nothing listens on port {port} after 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(())
-}
-
 /// One request, so the entry is cached before the load starts.
 fn warm(port: u16, key: &str) -> Result<()> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    write!(
-        stream,
-        "GET {PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    if !answer.starts_with("HTTP/1.1 200") {
-        bail!(
-            "warm-up request failed: {}",
-            answer.lines().next().unwrap_or_default()
-        );
+    let (status, _) = get(port, PATH, key)?;
+    if status != 200 {
+        bail!("warm-up request failed: {status}");
     }
     Ok(())
 }

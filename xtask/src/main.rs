@@ -2,14 +2,16 @@
 //! making sure the local Postgres and Redis are up.
 
 mod load;
+mod process;
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+
+use crate::process::{Running, free_port, get, target_dir};
 
 mod schemathesis;
 mod soak;
@@ -50,7 +52,7 @@ fn main() -> Result<()> {
         "replicas-load" => load::replicas_load(&std::env::args().skip(2).collect::<Vec<_>>()),
         "load" => demo_load(),
         "schemathesis" => schemathesis::run(&workspace()),
-        "soak" => soak::run(&workspace(), &std::env::args().skip(2).collect::<Vec<_>>()),
+        "soak" => soak::run(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!("{USAGE}");
             bail!("unknown task {task:?}")
@@ -107,7 +109,7 @@ fn openapi() -> Result<()> {
     Ok(())
 }
 
-fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
@@ -140,26 +142,6 @@ struct Figures {
     non_2xx: u64,
 }
 
-/// A child process stopped (SIGTERM, then kill) when dropped, so a failed run leaves nothing.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if matches!(self.0.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Loads `callstats demo` (release) and the baseline server with wrk; prints the figures.
 fn demo_load() -> Result<()> {
     if Command::new("wrk").arg("--version").output().is_err() {
@@ -180,7 +162,7 @@ fn demo_load() -> Result<()> {
         &["build", "--release", "-p", "xtask", "--bin", "baseline"],
         &[],
     )?;
-    let release = target_dir()?.join("release");
+    let release = target_dir().join("release");
     let callstats = release.join("callstats");
     let baseline = release.join("baseline");
 
@@ -192,7 +174,8 @@ fn demo_load() -> Result<()> {
 }
 
 fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
-    let demo_address = free_address()?;
+    let demo_port = free_port()?;
+    let demo_address = format!("127.0.0.1:{demo_port}");
     let mut demo = Command::new(callstats)
         .args(["demo", "--bind", &demo_address])
         .current_dir(dir)
@@ -255,11 +238,15 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     for (name, path) in [("operators", &cached_path), ("summary", &computed_path)] {
         wait_until_answering(&format!("http://{demo_address}{path}"), &header)?;
         let file = dir.join(format!("{name}.json"));
-        std::fs::write(&file, http_get_body(&demo_address, path, &key)?)?;
+        let (status, body) = get(demo_port, path, &key)?;
+        if status != 200 {
+            bail!("{path} answered {status}");
+        }
+        std::fs::write(&file, body)?;
         bodies.push(format!("/{name}={}", file.display()));
     }
 
-    let baseline_address = free_address()?;
+    let baseline_address = format!("127.0.0.1:{}", free_port()?);
     let _baseline = Running(
         Command::new(baseline)
             .arg(&baseline_address)
@@ -356,31 +343,6 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The body of a GET answered 200, over a plain HTTP/1.1 connection.
-fn http_get_body(address: &str, path: &str, key: &str) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut stream = std::net::TcpStream::connect(address)?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nX-API-Key: {key}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer)?;
-    let split = answer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| anyhow!("{path}: no end of headers in the answer"))?;
-    let (head, body) = answer.split_at(split);
-    let head = String::from_utf8_lossy(head);
-    if !head.starts_with("HTTP/1.1 200") {
-        bail!(
-            "{path} answered {}",
-            head.lines().next().unwrap_or_default()
-        );
-    }
-    Ok(body.get(4..).unwrap_or_default().to_vec())
-}
-
 /// Runs wrk for a second until the target answers only 200s: this also warms the cache, so
 /// the first /calls/summary computes the day and the measured requests are cache hits.
 fn wait_until_answering(url: &str, header: &str) -> Result<()> {
@@ -422,22 +384,6 @@ fn parse_wrk(report: &str) -> Result<Figures> {
         p99,
         non_2xx,
     })
-}
-
-fn free_address() -> Result<String> {
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.to_string())
-}
-
-/// Where cargo puts its builds: `CARGO_TARGET_DIR`, else the workspace's `target/`.
-fn target_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Ok(PathBuf::from(dir));
-    }
-    Ok(Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .ok_or_else(|| anyhow!("xtask has no parent directory"))?
-        .join("target"))
 }
 
 /// Today's date in Tashkent (UTC+5, no daylight saving), from `date`.

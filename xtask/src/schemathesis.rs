@@ -8,12 +8,13 @@
 //! process is killed on every way out.
 
 use std::io::{BufRead as _, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
+
+use crate::process::{Running, free_port, get, target_dir, wait_for_port};
 
 /// The schemathesis release CI runs; bump it deliberately.
 const SCHEMATHESIS_VERSION: &str = "4.32.5";
@@ -22,19 +23,8 @@ const MAX_EXAMPLES: &str = "150";
 const MAX_EXAMPLES_NARROW: &str = "25";
 const HIGH_QUOTA: &str = "100000000";
 
-/// Kills the demo process when dropped, whatever happened before.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // The process may have exited already; either way nothing is left running.
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 pub fn run(workspace: &Path) -> Result<()> {
-    let target = target_dir(workspace);
+    let target = target_dir();
     let schemathesis = ensure_venv(&target)?;
     crate::cargo(&["build", "-p", "callstats", "--bin", "callstats"], &[])?;
     let binary = target.join("debug").join("callstats");
@@ -75,7 +65,7 @@ pub fn run(workspace: &Path) -> Result<()> {
     }
     // Keep draining stdout so the demo never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    wait_until_ready(port)?;
+    wait_for_port(port, Duration::from_secs(30))?;
 
     let issue = |name: &str, scopes: &str| -> Result<String> {
         let output = Command::new(&binary)
@@ -204,6 +194,7 @@ fn check_documented_403s(port: u16, aggregate: &str, nothing: &str) -> Vec<Strin
             match get(port, path, key) {
                 Err(err) => failures.push(format!("{path} with the {label} key: {err:#}")),
                 Ok((status, body)) => {
+                    let body = String::from_utf8_lossy(&body);
                     let fits = match expected {
                         None => status == 200,
                         Some(scope) => {
@@ -222,30 +213,6 @@ fn check_documented_403s(port: u16, aggregate: &str, nothing: &str) -> Vec<Strin
         }
     }
     failures
-}
-
-/// A GET over a plain socket (xtask needs no HTTP client for this): status and body.
-fn get(port: u16, path: &str, key: &str) -> Result<(u16, String)> {
-    use std::io::{Read as _, Write as _};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    let (head, body) = answer.split_once("\r\n\r\n").context("no HTTP answer")?;
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .context("no status line")?;
-    Ok((status, body.to_owned()))
-}
-
-fn target_dir(workspace: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace.join("target"), PathBuf::from)
 }
 
 /// The schemathesis executable of a virtual environment under the target directory, created
@@ -278,21 +245,4 @@ fn succeed(command: &mut Command) -> Result<()> {
         bail!("{command:?} failed with {status}");
     }
     Ok(())
-}
-
-fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
-    Ok(listener.local_addr()?.port())
-}
-
-/// `/readyz` answers 200 (the key has been printed, so the server is about to listen).
-fn wait_until_ready(port: u16) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    bail!("callstats demo did not listen on port {port} within 30 s")
 }

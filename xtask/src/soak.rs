@@ -9,14 +9,15 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
+
+use crate::process::{Running, free_port, target_dir, wait_for_port};
 
 const USAGE: &str = "usage: cargo xtask soak [--duration-secs N] [--rate N] [--connections N] \
                      [--fail-rate F] [--release]";
@@ -56,20 +57,9 @@ fn options(args: &[String]) -> Result<Options> {
     Ok(options)
 }
 
-/// Kills a child process when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-pub fn run(workspace: &Path, args: &[String]) -> Result<()> {
+pub fn run(args: &[String]) -> Result<()> {
     let options = options(args)?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace.join("target"), std::path::PathBuf::from);
+    let target = target_dir();
     let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
     if options.release {
         build.push("--release");
@@ -123,7 +113,7 @@ pub fn run(workspace: &Path, args: &[String]) -> Result<()> {
         bail!("callstats demo exited before printing its key");
     }
     std::thread::spawn(move || lines.for_each(drop));
-    wait_for_port(port)?;
+    wait_for_port(port, Duration::from_secs(30))?;
 
     let issue = |name: &str, scopes: &str| -> Result<String> {
         let output = Command::new(&binary)
@@ -439,21 +429,6 @@ fn attempt(
         *connection = None;
     }
     Ok(status)
-}
-
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-fn wait_for_port(port: u16) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if Instant::now() > deadline {
-            bail!("callstats demo did not listen on port {port}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(())
 }
 
 /// Resident set size from /proc (Linux), in KiB.
