@@ -116,7 +116,6 @@ pub(crate) async fn observe(
             return Err(InternalError::from_response(err.to_string(), body).into());
         }
     };
-    drop((method, uri));
 
     let headers = response.headers_mut();
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

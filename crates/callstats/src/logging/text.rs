@@ -196,15 +196,9 @@ impl Visit for Fields<'_> {
             return;
         };
         self.write(|w| {
-            let printable = printable_ascii(value);
             if message {
-                if printable {
-                    w.push_str(value);
-                    Ok(())
-                } else {
-                    write!(w, "{}", Sanitized(value))
-                }
-            } else if printable && !value.contains(['"', '\\']) {
+                Sanitizing(w).write_str(value)
+            } else if printable_ascii(value) && !value.contains(['"', '\\']) {
                 // What Debug would write, without going through it.
                 w.push('"');
                 w.push_str(value);
@@ -240,7 +234,7 @@ impl Visit for Fields<'_> {
         }
         let name = field.name();
         self.write(|w| {
-            write!(w, "{}", Sanitized(&value.to_string()))?;
+            write!(Sanitizing(&mut *w), "{value}")?;
             let mut source = value.source();
             if source.is_some() {
                 write!(w, " {name}.sources=[")?;
@@ -250,7 +244,7 @@ impl Visit for Fields<'_> {
                 if !std::mem::take(&mut first) {
                     w.write_str(", ")?;
                 }
-                write!(w, "{}", Sanitized(&error.to_string()))?;
+                write!(Sanitizing(&mut *w), "{error}")?;
                 source = error.source();
             }
             if !first {
@@ -275,17 +269,9 @@ impl Visit for Fields<'_> {
     }
 }
 
-/// A message or error text as the default format writes it: as it is, but with the control
-/// characters a terminal acts on written out (`\x1b`), so no log line can drive a terminal.
-struct Sanitized<'a>(&'a str);
-
-impl fmt::Display for Sanitized<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Sanitizing(f).write_str(self.0)
-    }
-}
-
-/// Writes through to `W`, sanitizing as [`Sanitized`] does.
+/// Writes a message or error text through to `W` as the default format does: as it is, but
+/// with the control characters a terminal acts on written out (`\x1b`), so no log line can
+/// drive a terminal.
 struct Sanitizing<W>(W);
 
 impl<W: fmt::Write> fmt::Write for Sanitizing<W> {
