@@ -5,18 +5,19 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use actix_web::HttpMessage as _;
+use std::future::{Ready, ready};
+
 use actix_web::body::{EitherBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
-use actix_web::middleware::Next;
+use futures::future::LocalBoxFuture;
 
 use crate::error::ErrorBody;
-use crate::pipeline::{X_CACHE, json, route_of};
+use crate::pipeline::{HandlerFailure, X_CACHE, json, route_of};
 
-/// The id of one request, in its extensions and in the `X-Request-Id` response header:
+/// The id of one request, in its log lines and in the `X-Request-Id` response header:
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
 /// randomness.
 #[derive(Debug, Clone, Copy)]
@@ -85,38 +86,75 @@ fn oversized(req: &ServiceRequest) -> Option<(StatusCode, String)> {
     })
 }
 
-pub(crate) async fn observe(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let request_id = RequestId::next();
-    req.extensions_mut().insert(request_id);
-    // For the log line should the framework fail (both are reference counted, not copied; the
-    // request itself must stay unshared for routing).
-    let (method, uri) = (req.method().clone(), req.uri().clone());
+/// The request observer: every request of the app goes through it.
+pub(crate) struct Observe;
 
-    let outcome = match oversized(&req) {
-        Some((status, message)) => {
-            Ok(req.into_response(json(status, &ErrorBody::new(message)).map_into_right_body()))
-        }
-        None => next
-            .call(req)
-            .await
-            .map(ServiceResponse::map_into_left_body),
-    };
-    let mut response: ServiceResponse<EitherBody<_>> = match outcome {
-        Ok(response) => response,
-        Err(err) => {
-            // Only the framework fails this way (our handlers always answer): keep the
-            // status, make the body JSON like every other.
-            let status = err.as_response_error().status_code();
-            tracing::warn!(request_id = request_id.to_string(), method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
-            let body = json(status, &ErrorBody::new(err.to_string()));
-            return Err(InternalError::from_response(err.to_string(), body).into());
-        }
-    };
+impl<S, B> Transform<S, ServiceRequest> for Observe
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    S::Future: 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<EitherBody<B>>;
+    type Error = actix_web::Error;
+    type Transform = ObserveService<S>;
+    type InitError = ();
+    type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
+    fn new_transform(&self, service: S) -> Self::Future {
+        ready(Ok(ObserveService { service }))
+    }
+}
+
+pub(crate) struct ObserveService<S> {
+    service: S,
+}
+
+impl<S, B> Service<ServiceRequest> for ObserveService<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    S::Future: 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<EitherBody<B>>;
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    actix_web::dev::forward_ready!(service);
+
+    fn call(&self, req: ServiceRequest) -> Self::Future {
+        let started = Instant::now();
+        let request_id = RequestId::next();
+        if let Some((status, message)) = oversized(&req) {
+            let response =
+                req.into_response(json(status, &ErrorBody::new(message)).map_into_right_body());
+            return Box::pin(ready(Ok(finish(response, request_id, started))));
+        }
+        // For the log line should the framework fail (both are reference counted, not copied).
+        let (method, uri) = (req.method().clone(), req.uri().clone());
+        let answer = self.service.call(req);
+        Box::pin(async move {
+            match answer.await {
+                Ok(response) => Ok(finish(response.map_into_left_body(), request_id, started)),
+                Err(err) => {
+                    // Only the framework fails this way (our handlers always answer): keep the
+                    // status, make the body JSON like every other.
+                    let status = err.as_response_error().status_code();
+                    tracing::warn!(request_id = request_id.to_string(), method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
+                    let body = json(status, &ErrorBody::new(err.to_string()));
+                    Err(InternalError::from_response(err.to_string(), body).into())
+                }
+            }
+        })
+    }
+}
+
+/// Adds the headers every response carries, counts the request and writes its log line.
+fn finish<B>(
+    mut response: ServiceResponse<B>,
+    request_id: RequestId,
+    started: Instant,
+) -> ServiceResponse<B> {
     let headers = response.headers_mut();
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // Partner data must not be kept by shared caches or browsers.
@@ -125,21 +163,30 @@ pub(crate) async fn observe(
     if let Some(value) = &id_header {
         headers.insert(X_REQUEST_ID, value.clone());
     }
+    let id_text = id_header.as_ref().and_then(|id| id.to_str().ok());
     let status = response.status();
     let elapsed = started.elapsed();
-    let route = route_of(response.request().path()).unwrap_or("unmatched");
+    let request = response.request();
+    let route = route_of(request.path()).unwrap_or("unmatched");
     metrics::counter!("callstats_http_requests_total", "route" => route, "status" => status_label(status))
         .increment(1);
     metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
         .record(elapsed.as_secs_f64());
+    if let Some(HandlerFailure(cause)) = response.response().extensions().get() {
+        tracing::error!(
+            request_id = id_text,
+            cause = cause.as_str(),
+            path = request.path(),
+            "request handler failed"
+        );
+    }
     let cache = response
         .headers()
         .get(X_CACHE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
-    let request = response.request();
     tracing::info!(
-        request_id = id_header.as_ref().and_then(|id| id.to_str().ok()),
+        request_id = id_text,
         method = request.method().as_str(),
         path = request.path(),
         status = status.as_u16(),
@@ -147,7 +194,7 @@ pub(crate) async fn observe(
         cache,
         "request"
     );
-    Ok(response)
+    response
 }
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

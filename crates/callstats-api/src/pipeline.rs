@@ -9,7 +9,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{
     AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, ORIGIN,
 };
-use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
@@ -22,7 +22,6 @@ use serde::Serialize;
 
 use crate::ApiState;
 use crate::error::{ErrorBody, error_response};
-use crate::middleware::RequestId;
 use crate::openapi::PREFIX;
 
 pub(crate) const JSON: &str = "application/json; charset=utf-8";
@@ -72,7 +71,7 @@ pub(crate) async fn serve(
     let outcome = AssertUnwindSafe(admit_and_answer(&state, &req, Some(endpoint)))
         .catch_unwind()
         .await;
-    outcome.unwrap_or_else(|panic| internal_error(&req, &panic_message(panic.as_ref())))
+    outcome.unwrap_or_else(|panic| internal_error(panic_message(panic.as_ref())))
 }
 
 /// Serves the OpenAPI document, counted against the per-client-IP quota.
@@ -96,7 +95,7 @@ pub(crate) async fn unrouted(state: web::Data<ApiState>, req: HttpRequest) -> Ht
     let outcome = AssertUnwindSafe(admit_and_answer(&state, &req, None))
         .catch_unwind()
         .await;
-    outcome.unwrap_or_else(|panic| internal_error(&req, &panic_message(panic.as_ref())))
+    outcome.unwrap_or_else(|panic| internal_error(panic_message(panic.as_ref())))
 }
 
 async fn admit_and_answer(
@@ -145,11 +144,7 @@ async fn answer(
     endpoint: Endpoint,
     view: KpiView,
 ) -> Result<(Bytes, CacheStatus), DomainError> {
-    let query = QueryParams::new(
-        form_urlencoded::parse(req.query_string().as_bytes())
-            .into_owned()
-            .collect(),
-    );
+    let query = QueryParams::new(form_urlencoded::parse(req.query_string().as_bytes()));
     let request = ApiRequest::parse(endpoint, &query, req.match_info().get("month"), view)?
         .ok_or_else(|| DomainError::NotFound(format!("no such endpoint: {}", req.path())))?;
     let key = request.cache_key();
@@ -322,23 +317,17 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// A 500 with a JSON body; the cause goes to the log with the request id, never to the client.
-fn internal_error(req: &HttpRequest, cause: &str) -> HttpResponse {
-    let request_id = req
-        .extensions()
-        .get::<RequestId>()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    tracing::error!(
-        request_id,
-        cause,
-        path = req.path(),
-        "request handler failed"
-    );
-    bytes_response(
+/// Marks a 500 whose handler failed: the request observer logs the cause with the request id.
+pub(crate) struct HandlerFailure(pub(crate) String);
+
+/// A 500 with a JSON body; the cause goes to the log, never to the client.
+fn internal_error(cause: String) -> HttpResponse {
+    let mut response = bytes_response(
         StatusCode::INTERNAL_SERVER_ERROR,
         Bytes::from_static(INTERNAL_ERROR_BODY),
-    )
+    );
+    response.extensions_mut().insert(HandlerFailure(cause));
+    response
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Request parameters as types that can only hold valid values, and the parsers that turn raw
 //! query strings into them or into a [`ParamError`] that tells a partner what to fix.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -104,15 +105,25 @@ const SHIFT_EXPECTED: &str = "a shift label of 1 to 64 printable characters";
 
 /// Decoded query pairs of one request. Unknown parameters are kept and ignored; a known
 /// parameter given twice is an error rather than a silent pick.
+/// Pairs borrow from the request's query string where no percent-decoding was needed.
 #[derive(Debug, Clone, Default)]
-pub struct QueryParams {
-    pairs: Vec<(String, String)>,
+pub struct QueryParams<'q> {
+    pairs: Vec<(Cow<'q, str>, Cow<'q, str>)>,
 }
 
-impl QueryParams {
+impl<'q> QueryParams<'q> {
     #[must_use]
-    pub fn new(pairs: Vec<(String, String)>) -> Self {
-        Self { pairs }
+    pub fn new<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<Cow<'q, str>>,
+        V: Into<Cow<'q, str>>,
+    {
+        Self {
+            pairs: pairs
+                .into_iter()
+                .map(|(name, value)| (name.into(), value.into()))
+                .collect(),
+        }
     }
 
     /// The value of query parameter `name`: `None` when absent, an error when empty or repeated.
@@ -126,7 +137,7 @@ impl QueryParams {
             .pairs
             .iter()
             .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str());
+            .map(|(_, v)| v.as_ref());
         let first = found.next();
         if found.next().is_some() {
             return Err(ParamError::Repeated { param });
@@ -277,7 +288,7 @@ impl DateRange {
     }
 
     /// Reads `start` (required) and `end` (defaults to `start`) from a query.
-    pub fn from_query(query: &QueryParams) -> Result<Self, ParamError> {
+    pub fn from_query(query: &QueryParams<'_>) -> Result<Self, ParamError> {
         let start = query
             .get("start", DATE_EXPECTED)?
             .ok_or(ParamError::Missing {
@@ -388,7 +399,7 @@ impl Month {
     }
 
     /// Reads the required query parameter `month`.
-    pub fn from_query(query: &QueryParams) -> Result<Self, ParamError> {
+    pub fn from_query(query: &QueryParams<'_>) -> Result<Self, ParamError> {
         let raw = query
             .get("month", MONTH_EXPECTED)?
             .ok_or(ParamError::Missing {
@@ -460,7 +471,7 @@ impl Direction {
     }
 
     /// Reads the optional query parameter `direction`, defaulting to inbound.
-    pub fn from_query(query: &QueryParams) -> Result<Self, ParamError> {
+    pub fn from_query(query: &QueryParams<'_>) -> Result<Self, ParamError> {
         query
             .get("direction", DIRECTION_EXPECTED)?
             .map_or(Ok(Self::default()), Self::parse)
@@ -494,7 +505,7 @@ impl Shift {
     }
 
     /// Reads the optional query parameter `shift`.
-    pub fn from_query(query: &QueryParams) -> Result<Option<Self>, ParamError> {
+    pub fn from_query(query: &QueryParams<'_>) -> Result<Option<Self>, ParamError> {
         query
             .get("shift", SHIFT_EXPECTED)?
             .map(Self::parse)
@@ -533,7 +544,7 @@ impl ScriptsLimit {
     }
 
     /// Reads the optional query parameter `limit`.
-    pub fn from_query(query: &QueryParams) -> Result<Self, ParamError> {
+    pub fn from_query(query: &QueryParams<'_>) -> Result<Self, ParamError> {
         query
             .get("limit", LIMIT_EXPECTED)?
             .map_or(Ok(Self::default()), Self::parse)
@@ -591,13 +602,8 @@ mod tests {
     use super::*;
     use time::macros::date;
 
-    fn q(pairs: &[(&str, &str)]) -> QueryParams {
-        QueryParams::new(
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        )
+    fn q<'a>(pairs: &[(&'a str, &'a str)]) -> QueryParams<'a> {
+        QueryParams::new(pairs.iter().copied())
     }
 
     fn day(raw: &str) -> Day {

@@ -96,7 +96,7 @@ impl ApiRequest {
     /// /ping, which takes no parameters and is never cached.
     pub fn parse(
         endpoint: Endpoint,
-        query: &QueryParams,
+        query: &QueryParams<'_>,
         path_month: Option<&str>,
         kpi_view: KpiView,
     ) -> Result<Option<Self>, crate::params::ParamError> {
@@ -212,12 +212,7 @@ mod tests {
         pairs: &[(&str, &str)],
         month: Option<&str>,
     ) -> Result<Option<ApiRequest>, String> {
-        let query = QueryParams::new(
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        );
+        let query = QueryParams::new(pairs.iter().copied());
         ApiRequest::parse(endpoint, &query, month, KpiView::Aggregate).map_err(|e| e.to_string())
     }
 
@@ -294,7 +289,7 @@ mod tests {
 
     #[test]
     fn cache_key_separates_kpi_granularities_and_encodes_shifts() {
-        let query = QueryParams::new(vec![("shift".into(), "tun&granularity=detail".into())]);
+        let query = QueryParams::new([("shift", "tun&granularity=detail")]);
         let aggregate = ApiRequest::parse(
             Endpoint::KpiMonth,
             &query,

@@ -504,7 +504,7 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
             })
             .collect())
     });
-    let query = crate::params::QueryParams::new(vec![("limit".into(), "2".into())]);
+    let query = crate::params::QueryParams::new([("limit", "2")]);
     let request = ApiRequest::parse(Endpoint::ScriptsStats, &query, None, KpiView::Aggregate)
         .unwrap()
         .unwrap();

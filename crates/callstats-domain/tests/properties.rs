@@ -172,7 +172,7 @@ proptest! {
         pairs in prop::collection::vec((prop::sample::select(vec!["start", "end", "direction", "month", "limit", "shift", "x"]), ".{0,12}"), 0..5),
         month in ".{0,10}",
     ) {
-        let query = QueryParams::new(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+        let query = QueryParams::new(pairs);
         for endpoint in Endpoint::ALL {
             if let Err(err) = ApiRequest::parse(endpoint, &query, Some(&month), KpiView::Aggregate) {
                 let message = err.to_string();

@@ -1,4 +1,5 @@
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use actix_web::test::TestRequest;
 
@@ -147,6 +148,82 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
             .await
             .status,
         200
+    );
+}
+
+/// Every log line of this test binary: a global subscriber, because tracing caches whether a
+/// call site is enabled process-wide, which a thread's own subscriber cannot rely on while
+/// other tests run. Tests find their lines by request id.
+#[derive(Clone, Default)]
+struct Logged(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logged {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+fn logged() -> &'static Logged {
+    static LOGGED: OnceLock<Logged> = OnceLock::new();
+    LOGGED.get_or_init(|| {
+        let logged = Logged::default();
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(logged.clone())
+                .finish(),
+        )
+        .expect("the only subscriber of this test binary");
+        logged
+    })
+}
+
+#[actix_web::test]
+async fn a_failing_handler_is_logged_with_its_cause_and_the_request_id_of_the_answer() {
+    let logged = logged();
+    let app = TestApp::new();
+    let key = app.key(1, "operators", 120, None);
+    let service = app.service().await;
+    app.store.panics.store(true, Ordering::SeqCst);
+    let failed = send(&service, get("/api/v1/schedule?month=2026-11", &key)).await;
+    assert_eq!(failed.status, 500);
+    assert!(!String::from_utf8_lossy(&failed.body).contains("store exploded"));
+    let id = failed.header("x-request-id");
+    let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    let failure: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("request handler failed"))
+        .collect();
+    assert_eq!(failure.len(), 1, "{log}");
+    assert!(failure[0].contains("ERROR"), "{}", failure[0]);
+    assert!(
+        failure[0].contains(&format!("request_id=\"{id}\"")),
+        "{}",
+        failure[0]
+    );
+    assert!(failure[0].contains("store exploded"), "{}", failure[0]);
+    assert!(
+        failure[0].contains("path=\"/api/v1/schedule\""),
+        "{}",
+        failure[0]
+    );
+    // The request line of the same request follows, with the same id and status.
+    assert!(
+        log.lines().any(|line| line.contains(" request ")
+            && line.contains(&format!("request_id=\"{id}\""))
+            && line.contains("status=500")),
+        "{log}"
     );
 }
 

@@ -2,16 +2,18 @@
 //! `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
 //!
 //! Servers write a line per request, so their lines are handed to a writer thread that writes
-//! them in batches: a worker formats its line and moves on instead of waiting for stderr. No
-//! line is dropped (a full queue makes the worker wait), and everything queued is written when
-//! the returned guard is dropped, i.e. when `main` returns.
+//! them in batches ([`batch`]): a worker formats its line and moves on instead of waiting for
+//! stderr. No line is dropped (a full buffer makes the worker wait), and everything pending is
+//! written when the returned guard is dropped, i.e. when `main` returns.
 
+mod batch;
 mod text;
 
 use clap::ValueEnum;
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
+
+pub use batch::LogGuard;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -27,28 +29,27 @@ pub enum LogWriter {
     /// Each line is written before the logging call returns (one-shot commands, whose lines
     /// must interleave exactly with what they print).
     Direct,
-    /// Lines are queued and written in batches by a thread of their own (servers).
+    /// Lines are gathered and written in batches by a thread of their own (servers).
     Background,
 }
 
 /// Installs the subscriber; `default_level` applies when `RUST_LOG` is unset. Keep the guard
-/// alive until the program ends: dropping it writes out what is still queued.
+/// alive until the program ends: dropping it writes out what is still pending.
 #[must_use = "dropping the guard stops the log writer"]
-pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<WorkerGuard> {
-    match writer {
-        LogWriter::Direct => {
-            install(format, default_level, std::io::stderr);
-            None
-        }
-        LogWriter::Background => {
-            let (writer, guard) = NonBlockingBuilder::default()
-                .lossy(false)
-                .thread_name("callstats-log")
-                // Flushed whenever the queue runs empty, so lines still appear at once when
-                // the server is idle.
-                .finish(std::io::BufWriter::new(std::io::stderr()));
+pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<LogGuard> {
+    let background = match writer {
+        LogWriter::Direct => None,
+        // Without its thread (the system refused one), lines go straight to stderr.
+        LogWriter::Background => batch::spawn(std::io::stderr()).ok(),
+    };
+    match background {
+        Some((writer, guard)) => {
             install(format, default_level, writer);
             Some(guard)
+        }
+        None => {
+            install(format, default_level, std::io::stderr);
+            None
         }
     }
 }
