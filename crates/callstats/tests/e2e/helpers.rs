@@ -2,14 +2,12 @@
 //! on a real, seeded test database, with the synthetic call platform served over HTTP as its
 //! upstream, and a reqwest client speaking real HTTP to it.
 
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use callstats::app::{Service, Upstream};
 use callstats::commands::keys::issue;
-use callstats_api::{Application, ServerSettings};
 use callstats_callplatform::{HttpPlatformConfig, RunningSim, SimOptions, spawn_sim};
 use callstats_domain::ports::Clock;
 use callstats_domain::scope::ScopeSet;
@@ -22,6 +20,8 @@ use callstats_store::testing::TestDatabase;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use time::OffsetDateTime;
+
+use crate::serve::serve;
 
 /// The portal every test starts from (decisions.md section 7 format).
 pub const PORTAL: &str = include_str!("data/portal.json");
@@ -196,15 +196,9 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         cache_max_bytes: 16 << 20,
         clock: clock.clone(),
     };
-    let state = service.state().expect("assemble the service");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let application =
-        Application::build(listener, state, ServerSettings::default()).expect("build the app");
-    let base = format!("http://127.0.0.1:{}/api/v1", application.port());
-    let server = application.handle();
-    tokio::spawn(application.run_until_stopped());
+    let (base, server) = serve(service, 0);
     TestApp {
-        base,
+        base: format!("{base}/api/v1"),
         client: reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .build()

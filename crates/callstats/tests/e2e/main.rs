@@ -12,6 +12,8 @@
 )]
 
 mod helpers;
+#[path = "../support/serve.rs"]
+mod serve;
 
 mod access;
 mod caching;

@@ -10,72 +10,17 @@
     reason = "tests: a panic is a failed test"
 )]
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// A `callstats demo` on a free loopback port in a directory of its own; killed when dropped.
-struct Demo {
-    child: Child,
-    port: u16,
-    key: String,
-    dir: PathBuf,
-}
+#[path = "../support/demo.rs"]
+mod demo;
 
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use demo::Demo;
 
 fn demo(name: &str) -> Demo {
-    let dir = std::env::temp_dir().join(format!("callstats-edges-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_callstats"))
-        .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
-        .args([
-            "--database-url",
-            "sqlite://callstats-demo.db",
-            "--workers",
-            "2",
-        ])
-        .current_dir(&dir)
-        .env("RUST_LOG", "warn")
-        .env_remove("CALLSTATS_CALL_PLATFORM_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut demo = Demo {
-        child,
-        port,
-        key: String::new(),
-        dir,
-    };
-    let mut lines = BufReader::new(stdout).lines();
-    demo.key = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find_map(|line| line.strip_prefix("key: ").map(str::to_owned))
-        .expect("the demo printed no key");
-    std::thread::spawn(move || lines.for_each(drop));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the demo never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    demo
+    Demo::start(name, |_, _| {})
 }
 
 /// One parsed answer.

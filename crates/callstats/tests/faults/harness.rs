@@ -1,15 +1,16 @@
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use callstats::app::{Service, Upstream};
-use callstats_api::{Application, ServerSettings};
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::stats::PriorWeight;
 use callstats_store::Store;
 use callstats_store::testing::TestDatabase;
 use tokio::sync::watch;
+
+use crate::serve::serve;
 
 /// Seeds the demo data set into `db` and issues a key with every scope, through the binary.
 pub fn seed_with_key(db_url: &str) -> String {
@@ -85,23 +86,8 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
         cache_max_bytes: 0,
         clock: Arc::new(callstats_memory::SystemClock),
     };
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let application = Application::build(
-        listener,
-        service.state().unwrap(),
-        ServerSettings {
-            workers: 2,
-            shutdown_timeout: Duration::from_secs(1),
-            ..ServerSettings::default()
-        },
-    )
-    .unwrap();
-    let running = Running {
-        base: format!("http://127.0.0.1:{}", application.port()),
-        handle: application.handle(),
-    };
-    tokio::spawn(application.run_until_stopped());
-    running
+    let (base, handle) = serve(service, 2);
+    Running { base, handle }
 }
 
 pub fn client() -> reqwest::Client {

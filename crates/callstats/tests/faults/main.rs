@@ -11,7 +11,11 @@
     reason = "tests: a panic is a failed test"
 )]
 
+#[path = "../support/demo.rs"]
+mod demo;
 mod harness;
 mod postgres;
+#[path = "../support/serve.rs"]
+mod serve;
 mod shutdown;
 mod upstream;

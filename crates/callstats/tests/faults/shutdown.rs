@@ -1,26 +1,13 @@
 //! SIGTERM under load, on the real binary: requests in flight complete, new connections are
 //! refused, and the process exits 0.
 
-use std::io::{BufRead as _, BufReader};
-use std::net::TcpListener;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use callstats_callplatform::{SimOptions, spawn_sim};
 
+use crate::demo::Demo;
 use crate::harness::{client, get};
-
-/// Kills the child if the test fails before it has exited.
-struct KillOnDrop(Option<std::process::Child>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(child) = &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_and_exits_0() {
@@ -31,53 +18,18 @@ async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_an
         ..SimOptions::default()
     })
     .unwrap();
-    let dir = std::env::temp_dir().join(format!("callstats-sigterm-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_callstats"))
-        .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
-        .args([
-            "--database-url",
-            "sqlite://callstats-demo.db",
-            "--workers",
-            "2",
-        ])
-        .args(["--shutdown-timeout-secs", "20"])
-        .env("CALLSTATS_CALL_PLATFORM_URL", sim.base_url())
-        .env("RUST_LOG", "warn")
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id().to_string();
-    let stdout = child.stdout.take().unwrap();
-    let mut guard = KillOnDrop(Some(child));
-    let key = tokio::task::spawn_blocking(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let key = lines
-            .by_ref()
-            .map(Result::unwrap)
-            .find_map(|line| line.strip_prefix("key: ").map(str::to_owned))
-            .expect("the demo printed no key");
-        // The demo fails on a closed stdout: keep reading what it prints after the key.
-        std::thread::spawn(move || lines.for_each(drop));
-        key
+    let upstream = sim.base_url();
+    let mut demo = tokio::task::spawn_blocking(move || {
+        Demo::start("sigterm", |_, command| {
+            command
+                .args(["--shutdown-timeout-secs", "20"])
+                .env("CALLSTATS_CALL_PLATFORM_URL", upstream);
+        })
     })
     .await
     .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let (base, key, pid) = (demo.base(), demo.key.clone(), demo.pid().to_string());
     let client = client();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while client.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(Instant::now() < deadline, "the demo never listened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 
     // Distinct days, so no two requests share an upstream fetch.
     let in_flight: Vec<_> = (1..=10)
@@ -114,23 +66,8 @@ async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_an
             "an in-flight request was not completed"
         );
     }
-    let mut child = guard.0.take().unwrap();
-    let status = tokio::task::spawn_blocking(move || {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("still running 30 s after SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    })
-    .await
-    .unwrap();
+    let status = tokio::task::spawn_blocking(move || demo.wait_for_exit(Duration::from_secs(30)))
+        .await
+        .unwrap();
     assert_eq!(status.code(), Some(0));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -17,16 +17,16 @@
 
 mod metrics;
 mod outage;
+#[path = "../support/serve.rs"]
+mod serve;
 mod shared;
 mod single_flight;
 
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
 use callstats::app::{Service, Upstream};
 use callstats::commands::keys::issue;
-use callstats_api::{Application, ServerSettings};
 use callstats_callplatform::{HttpPlatformConfig, RunningSim, SimOptions, spawn_sim};
 use callstats_domain::access::ApiKeySecret;
 use callstats_domain::scope::ScopeSet;
@@ -37,6 +37,7 @@ use callstats_store::Store;
 use callstats_store::config::Access;
 use callstats_store::keys::NewKey;
 use callstats_store::testing::TestDatabase;
+use serve::serve;
 use time::OffsetDateTime;
 
 /// A cached endpoint answered from the upstream (10-minute lifetime).
@@ -62,16 +63,7 @@ impl Replica {
             cache_max_bytes: 16 << 20,
             clock: std::sync::Arc::new(callstats_memory::SystemClock),
         };
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let settings = ServerSettings {
-            workers: 1,
-            shutdown_timeout: Duration::from_secs(1),
-            ..ServerSettings::default()
-        };
-        let application = Application::build(listener, service.state().unwrap(), settings).unwrap();
-        let base = format!("http://127.0.0.1:{}", application.port());
-        let handle = application.handle();
-        tokio::spawn(application.run_until_stopped());
+        let (base, handle) = serve(service, 1);
         Self { base, handle }
     }
 

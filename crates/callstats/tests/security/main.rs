@@ -13,12 +13,9 @@
 )]
 
 use std::collections::BTreeSet;
-use std::io::{BufRead as _, BufReader};
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 use callstats_callplatform::{SimOptions, spawn_sim};
 use callstats_domain::params::{Day, Param};
@@ -29,23 +26,12 @@ const UPSTREAM_TOKEN: &str = "upstream-token-7f3a9c1e5b2d4f6a8c0e";
 /// Shaped like a key, never issued: a guess must not be echoed anywhere either.
 const GUESSED_KEY: &str = "cs_AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjjKKK";
 
-struct Demo {
-    child: Child,
-    dir: PathBuf,
-    base: String,
-    key: String,
-    logs: Arc<Mutex<Vec<String>>>,
-}
+#[path = "../support/demo.rs"]
+mod demo;
 
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use demo::Demo;
 
-fn callstats(dir: &PathBuf, args: &[&str]) -> String {
+fn callstats(dir: &Path, args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
         .args(args)
         .args(["--database-url", "sqlite://callstats-demo.db"])
@@ -61,64 +47,22 @@ fn callstats(dir: &PathBuf, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
-/// The demo, over a database seeded at a fixed anchor so the test knows its people.
+/// The demo, over a database seeded at a fixed anchor so the test knows its people, with JSON
+/// logs at debug level and the upstream behind a token.
 fn demo(name: &str, upstream: &str) -> Demo {
     demo_with(name, upstream, &[])
 }
 
 fn demo_with(name: &str, upstream: &str, env: &[(&str, &str)]) -> Demo {
-    let dir =
-        std::env::temp_dir().join(format!("callstats-security-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    callstats(&dir, &["seed", "--demo", "--anchor", ANCHOR]);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_callstats"))
-        .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
-        .args([
-            "--database-url",
-            "sqlite://callstats-demo.db",
-            "--workers",
-            "2",
-        ])
-        .env("CALLSTATS_CALL_PLATFORM_URL", upstream)
-        .env("CALLSTATS_CALL_PLATFORM_TOKEN", UPSTREAM_TOKEN)
-        .env("CALLSTATS_LOG_FORMAT", "json")
-        .env("RUST_LOG", "debug")
-        .envs(env.iter().copied())
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let logs = Arc::new(Mutex::new(Vec::new()));
-    let stderr = child.stderr.take().unwrap();
-    let sink = Arc::clone(&logs);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            sink.lock().unwrap().push(line);
-        }
-    });
-    let stdout = child.stdout.take().unwrap();
-    let mut demo = Demo {
-        child,
-        dir,
-        base: format!("http://127.0.0.1:{port}"),
-        key: String::new(),
-        logs,
-    };
-    let mut lines = BufReader::new(stdout).lines();
-    demo.key = lines
-        .by_ref()
-        .map(Result::unwrap)
-        .find_map(|line| line.strip_prefix("key: ").map(str::to_owned))
-        .expect("the demo printed no key");
-    std::thread::spawn(move || lines.for_each(drop));
-    demo
+    Demo::start(name, |dir, command| {
+        callstats(dir, &["seed", "--demo", "--anchor", ANCHOR]);
+        command
+            .env("CALLSTATS_CALL_PLATFORM_URL", upstream)
+            .env("CALLSTATS_CALL_PLATFORM_TOKEN", UPSTREAM_TOKEN)
+            .env("CALLSTATS_LOG_FORMAT", "json")
+            .env("RUST_LOG", "debug")
+            .envs(env.iter().copied());
+    })
 }
 
 /// What must never be seen: keys, the upstream token, usernames and phones of the data set.
@@ -248,20 +192,9 @@ async fn no_key_token_username_or_phone_appears_in_any_response_header_body_or_l
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap(),
-        base: demo.base.clone(),
+        base: demo.base(),
         seen: Vec::new(),
     };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while session
-        .client
-        .get(format!("{}/healthz", demo.base))
-        .send()
-        .await
-        .is_err()
-    {
-        assert!(Instant::now() < deadline, "the demo never listened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 
     let bearer = |key: &str| format!("Bearer {key}");
     let (every, every_bearer) = (demo.key.clone(), bearer(&demo.key));
@@ -407,20 +340,9 @@ async fn the_aggregate_kpi_view_never_carries_a_name_or_agent_number_for_any_mon
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap(),
-        base: demo.base.clone(),
+        base: demo.base(),
         seen: Vec::new(),
     };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while session
-        .client
-        .get(format!("{}/healthz", demo.base))
-        .send()
-        .await
-        .is_err()
-    {
-        assert!(Instant::now() < deadline, "the demo never listened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let (aggregate_bearer, detail_bearer) =
         (format!("Bearer {aggregate}"), format!("Bearer {detail}"));
     let (status, body) = session
@@ -518,16 +440,6 @@ async fn guessing_keys_over_http_is_slowed_to_429_by_the_per_ip_quota() {
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while client
-        .get(format!("{}/healthz", demo.base))
-        .send()
-        .await
-        .is_err()
-    {
-        assert!(Instant::now() < deadline, "the demo never listened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     // The window is the clock minute: start well inside one, so all guesses share it.
     let into_minute = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -541,7 +453,7 @@ async fn guessing_keys_over_http_is_slowed_to_429_by_the_per_ip_quota() {
     for i in 0..8 {
         let guess = format!("cs_{i:0>43}");
         let answer = client
-            .get(format!("{}/api/v1/ping", demo.base))
+            .get(format!("{}/api/v1/ping", demo.base()))
             .bearer_auth(&guess)
             .send()
             .await
@@ -554,7 +466,7 @@ async fn guessing_keys_over_http_is_slowed_to_429_by_the_per_ip_quota() {
     assert_eq!(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
     // The real key is never held back by the anonymous quota.
     let real = client
-        .get(format!("{}/api/v1/ping", demo.base))
+        .get(format!("{}/api/v1/ping", demo.base()))
         .bearer_auth(&demo.key)
         .send()
         .await
