@@ -1,329 +1,256 @@
-//! `cargo xtask replicas-load`: how fast a cached endpoint is served by one replica with its
-//! in-process cache, by one replica with Redis, and by two replicas sharing Redis, and how
-//! many Redis commands one request costs.
-//!
-//! Everything runs on loopback from the release binary: `callstats sim` as the upstream, a
-//! SQLite portal seeded with the demo data, a private `redis-server`, and `wrk` as the load.
-//! A key with a huge quota keeps 429s out of the figures.
+//! `cargo xtask load`: `callstats demo` (release) and a bare actix-web baseline on loopback,
+//! loaded with wrk in alternating rounds; the baseline answers the very bytes of each measured
+//! endpoint, so the ratio compares the request pipeline and not the body size.
 
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
-use callstats_redis::testing::PrivateRedis;
+use anyhow::{Context as _, Result, anyhow, bail};
 
-use crate::process::{Running, free_port, get, target_dir, wait_for_port};
+use crate::cargo;
+use crate::process::{Running, free_port, get, target_dir};
+use crate::wrk;
 
-/// The cached endpoint under load (answered from the upstream, 10-minute lifetime).
-const PATH: &str = "/api/v1/calls/summary?start=2026-11-02";
-/// How long a started process may take to listen.
-const PORT_WAIT: Duration = Duration::from_secs(20);
+/// wrk's settings for every target: threads, connections, duration.
+const WRK_ARGS: [&str; 6] = ["-t2", "-c32", "-d10s", "--latency", "--timeout", "5s"];
+/// How many times every target is loaded.
+const ROUNDS: usize = 3;
+/// The measurement target of issue 5: cached endpoint / baseline.
+const TARGET_RATIO: f64 = 0.7;
 
-/// Load settings: `--seconds N` (default 10) and `--connections N` (default 32, split between
-/// the replicas when there are two).
-struct Load {
-    seconds: u32,
-    connections: u32,
-}
-
-impl Load {
-    fn from_args(args: &[String]) -> Result<Self> {
-        let mut load = Self {
-            seconds: 10,
-            connections: 32,
-        };
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            let value = args
-                .next()
-                .with_context(|| format!("{arg} needs a value"))?
-                .parse()
-                .with_context(|| format!("{arg} needs a number"))?;
-            match arg.as_str() {
-                "--seconds" => load.seconds = value,
-                "--connections" => load.connections = value.max(2),
-                _ => bail!("unknown option {arg:?} (--seconds N, --connections N)"),
-            }
-        }
-        Ok(load)
+/// Loads `callstats demo` (release) and the baseline server with wrk; prints the figures.
+pub fn run() -> Result<()> {
+    if Command::new("wrk").arg("--version").output().is_err() {
+        bail!("wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)");
     }
+    cargo(
+        &[
+            "build",
+            "--release",
+            "-p",
+            "callstats",
+            "--bin",
+            "callstats",
+        ],
+        &[],
+    )?;
+    cargo(
+        &["build", "--release", "-p", "xtask", "--bin", "baseline"],
+        &[],
+    )?;
+    let release = target_dir().join("release");
+    let callstats = release.join("callstats");
+    let baseline = release.join("baseline");
+
+    let dir = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = measure(&callstats, &baseline, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
-/// What one wrk run measured.
-#[derive(Debug, Clone, Copy, Default)]
-struct Measured {
-    requests: u64,
-    per_second: f64,
-    p99_ms: f64,
-    failed: u64,
-}
-
-pub fn replicas_load(args: &[String]) -> Result<()> {
-    let load = Load::from_args(args)?;
-    for tool in ["wrk", "redis-server", "redis-cli"] {
-        if Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .map(|o| !o.status.success())
-            .unwrap_or(true)
-        {
-            bail!("{tool} is missing: apt-get install -y wrk redis-server");
-        }
+fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
+    let demo_port = free_port()?;
+    let demo_address = format!("127.0.0.1:{demo_port}");
+    let mut demo = Command::new(callstats)
+        .args(["demo", "--bind", &demo_address])
+        .current_dir(dir)
+        // Its default log level (info: one line per request) unless RUST_LOG says otherwise;
+        // the log goes to a file so the terminal shows only the figures.
+        .env_remove("CALLSTATS_CALL_PLATFORM_URL")
+        .env_remove("CALLSTATS_DATABASE_URL")
+        .env_remove("CALLSTATS_REDIS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("demo.log"))?)
+        .spawn()
+        .context("could not start callstats demo")?;
+    let stdout = demo
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("no demo stdout"))?;
+    let demo = Running(demo);
+    // The demo prints its key once it listens; the key itself is not needed (it has the
+    // default quota of 120 a minute), only the moment.
+    let mut stdout = BufReader::new(stdout);
+    let mut first = String::new();
+    stdout.read_line(&mut first)?;
+    if !first.starts_with("key: cs_") {
+        bail!("callstats demo did not print its key");
     }
-    crate::cargo(&["build", "--release", "-p", "callstats"], &[])?;
-    let binary = target_dir().join("release/callstats");
-    let work = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
-    std::fs::create_dir_all(&work)?;
-    let outcome = measure(&load, &binary, &work);
-    let _ = std::fs::remove_dir_all(&work);
-    outcome
-}
+    // The demo goes on printing its curl lines: keep reading, or its writes fail.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
 
-#[expect(clippy::print_stdout, reason = "the table is the command's result")]
-fn measure(load: &Load, binary: &Path, work: &Path) -> Result<()> {
-    let database = format!("sqlite://{}", work.join("portal.db").display());
-    let callstats = |args: &[&str]| -> Result<Output> {
-        let output = Command::new(binary)
-            .args(args)
-            .env("CALLSTATS_DATABASE_URL", &database)
-            .env("RUST_LOG", "warn")
-            .output()?;
-        if !output.status.success() {
-            bail!(
-                "callstats {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Ok(output)
-    };
-    callstats(&["migrate"])?;
-    callstats(&["seed", "--demo"])?;
-    let created = callstats(&[
-        "keys",
-        "create",
-        "--name",
-        "load",
-        "--scopes",
-        "calls",
-        "--rate-limit",
-        "100000000",
-    ])?;
+    // A key whose quota wrk cannot exhaust, issued in the demo's database.
+    let created = Command::new(callstats)
+        .args([
+            "keys",
+            "create",
+            "--name",
+            "load",
+            "--scopes",
+            "calls,operators",
+            "--rate-limit",
+            "1000000000",
+            "--database-url",
+            "sqlite://callstats-demo.db",
+        ])
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .output()
+        .context("could not run callstats keys create")?;
+    if !created.status.success() {
+        bail!("callstats keys create failed with {}", created.status);
+    }
     let key = String::from_utf8(created.stdout)?.trim().to_owned();
 
-    let sim_port = free_port()?;
-    let _sim = spawn(
-        Command::new(binary).args(["sim", "--bind", &format!("127.0.0.1:{sim_port}")]),
-        work,
-        "sim",
-    )?;
-    wait_for_port(sim_port, PORT_WAIT)?;
-    let redis = PrivateRedis::start().context("cannot start redis-server")?;
-    let redis_url = redis.url();
-
-    let serve = |redis: Option<&str>, name: &str| -> Result<(Running, u16)> {
-        let port = free_port()?;
-        let mut command = Command::new(binary);
-        command
-            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-            .env("CALLSTATS_DATABASE_URL", &database)
-            .env(
-                "CALLSTATS_CALL_PLATFORM_URL",
-                format!("http://127.0.0.1:{sim_port}"),
-            )
-            .env("RUST_LOG", "warn");
-        if let Some(url) = redis {
-            command.env("CALLSTATS_REDIS_URL", url);
+    let today = today_in_tashkent()?;
+    let header = format!("X-API-Key: {key}");
+    let cached_path = "/api/v1/operators".to_owned();
+    let computed_path = format!("/api/v1/calls/summary?start={today}");
+    // Warm both (the first /calls/summary computes the day), then keep the very bytes they
+    // answer for the baseline to serve.
+    let mut bodies = Vec::new();
+    for (name, path) in [("operators", &cached_path), ("summary", &computed_path)] {
+        wait_until_answering(&format!("http://{demo_address}{path}"), &header)?;
+        let file = dir.join(format!("{name}.json"));
+        let (status, body) = get(demo_port, path, &key)?;
+        if status != 200 {
+            bail!("{path} answered {status}");
         }
-        let child = spawn(&mut command, work, name)?;
-        wait_for_port(port, PORT_WAIT)?;
-        warm(port, &key)?;
-        Ok((child, port))
+        std::fs::write(&file, body)?;
+        bodies.push(format!("/{name}={}", file.display()));
+    }
+
+    let baseline_address = format!("127.0.0.1:{}", free_port()?);
+    let _baseline = Running(
+        Command::new(baseline)
+            .arg(&baseline_address)
+            .args(&bodies)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .context("could not start the baseline server")?,
+    );
+    let base = format!("http://{baseline_address}");
+    let targets = [
+        (
+            "/operators (cached)",
+            format!("http://{demo_address}{cached_path}"),
+        ),
+        ("baseline, the same bytes", format!("{base}/operators")),
+        (
+            "/calls/summary (computed, then cached)",
+            format!("http://{demo_address}{computed_path}"),
+        ),
+        ("baseline, the same bytes", format!("{base}/summary")),
+        ("baseline, 150 fixed bytes", format!("{base}/")),
+    ];
+    wait_until_answering(&format!("{base}/"), &header)?;
+
+    // Rounds, each loading every target in turn, so a machine that speeds up or slows down
+    // during the run weighs on all of them alike; the medians are reported.
+    let mut runs: Vec<Vec<wrk::Report>> = targets.iter().map(|_| Vec::new()).collect();
+    for round in 1..=ROUNDS {
+        for ((name, url), runs) in targets.iter().zip(&mut runs) {
+            eprintln!("round {round}/{ROUNDS}: {name}");
+            let output = Command::new("wrk")
+                .args(WRK_ARGS)
+                .args(["-H", &header, url])
+                .output()
+                .context("could not run wrk")?;
+            if !output.status.success() {
+                bail!("wrk failed with {}", output.status);
+            }
+            let text = String::from_utf8(output.stdout)?;
+            let figures =
+                wrk::parse(&text).with_context(|| format!("unexpected wrk output:\n{text}"))?;
+            if figures.non_2xx > 0 {
+                bail!("{name}: {} responses were not 2xx", figures.non_2xx);
+            }
+            runs.push(figures);
+        }
+    }
+    drop(demo);
+
+    let rounds_of = |runs: &[wrk::Report]| -> String {
+        let rates: Vec<String> = runs
+            .iter()
+            .map(|f| format!("{:.0}", f.per_second))
+            .collect();
+        rates.join(" ")
     };
-
-    let mut report = Vec::new();
-    {
-        let (_replica, port) = serve(None, "in-process")?;
-        let measured = wrk(load, &[port], &key)?;
-        report.push(("1 replica, in-process cache", measured, None));
+    let in_order: Vec<String> = runs.iter().map(|runs| rounds_of(runs)).collect();
+    for runs in &mut runs {
+        runs.sort_by(|a, b| a.per_second.total_cmp(&b.per_second));
     }
-    {
-        let (_replica, port) = serve(Some(&redis_url), "redis-1")?;
-        let before = redis_commands(&redis_url)?;
-        let measured = wrk(load, &[port], &key)?;
-        let commands = redis_commands(&redis_url)?.saturating_sub(before);
-        report.push(("1 replica, Redis", measured, Some(commands)));
-    }
-    {
-        let (_a, port_a) = serve(Some(&redis_url), "redis-2a")?;
-        let (_b, port_b) = serve(Some(&redis_url), "redis-2b")?;
-        let before = redis_commands(&redis_url)?;
-        let measured = wrk(load, &[port_a, port_b], &key)?;
-        let commands = redis_commands(&redis_url)?.saturating_sub(before);
-        report.push(("2 replicas, Redis", measured, Some(commands)));
-    }
-
-    println!(
-        "\nGET {PATH} (cached), {} s, {} connections, wrk on this machine\n",
-        load.seconds, load.connections
-    );
-    println!(
-        "| setup | requests/s | p99 | non-2xx | Redis commands/request |\n|---|---:|---:|---:|---:|"
-    );
-    for (name, measured, commands) in report {
-        let per_request = commands.map_or_else(
-            || "-".to_owned(),
-            |commands| format!("{:.2}", ratio(commands, measured.requests)),
-        );
-        println!(
-            "| {name} | {:.0} | {:.2} ms | {} | {per_request} |",
-            measured.per_second, measured.p99_ms, measured.failed
-        );
-    }
-    Ok(())
-}
-
-fn spawn(command: &mut Command, work: &Path, name: &str) -> Result<Running> {
-    let log = std::fs::File::create(work.join(format!("{name}.log")))?;
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("cannot start {name}"))?;
-    Ok(Running(child))
-}
-
-/// One request, so the entry is cached before the load starts.
-fn warm(port: u16, key: &str) -> Result<()> {
-    let (status, _) = get(port, PATH, key)?;
-    if status != 200 {
-        bail!("warm-up request failed: {status}");
-    }
-    Ok(())
-}
-
-/// Runs one wrk per port at the same time, the connections split between them; sums the
-/// throughput and keeps the worst p99.
-fn wrk(load: &Load, ports: &[u16], key: &str) -> Result<Measured> {
-    let connections = (load.connections / u32::try_from(ports.len())?).max(1);
-    let runs = ports
+    let medians: Vec<&wrk::Report> = runs
         .iter()
-        .map(|port| {
-            Command::new("wrk")
-                .args([
-                    "-t1",
-                    &format!("-c{connections}"),
-                    &format!("-d{}s", load.seconds),
-                    "--latency",
-                    "-H",
-                    &format!("Authorization: Bearer {key}"),
-                    &format!("http://127.0.0.1:{port}{PATH}"),
-                ])
-                .stdout(Stdio::piped())
-                .spawn()
-                .context("cannot run wrk")
+        .map(|runs| {
+            runs.get(runs.len() / 2)
+                .ok_or_else(|| anyhow!("no wrk run"))
         })
-        .collect::<Result<Vec<_>>>()?;
-    let mut total = Measured::default();
-    for run in runs {
-        let output = run.wait_with_output()?;
-        let text = String::from_utf8(output.stdout)?;
-        let one = parse_wrk(&text).with_context(|| format!("unexpected wrk output:\n{text}"))?;
-        total.requests += one.requests;
-        total.per_second += one.per_second;
-        total.p99_ms = total.p99_ms.max(one.p99_ms);
-        total.failed += one.failed;
+        .collect::<Result<_>>()?;
+    let rate = |i: usize| medians.get(i).map_or(0.0, |f| f.per_second);
+    let mut report = format!(
+        "wrk {} on loopback, median of {ROUNDS} rounds\n{:<40} {:>12} {:>10} {:>10}   requests/s of each round\n",
+        WRK_ARGS.join(" "),
+        "target",
+        "requests/s",
+        "p50",
+        "p99"
+    );
+    for ((name, _), (median, rounds)) in targets.iter().zip(medians.iter().zip(&in_order)) {
+        report += &format!(
+            "{:<40} {:>12.0} {:>10} {:>10}   {rounds}\n",
+            name,
+            median.per_second,
+            wrk::latency(median.p50_ms),
+            wrk::latency(median.p99_ms),
+        );
     }
-    Ok(total)
+    report += &format!(
+        "ratio cached / baseline with the same bytes: {:.2} (target >= {TARGET_RATIO})\n\
+         ratio computed-then-cached / baseline with the same bytes: {:.2}\n\
+         ratio cached / baseline with 150 fixed bytes: {:.2}\n",
+        rate(0) / rate(1),
+        rate(2) / rate(3),
+        rate(0) / rate(4),
+    );
+    std::io::stdout()
+        .lock()
+        .write_all(report.as_bytes())
+        .context("cannot write the report")?;
+    Ok(())
 }
 
-fn parse_wrk(text: &str) -> Option<Measured> {
-    let mut measured = Measured::default();
-    for line in text.lines().map(str::trim) {
-        let mut words = line.split_whitespace();
-        match (words.next(), words.next(), words.next()) {
-            (Some("99%"), Some(latency), _) => measured.p99_ms = milliseconds(latency)?,
-            (Some("Requests/sec:"), Some(rate), _) => measured.per_second = rate.parse().ok()?,
-            (Some(count), Some("requests"), Some("in")) => {
-                measured.requests = count.parse().ok()?;
-            }
-            (Some("Non-2xx"), _, _) => {
-                measured.failed = line.rsplit(' ').next()?.parse().ok()?;
-            }
-            _ => {}
+/// Runs wrk for a second until the target answers only 200s: this also warms the cache, so
+/// the first /calls/summary computes the day and the measured requests are cache hits.
+fn wait_until_answering(url: &str, header: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let output = Command::new("wrk")
+            .args(["-t1", "-c1", "-d1s", "-H", header, url])
+            .output()
+            .context("could not run wrk")?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        if output.status.success() && !text.contains("Non-2xx") && !text.contains(" 0 requests") {
+            return Ok(());
         }
+        if Instant::now() > deadline {
+            bail!("{url} does not answer 200");
+        }
+        std::thread::sleep(Duration::from_millis(500));
     }
-    (measured.requests > 0).then_some(measured)
 }
 
-/// wrk's `1.23ms`, `850.00us` or `1.02s` in milliseconds.
-fn milliseconds(text: &str) -> Option<f64> {
-    let (number, factor) = if let Some(n) = text.strip_suffix("us") {
-        (n, 0.001)
-    } else if let Some(n) = text.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        return None;
-    };
-    number.parse::<f64>().ok().map(|n| n * factor)
-}
-
-/// Commands Redis has run so far (`INFO commandstats`), without the INFO calls themselves.
-fn redis_commands(url: &str) -> Result<u64> {
-    let output = Command::new("redis-cli")
-        .args(["-u", url, "INFO", "commandstats"])
-        .output()?;
-    let text = String::from_utf8(output.stdout)?;
-    Ok(text
-        .lines()
-        .filter(|line| line.starts_with("cmdstat_") && !line.starts_with("cmdstat_info:"))
-        .filter_map(|line| {
-            line.split("calls=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum())
-}
-
-#[expect(
-    clippy::as_conversions,
-    reason = "a ratio for display: u64 to f64 precision loss is irrelevant"
-)]
-fn ratio(commands: u64, requests: u64) -> f64 {
-    commands as f64 / requests.max(1) as f64
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wrk_output_gives_requests_rate_p99_and_failures() {
-        let text = "Running 10s test @ http://127.0.0.1:1/x
-  1 threads and 16 connections
-  Latency Distribution
-     50%  400.00us
-     99%    2.50ms
-  81234 requests in 10.00s, 40.00MB read
-  Non-2xx or 3xx responses: 3
-Requests/sec:   8123.40
-Transfer/sec:      4.00MB
-";
-        let measured = parse_wrk(text).unwrap();
-        assert_eq!(measured.requests, 81234);
-        assert!((measured.per_second - 8123.4).abs() < 1e-9);
-        assert!((measured.p99_ms - 2.5).abs() < 1e-9);
-        assert_eq!(measured.failed, 3);
-        assert!((milliseconds("850.00us").unwrap() - 0.85).abs() < 1e-9);
-        assert!((milliseconds("1.50s").unwrap() - 1500.0).abs() < 1e-9);
-        assert_eq!(milliseconds("fast"), None);
-    }
+/// Today's date in Tashkent (UTC+5, no daylight saving), from `date`.
+fn today_in_tashkent() -> Result<String> {
+    let output = Command::new("date")
+        .args(["-u", "-d", "+5 hours", "+%Y-%m-%d"])
+        .output()
+        .context("could not run date")?;
+    Ok(String::from_utf8(output.stdout)?.trim().to_owned())
 }
