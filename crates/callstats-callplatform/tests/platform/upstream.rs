@@ -4,14 +4,23 @@
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use callstats_callplatform::HttpPlatformConfig;
+use callstats_domain::model::CallRecord;
 use callstats_domain::params::Direction;
-use callstats_domain::ports::CallPlatform;
+use callstats_domain::ports::{CallPlatform, UpstreamError};
 use serde_json::json;
 use time::macros::datetime;
 use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::helpers::{CapturedLogs, TOKEN, call, page, platform, range, test_config};
+
+/// Fetches the calls of 2026-11-01 through a platform with `config`.
+async fn fetch_day(config: HttpPlatformConfig) -> Result<Vec<CallRecord>, UpstreamError> {
+    platform(config)
+        .calls(range("2026-11-01", "2026-11-01"))
+        .await
+}
 
 /// Requests the mock received so far.
 async fn received(server: &MockServer) -> usize {
@@ -46,10 +55,7 @@ async fn follows_cursors_to_the_last_page_and_returns_every_call() {
         .mount(&server)
         .await;
 
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
 
     let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
     assert_eq!(
@@ -97,10 +103,7 @@ async fn sends_the_bearer_token() {
         .mount(&server)
         .await;
     // Anything without the token would get wiremock's 404, which is unavailable.
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
     assert_eq!(records.len(), 1);
 }
 
@@ -131,10 +134,7 @@ async fn counts_a_repeated_id_once() {
         .mount(&server)
         .await;
 
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
     assert_eq!(records.len(), 3);
 }
 
@@ -157,10 +157,7 @@ async fn converts_any_offset_to_the_same_instant() {
         .mount(&server)
         .await;
 
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
 
     let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
     assert_eq!(
@@ -193,10 +190,7 @@ async fn ignores_calls_outside_the_window() {
         .mount(&server)
         .await;
 
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
 
     assert_eq!(records.len(), 1);
     assert_eq!(
@@ -218,10 +212,7 @@ async fn unanswered_calls_keep_no_agent() {
         ))
         .mount(&server)
         .await;
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
     assert_eq!(records[0].agent_number, None);
     assert_eq!(records[0].direction, Direction::Outbound);
 }
@@ -242,10 +233,7 @@ async fn a_malformed_record_makes_the_answer_unavailable_and_logs_why() {
         .mount(&server)
         .await;
 
-    let error = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
 
     assert!(error.reason.contains("started_at"), "{error}");
     assert!(error.reason.contains("\"bad\""), "{error}");
@@ -264,10 +252,7 @@ async fn a_page_that_is_not_the_contracts_json_is_unavailable_without_retry() {
         .expect(1)
         .mount(&server)
         .await;
-    let error = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
     assert!(error.reason.contains("not the contract's JSON"), "{error}");
 }
 
@@ -283,10 +268,7 @@ async fn a_page_larger_than_the_limit_is_unavailable() {
         .await;
     let mut config = test_config(server.uri());
     config.max_page_bytes = 1024;
-    let error = platform(config)
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(config).await.unwrap_err();
     assert!(error.reason.contains("larger than 1024 bytes"), "{error}");
 }
 
@@ -304,10 +286,7 @@ async fn a_5xx_is_retried_and_the_next_answer_used() {
         .mount(&server)
         .await;
 
-    let records = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
 
     assert_eq!(records.len(), 1);
     assert_eq!(received(&server).await, 2);
@@ -323,10 +302,7 @@ async fn a_5xx_throughout_is_unavailable_after_the_bounded_attempts() {
     let mut config = test_config(server.uri());
     config.max_retries = 2;
 
-    let error = platform(config)
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(config).await.unwrap_err();
 
     assert!(error.reason.contains("after 3 attempt(s)"), "{error}");
     assert!(error.reason.contains("503"), "{error}");
@@ -341,10 +317,7 @@ async fn a_401_is_unavailable_after_exactly_one_request() {
         .mount(&server)
         .await;
 
-    let error = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
 
     assert!(error.reason.contains("401"), "{error}");
     assert_eq!(received(&server).await, 1, "a 4xx is never retried");
@@ -366,10 +339,7 @@ async fn a_slow_page_is_retried_after_the_request_timeout() {
     let mut config = test_config(server.uri());
     config.request_timeout = Duration::from_millis(200);
 
-    let records = platform(config)
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap();
+    let records = fetch_day(config).await.unwrap();
 
     assert_eq!(records.len(), 1);
     assert_eq!(received(&server).await, 2);
@@ -388,10 +358,7 @@ async fn a_hanging_upstream_is_unavailable_within_the_whole_fetch_deadline() {
     config.fetch_timeout = Duration::from_millis(700);
 
     let started = Instant::now();
-    let error = platform(config)
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(config).await.unwrap_err();
     let took = started.elapsed();
 
     assert!(error.reason.contains("longer than 700 ms"), "{error}");
@@ -409,8 +376,7 @@ async fn a_connection_refused_is_unavailable() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let error = platform(test_config(format!("http://127.0.0.1:{port}")))
-        .calls(range("2026-11-01", "2026-11-01"))
+    let error = fetch_day(test_config(format!("http://127.0.0.1:{port}")))
         .await
         .unwrap_err();
     assert!(error.reason.contains("could not connect"), "{error}");
@@ -436,10 +402,7 @@ async fn a_cursor_seen_twice_stops_with_unavailable() {
         .mount(&server)
         .await;
 
-    let error = platform(test_config(server.uri()))
-        .calls(range("2026-11-01", "2026-11-01"))
-        .await
-        .unwrap_err();
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
 
     assert!(error.reason.contains("cursor \"a\""), "{error}");
     assert_eq!(received(&server).await, 3);
@@ -470,8 +433,7 @@ async fn the_token_never_appears_in_logs_or_errors() {
         .calls(range("2026-11-01", "2026-11-01"))
         .await
         .unwrap_err();
-    let refused = crate::helpers::platform(test_config("http://127.0.0.1:1"))
-        .calls(range("2026-11-01", "2026-11-01"))
+    let refused = fetch_day(test_config("http://127.0.0.1:1"))
         .await
         .unwrap_err();
 
