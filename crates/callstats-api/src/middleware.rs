@@ -1,11 +1,10 @@
 //! Wraps every request: assigns a request id, adds the headers a JSON API should carry, turns
 //! framework errors into JSON, and writes one log line per request.
 
+use std::future::{Ready, ready};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-use std::future::{Ready, ready};
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};

@@ -103,9 +103,9 @@ const DIRECTION_EXPECTED: &str = "'inbound' or 'outbound'";
 const LIMIT_EXPECTED: &str = "an integer from 1 to 100";
 const SHIFT_EXPECTED: &str = "a shift label of 1 to 64 printable characters";
 
-/// Decoded query pairs of one request. Unknown parameters are kept and ignored; a known
-/// parameter given twice is an error rather than a silent pick.
-/// Pairs borrow from the request's query string where no percent-decoding was needed.
+/// Decoded query pairs of one request, borrowed from the query string where no percent-decoding
+/// was needed. Unknown parameters are kept and ignored; a known parameter given twice is an
+/// error rather than a silent pick.
 #[derive(Debug, Clone, Default)]
 pub struct QueryParams<'q> {
     pairs: Vec<(Cow<'q, str>, Cow<'q, str>)>,

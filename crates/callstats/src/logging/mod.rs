@@ -2,7 +2,7 @@
 //! `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
 //!
 //! Servers write a line per request, so their lines are handed to a writer thread that writes
-//! them in batches ([`batch`]): a worker formats its line and moves on instead of waiting for
+//! them in batches (`batch.rs`): a worker formats its line and moves on instead of waiting for
 //! stderr. No line is dropped (a full buffer makes the worker wait), and everything pending is
 //! written when the returned guard is dropped, i.e. when `main` returns.
 
