@@ -9,6 +9,8 @@
 //!
 //! Depends on the domain's ports only; never on the web layer, a database or Redis.
 
+use std::convert::Infallible;
+use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -19,8 +21,8 @@ use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubjec
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 use callstats_domain::params::{DateRange, Month};
 use callstats_domain::ports::{Clock, PortalStore, QuotaCounter, ResponseCache, StoreError};
-use quick_cache::Weighter;
 use quick_cache::sync::Cache;
+use quick_cache::{Equivalent, Weighter};
 
 /// The longest a key look-up may be reused: a revoked key stops working within this time.
 pub const MAX_KEY_CACHE_TTL: Duration = Duration::from_secs(10);
@@ -54,6 +56,23 @@ impl<T> Expiring<T> {
     fn is_fresh(&self) -> bool {
         Instant::now() < self.until
     }
+}
+
+/// The value under `key` while it is fresh. An expired entry reads as absent and is removed,
+/// unless a fresh one has replaced it meanwhile.
+fn fresh<K, Q, T, W>(cache: &Cache<K, Expiring<T>, W>, key: &Q) -> Option<T>
+where
+    K: Eq + Hash,
+    Q: Hash + Equivalent<K> + ?Sized,
+    T: Clone,
+    W: Weighter<K, Expiring<T>> + Clone,
+{
+    let entry = cache.get(key)?;
+    if entry.is_fresh() {
+        return Some(entry.value);
+    }
+    cache.remove_if(key, |entry| !entry.is_fresh());
+    None
 }
 
 /// Weighs a cached response by its key and body bytes.
@@ -93,12 +112,7 @@ impl MemoryCache {
 #[async_trait]
 impl ResponseCache for MemoryCache {
     async fn get(&self, key: &str) -> Option<Bytes> {
-        let entry = self.entries.get(key)?;
-        if entry.is_fresh() {
-            return Some(entry.value);
-        }
-        self.entries.remove_if(key, |entry| !entry.is_fresh());
-        None
+        fresh(&self.entries, key)
     }
 
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {
@@ -135,13 +149,9 @@ impl MemoryQuota {
     #[must_use]
     pub fn increment_now(&self, bucket: &QuotaBucket) -> u64 {
         let key = (bucket.subject, bucket.minute);
-        let counter = match self
+        let Ok(counter) = self
             .counters
-            .get_or_insert_with(&key, || Ok::<_, std::convert::Infallible>(Arc::default()))
-        {
-            Ok(counter) => counter,
-            Err(never) => match never {},
-        };
+            .get_or_insert_with(&key, || Ok::<_, Infallible>(Arc::default()));
         counter.fetch_add(1, Ordering::Relaxed).saturating_add(1)
     }
 }
@@ -180,11 +190,8 @@ impl KeyCache {
 #[async_trait]
 impl PortalStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
-        if let Some(found) = self.keys.get(&digest.0) {
-            if found.is_fresh() {
-                return Ok(found.value);
-            }
-            self.keys.remove_if(&digest.0, |entry| !entry.is_fresh());
+        if let Some(found) = fresh(&self.keys, &digest.0) {
+            return Ok(found);
         }
         let looked_up = self
             .keys
