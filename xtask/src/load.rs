@@ -235,8 +235,9 @@ fn wait_until_answering(url: &str, header: &str) -> Result<()> {
             .args(["-t1", "-c1", "-d1s", "-H", header, url])
             .output()
             .context("could not run wrk")?;
-        let text = String::from_utf8_lossy(&output.stdout);
-        if output.status.success() && !text.contains("Non-2xx") && !text.contains(" 0 requests") {
+        let answered = wrk::parse(&String::from_utf8_lossy(&output.stdout))
+            .is_some_and(|report| report.non_2xx == 0);
+        if output.status.success() && answered {
             return Ok(());
         }
         if Instant::now() > deadline {

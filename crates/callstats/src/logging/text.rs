@@ -37,18 +37,14 @@ where
         thread_local! {
             static LINE: RefCell<String> = const { RefCell::new(String::new()) };
         }
-        LINE.with(|line| match line.try_borrow_mut() {
-            Ok(mut line) => {
-                line.clear();
-                format_line(ctx, event, &mut line)?;
-                writer.write_str(&line)
-            }
+        LINE.with(|line| {
+            let mut borrowed = line.try_borrow_mut();
             // A value's formatting logged something itself: a fresh line for that one.
-            Err(_) => {
-                let mut line = String::new();
-                format_line(ctx, event, &mut line)?;
-                writer.write_str(&line)
-            }
+            let mut fresh = String::new();
+            let line = borrowed.as_deref_mut().unwrap_or(&mut fresh);
+            line.clear();
+            format_line(ctx, event, line)?;
+            writer.write_str(line)
         })
     }
 }
