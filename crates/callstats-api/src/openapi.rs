@@ -9,6 +9,7 @@ use actix_web::App;
 use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
+use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{
     AgentNumber, AgentsResponse, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals,
     LocalizedText, Metric, OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment,
@@ -403,7 +404,7 @@ struct Sample {
     key_info: KeyInfo,
     range: DateRange,
     month: Month,
-    calls: Vec<CallRecord>,
+    calls: Vec<CallDay>,
     scores: Vec<CallScore>,
     roster: Vec<Operator>,
     off_days: Vec<OffDayRecord>,
@@ -426,13 +427,17 @@ impl Sample {
                 started_at: at(hour, minute),
                 duration_seconds,
             };
-        let calls = vec![
-            call(Some("101"), Direction::Inbound, 9, 5, 125.4),
-            call(Some("101"), Direction::Inbound, 10, 12, 301.0),
-            call(Some("102"), Direction::Inbound, 10, 40, 88.2),
-            call(None, Direction::Inbound, 10, 41, 12.0),
-            call(Some("102"), Direction::Outbound, 14, 3, 64.9),
-        ];
+        let calls = CallDay::split(
+            &range,
+            0,
+            &[
+                call(Some("101"), Direction::Inbound, 9, 5, 125.4),
+                call(Some("101"), Direction::Inbound, 10, 12, 301.0),
+                call(Some("102"), Direction::Inbound, 10, 40, 88.2),
+                call(None, Direction::Inbound, 10, 41, 12.0),
+                call(Some("102"), Direction::Outbound, 14, 3, 64.9),
+            ],
+        );
         let score = |n: &str, hour, checklist_percent, sentiment| {
             agent(n).map(|agent_number| CallScore {
                 agent_number,

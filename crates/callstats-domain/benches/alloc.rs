@@ -8,6 +8,7 @@
     reason = "benchmark harness: a panic is a failed run, and printing figures is its job"
 )]
 
+use callstats_domain::call_day::CallDay;
 use callstats_domain::params::Direction;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 
@@ -34,6 +35,7 @@ fn main() {
     let range = common::range();
     let calls = common::calls();
     let scores = common::scores(&calls);
+    let days = CallDay::split(&range, 0, &calls);
     println!(
         "input: {} call records and {} scores (~{} bytes)",
         calls.len(),
@@ -41,9 +43,9 @@ fn main() {
         dhat::HeapStats::get().curr_bytes
     );
     measure("call_summary", calls.len(), || {
-        call_summary(&range, Direction::Inbound, &calls)
+        call_summary(&range, Direction::Inbound, &days)
     });
     measure("agent_leaderboard", calls.len(), || {
-        agent_leaderboard(&range, &calls, &scores, &[], PriorWeight::DEFAULT)
+        agent_leaderboard(&range, &days, &scores, &[], PriorWeight::DEFAULT)
     });
 }

@@ -9,6 +9,7 @@
 
 use std::hint::black_box;
 
+use callstats_domain::call_day::CallDay;
 use callstats_domain::params::Direction;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -19,16 +20,17 @@ fn bench(c: &mut Criterion) {
     let range = common::range();
     let calls = common::calls();
     let scores = common::scores(&calls);
+    let days = CallDay::split(&range, 0, &calls);
     let mut group = c.benchmark_group("stats");
     group.throughput(Throughput::Elements(u64::try_from(calls.len()).unwrap()));
     group.bench_function("call_summary_155k", |b| {
-        b.iter(|| call_summary(black_box(&range), Direction::Inbound, black_box(&calls)));
+        b.iter(|| call_summary(black_box(&range), Direction::Inbound, black_box(&days)));
     });
     group.bench_function("agent_leaderboard_155k", |b| {
         b.iter(|| {
             agent_leaderboard(
                 black_box(&range),
-                black_box(&calls),
+                black_box(&days),
                 black_box(&scores),
                 &[],
                 PriorWeight::DEFAULT,

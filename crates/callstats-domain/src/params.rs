@@ -287,6 +287,16 @@ impl DateRange {
         })
     }
 
+    /// The one-day range of `day`.
+    #[must_use]
+    pub const fn day(day: Day) -> Self {
+        Self {
+            start: day,
+            end: day,
+            clamped: false,
+        }
+    }
+
     /// Reads `start` (required) and `end` (defaults to `start`) from a query.
     pub fn from_query(query: &QueryParams<'_>) -> Result<Self, ParamError> {
         let start = query

@@ -4,6 +4,7 @@
 //! is lost, the adapter degrades by itself (a miss, an in-process count), so no request ever
 //! fails because of them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -11,8 +12,9 @@ use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
+use crate::call_day::CallDay;
 use crate::model::{CallRecord, CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use crate::params::{DateRange, Month};
+use crate::params::{DateRange, Day, Month};
 
 /// The portal database could not answer. The cause is for logs; the API says only
 /// "portal database unavailable".
@@ -32,7 +34,7 @@ impl StoreError {
 
 /// The call platform could not be reached, failed, or answered something unusable. The reason
 /// is for logs; the API answers 503.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("call platform unavailable: {reason}")]
 pub struct UpstreamError {
     pub reason: String,
@@ -73,6 +75,33 @@ pub trait CallPlatform: Send + Sync + 'static {
     /// Every call that started in the range (Tashkent midnight of the start to the midnight
     /// after the end), each once.
     async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError>;
+}
+
+/// The calls of a range as the days they started on: what the call statistics read. The
+/// call-day store implements it over the call platform and the day caches.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait CallDays: Send + Sync + 'static {
+    /// Every day of `range` in order, each with its calls; never part of the range.
+    async fn days(&self, range: DateRange) -> Result<Vec<Arc<CallDay>>, UpstreamError>;
+}
+
+/// One tier of kept call days: in process, or shared by every replica. Infallible like the
+/// response cache: a tier that cannot answer (Redis lost, an entry it cannot decode) misses.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait CallDayCache: Send + Sync + 'static {
+    /// The kept entries of `days`, in the same order; `None` where a day is not kept.
+    async fn get(&self, days: &[Day]) -> Vec<Option<Arc<CallDay>>>;
+    /// Keeps a day for `ttl`; a failure is the tier's to log.
+    async fn put(&self, day: Arc<CallDay>, ttl: Duration);
+    /// Tries to become the one fetching `day` across replicas, for at most `ttl`. A tier without
+    /// a shared notion of locks (or that cannot be reached) says `true`.
+    async fn try_lock(&self, _day: Day, _ttl: Duration) -> bool {
+        true
+    }
+    /// Gives up a lock taken with [`CallDayCache::try_lock`].
+    async fn unlock(&self, _day: Day) {}
 }
 
 /// Serialised responses shared between requests (and replicas).

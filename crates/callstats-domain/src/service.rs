@@ -16,7 +16,7 @@ use crate::model::{
     ScriptsResponse, SheetsResponse,
 };
 use crate::params::{DateRange, Direction, Month, Period, ScriptsLimit, Shift};
-use crate::ports::{CallPlatform, Clock, PortalStore, QuotaCounter};
+use crate::ports::{CallDays, Clock, PortalStore, QuotaCounter};
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::{self, PriorWeight};
@@ -171,7 +171,7 @@ pub enum Response {
 #[derive(Clone)]
 pub struct CallStats {
     store: Arc<dyn PortalStore>,
-    platform: Arc<dyn CallPlatform>,
+    calls: Arc<dyn CallDays>,
     settings: StatsSettings,
 }
 
@@ -179,12 +179,12 @@ impl CallStats {
     #[must_use]
     pub fn new(
         store: Arc<dyn PortalStore>,
-        platform: Arc<dyn CallPlatform>,
+        calls: Arc<dyn CallDays>,
         settings: StatsSettings,
     ) -> Self {
         Self {
             store,
-            platform,
+            calls,
             settings,
         }
     }
@@ -211,14 +211,14 @@ impl CallStats {
         range: DateRange,
         direction: Direction,
     ) -> Result<CallSummary, DomainError> {
-        let calls = self.platform.calls(range).await?;
-        Ok(stats::call_summary(&range, direction, &calls))
+        let days = self.calls.days(range).await?;
+        Ok(stats::call_summary(&range, direction, &days))
     }
 
     /// Calls, scores and roster are fetched concurrently.
     pub async fn call_agents(&self, range: DateRange) -> Result<AgentsResponse, DomainError> {
-        let (calls, scores, roster) = futures::try_join!(
-            async { self.platform.calls(range).await.map_err(DomainError::from) },
+        let (days, scores, roster) = futures::try_join!(
+            async { self.calls.days(range).await.map_err(DomainError::from) },
             async {
                 self.store
                     .call_scores(range)
@@ -228,7 +228,7 @@ impl CallStats {
             async { self.store.operators().await.map_err(DomainError::from) },
         )?;
         let agents =
-            stats::agent_leaderboard(&range, &calls, &scores, &roster, self.settings.prior_weight);
+            stats::agent_leaderboard(&range, &days, &scores, &roster, self.settings.prior_weight);
         Ok(AgentsResponse {
             period: Period::from(&range),
             agents,

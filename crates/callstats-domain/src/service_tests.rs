@@ -7,13 +7,15 @@ use time::macros::datetime;
 
 use super::*;
 use crate::access::{ApiKeySecret, Unauthorized};
+use crate::call_day::CallDay;
 use crate::fixtures::{call, month, operator, range, row, sheet};
 use crate::model::{
-    AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
+    AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
+    SheetContent,
 };
 use crate::params::{Day, Param};
 use crate::ports::{
-    MockCallPlatform, MockClock, MockPortalStore, MockQuotaCounter, StoreError, UpstreamError,
+    MockCallDays, MockClock, MockPortalStore, MockQuotaCounter, StoreError, UpstreamError,
 };
 use crate::scope::Scope;
 
@@ -297,29 +299,36 @@ async fn ping_reports_the_key_and_server_time_in_utc_with_milliseconds() {
     );
 }
 
-fn stats(store: MockPortalStore, platform: MockCallPlatform) -> CallStats {
-    CallStats::new(
-        Arc::new(store),
-        Arc::new(platform),
-        StatsSettings::default(),
-    )
+fn stats(store: MockPortalStore, calls: MockCallDays) -> CallStats {
+    CallStats::new(Arc::new(store), Arc::new(calls), StatsSettings::default())
+}
+
+/// The days of `range` holding `calls`, as the day store hands them over.
+fn days_of(range: DateRange, calls: &[CallRecord]) -> Vec<Arc<CallDay>> {
+    CallDay::split(&range, 0, calls)
+        .into_iter()
+        .map(Arc::new)
+        .collect()
 }
 
 #[tokio::test]
-async fn summary_asks_the_platform_for_the_requested_range() {
-    let mut platform = MockCallPlatform::new();
+async fn summary_asks_for_the_days_of_the_requested_range() {
+    let mut platform = MockCallDays::new();
     let wanted = range("2026-11-01", "2026-11-01");
     platform
-        .expect_calls()
+        .expect_days()
         .withf(move |r| *r == wanted)
         .times(1)
-        .returning(|_| {
-            Ok(vec![call(
-                Direction::Inbound,
-                Some("101"),
-                "2026-11-01T10:00:00+05:00",
-                30.0,
-            )])
+        .returning(|r| {
+            Ok(days_of(
+                r,
+                &[call(
+                    Direction::Inbound,
+                    Some("101"),
+                    "2026-11-01T10:00:00+05:00",
+                    30.0,
+                )],
+            ))
         });
     let summary = stats(MockPortalStore::new(), platform)
         .call_summary(wanted, Direction::Inbound)
@@ -330,9 +339,9 @@ async fn summary_asks_the_platform_for_the_requested_range() {
 
 #[tokio::test]
 async fn upstream_failure_is_503_upstream_unavailable() {
-    let mut platform = MockCallPlatform::new();
+    let mut platform = MockCallDays::new();
     platform
-        .expect_calls()
+        .expect_days()
         .returning(|_| Err(UpstreamError::new("HTTP 500")));
     let result = stats(MockPortalStore::new(), platform)
         .call_summary(range("2026-11-01", "2026-11-01"), Direction::Inbound)
@@ -342,14 +351,17 @@ async fn upstream_failure_is_503_upstream_unavailable() {
 
 #[tokio::test]
 async fn agents_combine_calls_scores_and_roster_names() {
-    let mut platform = MockCallPlatform::new();
-    platform.expect_calls().returning(|_| {
-        Ok(vec![call(
-            Direction::Outbound,
-            Some("101"),
-            "2026-11-01T10:00:00+05:00",
-            30.0,
-        )])
+    let mut platform = MockCallDays::new();
+    platform.expect_days().returning(|r| {
+        Ok(days_of(
+            r,
+            &[call(
+                Direction::Outbound,
+                Some("101"),
+                "2026-11-01T10:00:00+05:00",
+                30.0,
+            )],
+        ))
     });
     let mut store = MockPortalStore::new();
     store
@@ -370,8 +382,8 @@ async fn agents_combine_calls_scores_and_roster_names() {
 
 #[tokio::test]
 async fn agents_fail_with_503_when_the_store_does() {
-    let mut platform = MockCallPlatform::new();
-    platform.expect_calls().returning(|_| Ok(vec![]));
+    let mut platform = MockCallDays::new();
+    platform.expect_days().returning(|r| Ok(days_of(r, &[])));
     let mut store = MockPortalStore::new();
     store
         .expect_call_scores()
@@ -405,7 +417,7 @@ async fn kpi_month_reads_the_content_of_the_selected_sheet_only() {
                 ..SheetContent::default()
             }))
         });
-    let body = stats(store, MockCallPlatform::new())
+    let body = stats(store, MockCallDays::new())
         .kpi_month(month("2026-11"), None, KpiView::Aggregate)
         .await
         .unwrap();
@@ -420,7 +432,7 @@ async fn kpi_month_without_published_sheet_is_404_without_reading_content() {
     let mut store = MockPortalStore::new();
     store.expect_published_sheets().returning(|_| Ok(vec![]));
     store.expect_sheet_content().never();
-    let result = stats(store, MockCallPlatform::new())
+    let result = stats(store, MockCallDays::new())
         .kpi_month(month("2026-08"), None, KpiView::Detail)
         .await;
     assert_eq!(
@@ -438,7 +450,7 @@ async fn kpi_month_whose_sheet_was_unpublished_meanwhile_is_404() {
         .expect_published_sheets()
         .returning(|_| Ok(vec![sheet(1, "2026-11", "day")]));
     store.expect_sheet_content().returning(|_| Ok(None));
-    let result = stats(store, MockCallPlatform::new())
+    let result = stats(store, MockCallDays::new())
         .kpi_month(month("2026-11"), None, KpiView::Detail)
         .await;
     assert!(matches!(result, Err(DomainError::NotFound(_))));
@@ -451,7 +463,7 @@ async fn kpi_months_lists_every_published_sheet_in_order() {
         .expect_published_sheets()
         .withf(Option::is_none)
         .returning(|_| Ok(vec![sheet(1, "2026-10", "day"), sheet(2, "2026-11", "day")]));
-    let body = stats(store, MockCallPlatform::new())
+    let body = stats(store, MockCallDays::new())
         .kpi_months()
         .await
         .unwrap();
@@ -475,7 +487,7 @@ async fn schedule_joins_off_days_with_the_roster() {
     store
         .expect_operators()
         .returning(|| Ok(vec![operator("101", "O'tkir", None)]));
-    let body = stats(store, MockCallPlatform::new())
+    let body = stats(store, MockCallDays::new())
         .schedule(month("2026-11"))
         .await
         .unwrap();
@@ -508,7 +520,7 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
     let request = ApiRequest::parse(Endpoint::ScriptsStats, &query, None, KpiView::Aggregate)
         .unwrap()
         .unwrap();
-    let body = stats(store, MockCallPlatform::new())
+    let body = stats(store, MockCallDays::new())
         .answer(&request)
         .await
         .unwrap();

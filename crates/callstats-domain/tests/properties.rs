@@ -7,6 +7,7 @@
 )]
 
 use callstats_domain::access::{origin_host, presented_key};
+use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow};
 use callstats_domain::params::{
     DateRange, Day, Direction, Month, Param, QueryParams, ScriptsLimit, Shift,
@@ -63,8 +64,32 @@ fn range_and_calls(max_days: i64) -> impl Strategy<Value = (DateRange, Vec<CallR
     range_strategy(max_days).prop_flat_map(|range| (Just(range), calls_strategy(range)))
 }
 
+/// The days the statistics get for `range`: its own, plus the day before and the day after (in
+/// an unusual order), which must be ignored.
+fn days_around(range: DateRange, calls: &[CallRecord]) -> Vec<CallDay> {
+    let one = |day: Day| DateRange::new(day, day).unwrap();
+    let mut days = CallDay::split(&one(range.end().plus_days(1).unwrap()), 0, calls);
+    days.extend(CallDay::split(&range, 0, calls));
+    days.extend(CallDay::split(
+        &one(range.start().plus_days(-1).unwrap()),
+        0,
+        calls,
+    ));
+    days
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_range_split_into_days_keeps_exactly_its_calls_in_order((range, calls) in range_and_calls(31)) {
+        let (from, to) = range.unix_window();
+        let mut expected: Vec<CallRecord> = calls.iter().filter(|c| (from..to).contains(&c.started_at)).cloned().collect();
+        // Grouped by day, each day's calls in their original order.
+        expected.sort_by_key(|c| callstats_domain::tz::local_day_and_hour(c.started_at).0);
+        let kept: Vec<CallRecord> = CallDay::split(&range, 0, &calls).iter().flat_map(CallDay::records).collect();
+        prop_assert_eq!(kept, expected);
+    }
 
     #[test]
     fn a_day_is_written_as_iso_8601_and_parses_back(julian in Date::MIN.to_julian_day()..=Date::MAX.to_julian_day()) {
@@ -81,7 +106,7 @@ proptest! {
     #[test]
     fn daily_series_sums_to_the_total((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
         let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
-        let summary = call_summary(&range, direction, &calls);
+        let summary = call_summary(&range, direction, &days_around(range, &calls));
         prop_assert_eq!(summary.daily.iter().map(|d| d.count).sum::<u64>(), summary.total_calls);
         prop_assert_eq!(summary.daily.len(), range.days());
         let (from, to) = range.unix_window();
@@ -92,7 +117,7 @@ proptest! {
 
     #[test]
     fn single_day_hourly_buckets_sum_to_the_total((range, calls) in range_and_calls(1)) {
-        let summary = call_summary(&range, Direction::Inbound, &calls);
+        let summary = call_summary(&range, Direction::Inbound, &days_around(range, &calls));
         let hourly = summary.hourly.expect("single day has hourly buckets");
         prop_assert_eq!(hourly.len(), 24);
         prop_assert_eq!(hourly.iter().map(|h| h.count).sum::<u64>(), summary.total_calls);
@@ -101,7 +126,7 @@ proptest! {
 
     #[test]
     fn shares_sum_to_100_within_rounding((range, calls) in range_and_calls(31)) {
-        let agents = agent_leaderboard(&range, &calls, &[], &[], PriorWeight::DEFAULT);
+        let agents = agent_leaderboard(&range, &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
         if !agents.is_empty() {
             let sum: f64 = agents.iter().map(|a| a.share_percent).sum();
             let tolerance = 0.005 * f64::from(u32::try_from(agents.len()).unwrap()) + 1e-9;

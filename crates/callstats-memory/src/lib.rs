@@ -1,8 +1,9 @@
 //! In-process adapters: the response cache and quota counters a single replica uses when no
-//! Redis is configured (and falls back to when Redis is unreachable), a short-lived cache of key
-//! look-ups in front of any portal store, and the system clock.
+//! Redis is configured (and falls back to when Redis is unreachable), the in-process tier of
+//! the call-day store, a short-lived cache of key look-ups in front of any portal store, and
+//! the system clock.
 //!
-//! The three caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
+//! The caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
 //! on one shard, with nothing recorded for later and no background work, because every request
 //! makes three of them. Lifetimes are kept with the entries and checked when read; expired
 //! entries make room like any other cold entry.
@@ -18,9 +19,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubject};
+use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use callstats_domain::params::{DateRange, Month};
-use callstats_domain::ports::{Clock, PortalStore, QuotaCounter, ResponseCache, StoreError};
+use callstats_domain::params::{DateRange, Day, Month};
+use callstats_domain::ports::{
+    CallDayCache, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
+};
 use quick_cache::sync::Cache;
 use quick_cache::{Equivalent, Weighter};
 
@@ -118,6 +122,60 @@ impl ResponseCache for MemoryCache {
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {
         self.entries
             .insert(key.to_owned(), Expiring::new(value, ttl));
+    }
+}
+
+/// Weighs a kept call day by its size in memory.
+#[derive(Clone, Copy)]
+struct DayBytes;
+
+impl Weighter<i64, Expiring<Arc<CallDay>>> for DayBytes {
+    fn weight(&self, _day: &i64, entry: &Expiring<Arc<CallDay>>) -> u64 {
+        u64::try_from(entry.value.size_bytes())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+}
+
+/// About how much a kept day weighs (a weekday of 5,000 calls), to size the cache's tables.
+const TYPICAL_DAY_BYTES: u64 = 80 * 1024;
+
+/// The in-process tier of the call-day store: days by their number, each for its own lifetime,
+/// bounded in total size (cold days go first). Every request over the same days shares the
+/// same entries; nothing is copied out.
+#[derive(Clone)]
+pub struct MemoryCallDays {
+    days: Arc<Cache<i64, Expiring<Arc<CallDay>>, DayBytes>>,
+}
+
+impl MemoryCallDays {
+    /// `max_bytes` bounds the sum of the kept days' sizes.
+    #[must_use]
+    pub fn new(max_bytes: u64) -> Self {
+        let items = usize::try_from((max_bytes / TYPICAL_DAY_BYTES).max(16)).unwrap_or(16);
+        Self {
+            days: Arc::new(Cache::with_weighter(items, max_bytes.max(1), DayBytes)),
+        }
+    }
+
+    /// The bytes the kept days weigh.
+    #[must_use]
+    pub fn weight(&self) -> u64 {
+        self.days.weight()
+    }
+}
+
+#[async_trait]
+impl CallDayCache for MemoryCallDays {
+    async fn get(&self, days: &[Day]) -> Vec<Option<Arc<CallDay>>> {
+        days.iter()
+            .map(|day| fresh(&self.days, &day.number()))
+            .collect()
+    }
+
+    async fn put(&self, day: Arc<CallDay>, ttl: Duration) {
+        self.days
+            .insert(day.day().number(), Expiring::new(day, ttl));
     }
 }
 

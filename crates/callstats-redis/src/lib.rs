@@ -21,8 +21,11 @@ use callstats_domain::ports::{QuotaCounter, ResponseCache};
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
+mod call_days;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+pub use call_days::RedisCallDays;
 
 /// How to reach Redis.
 #[derive(Debug, Clone)]
@@ -140,6 +143,51 @@ impl Redis {
         None
     }
 
+    /// Tries to take the lock `name` for `ttl` with `token`; `true` also when Redis cannot be
+    /// reached (the caller's local single flight is then all there is).
+    async fn try_lock(&self, what: &'static str, name: &str, token: &str, ttl: Duration) -> bool {
+        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("SET")
+            .arg(self.key(name))
+            .arg(token)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis);
+        match self.run::<(Option<String>,)>(what, &pipeline).await {
+            Some((taken,)) => taken.is_some(),
+            None => true,
+        }
+    }
+
+    /// Gives up the lock `name` if it still holds `token`.
+    async fn unlock(&self, what: &'static str, name: &str, token: &str) {
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("EVAL")
+            .arg(UNLOCK)
+            .arg(1)
+            .arg(self.key(name))
+            .arg(token)
+            .ignore();
+        let _: Option<()> = self.run(what, &pipeline).await;
+    }
+
+    /// Stores `value` under `name` for `ttl`.
+    async fn set(&self, what: &'static str, name: &str, value: &[u8], ttl: Duration) {
+        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("SET")
+            .arg(self.key(name))
+            .arg(value)
+            .arg("PX")
+            .arg(millis)
+            .ignore();
+        let _: Option<()> = self.run(what, &pipeline).await;
+    }
+
     /// Whether the last call failed (for readiness reporting).
     #[must_use]
     pub fn is_down(&self) -> bool {
@@ -168,28 +216,34 @@ fn fell_back(what: &'static str) {
     metrics::counter!("callstats_redis_fallbacks_total", "operation" => what).increment(1);
 }
 
+/// Deletes a lock only if it still holds our token.
+const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+
+/// Names one adapter's locks, so it only ever releases its own.
+fn lock_token() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// The response cache in Redis: one `SET … PX` per miss, one `GET` per lookup, and a
 /// `SET NX PX` lock so that replicas missing the same entry compute it once.
 #[derive(Clone)]
 pub struct RedisCache {
     redis: Arc<Redis>,
-    /// Names this process's locks, so it only ever releases its own.
     token: String,
 }
-
-/// Deletes a lock only if it still holds our token.
-const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 impl RedisCache {
     #[must_use]
     pub fn new(redis: Arc<Redis>) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let token = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        Self { redis, token }
+        Self {
+            redis,
+            token: lock_token(),
+        }
     }
 }
 
@@ -206,49 +260,21 @@ impl ResponseCache for RedisCache {
     }
 
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let mut pipeline = redis::pipe();
-        pipeline
-            .cmd("SET")
-            .arg(self.redis.key(&format!("cache:{key}")))
-            .arg(value.as_ref())
-            .arg("PX")
-            .arg(millis)
-            .ignore();
-        let _: Option<()> = self.redis.run("cache write", &pipeline).await;
+        self.redis
+            .set("cache write", &format!("cache:{key}"), &value, ttl)
+            .await;
     }
 
     async fn try_lock(&self, key: &str, ttl: Duration) -> bool {
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let mut pipeline = redis::pipe();
-        pipeline
-            .cmd("SET")
-            .arg(self.redis.key(&format!("lock:{key}")))
-            .arg(&self.token)
-            .arg("NX")
-            .arg("PX")
-            .arg(millis);
-        match self
-            .redis
-            .run::<(Option<String>,)>("cache lock", &pipeline)
+        self.redis
+            .try_lock("cache lock", &format!("lock:{key}"), &self.token, ttl)
             .await
-        {
-            Some((taken,)) => taken.is_some(),
-            // Redis unreachable: local single-flight is all there is.
-            None => true,
-        }
     }
 
     async fn unlock(&self, key: &str) {
-        let mut pipeline = redis::pipe();
-        pipeline
-            .cmd("EVAL")
-            .arg(UNLOCK)
-            .arg(1)
-            .arg(self.redis.key(&format!("lock:{key}")))
-            .arg(&self.token)
-            .ignore();
-        let _: Option<()> = self.redis.run("cache unlock", &pipeline).await;
+        self.redis
+            .unlock("cache unlock", &format!("lock:{key}"), &self.token)
+            .await;
     }
 }
 

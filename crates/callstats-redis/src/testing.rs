@@ -40,6 +40,15 @@ pub fn shared_redis_url() -> Option<String> {
     }
 }
 
+/// A plain connection to `url`, for checking what the adapters wrote.
+pub async fn connection(url: &str) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(url)
+        .expect("a valid Redis URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a reachable Redis")
+}
+
 /// A key prefix no other test (or run) uses.
 #[must_use]
 pub fn unique_prefix(test: &str) -> String {

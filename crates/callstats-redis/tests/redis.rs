@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::ports::{QuotaCounter, ResponseCache};
-use callstats_redis::testing::{PrivateRedis, shared_redis_url, unique_prefix};
+use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
 use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
 use time::OffsetDateTime;
 
@@ -29,14 +29,6 @@ fn settings(url: &str, test: &str) -> RedisSettings {
 
 fn bucket(subject: i64) -> QuotaBucket {
     QuotaBucket::new(&QuotaSubject::Key(subject), OffsetDateTime::now_utc())
-}
-
-async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(url)
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap()
 }
 
 #[tokio::test]
@@ -60,7 +52,7 @@ async fn cached_bytes_live_for_their_ttl_under_the_prefix() {
     );
     let ttl: i64 = redis::cmd("PTTL")
         .arg(format!("{prefix}cache:v1/operators"))
-        .query_async(&mut raw(&url).await)
+        .query_async(&mut connection(&url).await)
         .await
         .unwrap();
     assert!((1..=700).contains(&ttl), "PTTL {ttl}");
@@ -87,7 +79,7 @@ async fn quota_is_shared_by_every_replica_and_expires_after_its_window() {
     assert_eq!(counts, [1, 2, 3, 4]);
     let ttl: i64 = redis::cmd("TTL")
         .arg(format!("{prefix}quota:{}", bucket.name()))
-        .query_async(&mut raw(&url).await)
+        .query_async(&mut connection(&url).await)
         .await
         .unwrap();
     assert!(
@@ -164,7 +156,7 @@ async fn one_replica_at_a_time_holds_an_entrys_compute_lock() {
 async fn command_calls(url: &str, command: &str) -> u64 {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
-        .query_async(&mut raw(url).await)
+        .query_async(&mut connection(url).await)
         .await
         .unwrap();
     info.lines()

@@ -9,17 +9,20 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
+use callstats_application::{CallDaySettings, CallDayStore};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 use callstats_domain::params::{DateRange, Month};
 use callstats_domain::ports::{
-    CallPlatform, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
+    CallDayCache, CallPlatform, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
 };
 use callstats_domain::service::{Access, CallStats, StatsSettings};
 use callstats_domain::stats::PriorWeight;
-use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryQuota, SystemClock};
-use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
+use callstats_memory::{
+    KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota, SystemClock,
+};
+use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisQuota, RedisSettings};
 use callstats_store::Store;
 use callstats_synthetic::{Generator, SyntheticPlatform};
 
@@ -46,6 +49,10 @@ pub struct Service {
     pub anon_rate_limit: u32,
     pub trust_proxy: bool,
     pub cache_max_bytes: u64,
+    /// How the call-day store fetches and keeps days.
+    pub call_days: CallDaySettings,
+    /// Bound of the in-process tier of the call-day store.
+    pub call_day_cache_max_bytes: u64,
     /// What quota windows and key expiry are measured against: the system clock, except in
     /// tests that need the next UTC minute now.
     pub clock: Arc<dyn Clock>,
@@ -69,6 +76,8 @@ impl Service {
             anon_rate_limit: args.anon_rate_limit,
             trust_proxy: args.trust_proxy,
             cache_max_bytes: args.cache_max_mb.saturating_mul(1 << 20),
+            call_days: args.call_day_settings(),
+            call_day_cache_max_bytes: args.call_day_cache_mb.saturating_mul(1 << 20),
             clock: Arc::new(SystemClock),
         })
     }
@@ -87,30 +96,47 @@ impl Service {
             Upstream::Synthetic(generator) => Arc::new(SyntheticPlatform::new(generator)),
         };
         let mut probes: Vec<Arc<dyn Probe>> = vec![Arc::new(StoreProbe(store))];
-        let (cache, quota): (Arc<dyn ResponseCache>, Arc<dyn QuotaCounter>) = match self.redis {
+        let shared = match self.redis {
             Some(settings) => {
                 let redis = Redis::new(settings)?;
                 probes.push(Arc::new(RedisProbe(Arc::clone(&redis))));
-                (
-                    Arc::new(RedisCache::new(Arc::clone(&redis))),
-                    Arc::new(RedisQuota::new(redis)),
-                )
+                Shared {
+                    cache: Arc::new(RedisCache::new(Arc::clone(&redis))),
+                    quota: Arc::new(RedisQuota::new(Arc::clone(&redis))),
+                    days: Some(Arc::new(RedisCallDays::new(redis))),
+                }
             }
-            None => (
-                Arc::new(MemoryCache::new(self.cache_max_bytes)),
-                Arc::new(MemoryQuota::new()),
-            ),
+            None => Shared {
+                cache: Arc::new(MemoryCache::new(self.cache_max_bytes)),
+                quota: Arc::new(MemoryQuota::new()),
+                days: None,
+            },
         };
-        let access = Access::new(keys, quota, self.clock, self.anon_rate_limit);
+        let call_days = CallDayStore::new(
+            platform,
+            Arc::new(MemoryCallDays::new(self.call_day_cache_max_bytes)),
+            shared.days,
+            Arc::clone(&self.clock),
+            self.call_days,
+        );
+        let access = Access::new(keys, shared.quota, self.clock, self.anon_rate_limit);
         let stats = CallStats::new(
             portal,
-            platform,
+            Arc::new(call_days),
             StatsSettings {
                 prior_weight: self.prior_weight,
             },
         );
-        Ok(ApiState::new(access, stats, cache, self.trust_proxy).with_probes(probes))
+        Ok(ApiState::new(access, stats, shared.cache, self.trust_proxy).with_probes(probes))
     }
+}
+
+/// What replicas share through Redis, or what one process keeps alone without it.
+struct Shared {
+    cache: Arc<dyn ResponseCache>,
+    quota: Arc<dyn QuotaCounter>,
+    /// The shared tier of the call-day store (the in-process tier is always there).
+    days: Option<Arc<dyn CallDayCache>>,
 }
 
 /// How often the pool gauges are refreshed.

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use anyhow::anyhow;
+use callstats_application::CallDaySettings;
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
 use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
 use callstats_domain::stats::PriorWeight;
@@ -79,6 +80,35 @@ pub struct ServiceArgs {
     )]
     pub cache_max_mb: u64,
 
+    /// Seconds after its end (Tashkent midnight) from which a day's calls are settled and kept
+    /// for the call-day TTL; a day fetched before that (today) is kept for at most 60 seconds.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_SETTLE_SECS",
+        default_value_t = CallDaySettings::DEFAULT_SETTLE.as_secs(),
+        value_name = "SECONDS"
+    )]
+    pub call_day_settle_secs: u64,
+
+    /// Seconds a settled day's calls are kept before they are fetched again.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_TTL_SECS",
+        default_value_t = CallDaySettings::DEFAULT_TTL.as_secs(),
+        value_name = "SECONDS"
+    )]
+    pub call_day_ttl_secs: u64,
+
+    /// Most mebibytes of call days kept in this process (also with Redis, which keeps them for
+    /// every replica).
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_CACHE_MB",
+        default_value_t = 256,
+        value_name = "MIB"
+    )]
+    pub call_day_cache_mb: u64,
+
     #[command(flatten)]
     pub platform: PlatformArgs,
 }
@@ -86,6 +116,20 @@ pub struct ServiceArgs {
 impl ServiceArgs {
     pub fn prior_weight(&self) -> Result<PriorWeight, Failure> {
         PriorWeight::new(self.checklist_prior_weight).map_err(Failure::config)
+    }
+
+    /// How the call-day store fetches and keeps days.
+    #[must_use]
+    pub fn call_day_settings(&self) -> CallDaySettings {
+        CallDaySettings {
+            concurrency: self.platform.call_platform_concurrency,
+            fetch_timeout: self.platform.call_platform_fetch_timeout_ms.map_or(
+                CallDaySettings::DEFAULT_FETCH_TIMEOUT,
+                Duration::from_millis,
+            ),
+            settle: Duration::from_secs(self.call_day_settle_secs),
+            ttl: Duration::from_secs(self.call_day_ttl_secs),
+        }
     }
 }
 
@@ -121,13 +165,25 @@ pub struct PlatformArgs {
     )]
     pub call_platform_request_timeout_ms: Option<u64>,
 
-    /// Milliseconds for a whole paged fetch, retries included [default: 15000].
+    /// Milliseconds for a request's call days, every page, retry and backoff included; also
+    /// bounds the fetch of one day [default: 15000].
     #[arg(
         long,
         env = "CALLSTATS_CALL_PLATFORM_FETCH_TIMEOUT_MS",
         value_name = "MS"
     )]
     pub call_platform_fetch_timeout_ms: Option<u64>,
+
+    /// Day windows fetched from the upstream at once by this process, whatever the number of
+    /// requests.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_PLATFORM_CONCURRENCY",
+        default_value_t = CallDaySettings::DEFAULT_CONCURRENCY,
+        value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..), usize::from),
+        value_name = "N"
+    )]
+    pub call_platform_concurrency: usize,
 
     /// Further attempts at one page after a connection error, timeout or 5xx [default: 2].
     #[arg(long, env = "CALLSTATS_CALL_PLATFORM_RETRIES", value_name = "N")]

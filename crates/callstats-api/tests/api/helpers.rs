@@ -8,6 +8,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test;
 use async_trait::async_trait;
 use callstats_api::ApiState;
+use callstats_application::{CallDaySettings, CallDayStore};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
@@ -17,7 +18,7 @@ use callstats_domain::params::{DateRange, Day, Direction, LocalDateTime, Month, 
 use callstats_domain::ports::{CallPlatform, Clock, PortalStore, StoreError, UpstreamError};
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::service::{Access, CallStats, StatsSettings};
-use callstats_memory::{KeyCache, MemoryCache, MemoryQuota};
+use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryQuota};
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -324,7 +325,14 @@ impl TestApp {
         let keys: Arc<dyn PortalStore> =
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
         let access = Access::new(keys, Arc::new(MemoryQuota::new()), clock.clone(), 60);
-        let stats = CallStats::new(store.clone(), platform.clone(), StatsSettings::default());
+        let call_days = CallDayStore::new(
+            platform.clone(),
+            Arc::new(MemoryCallDays::new(16 << 20)),
+            None,
+            clock.clone(),
+            CallDaySettings::default(),
+        );
+        let stats = CallStats::new(store.clone(), Arc::new(call_days), StatsSettings::default());
         let state = ApiState::new(
             access,
             stats,

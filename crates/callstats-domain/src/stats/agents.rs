@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use crate::model::{AgentEntry, AgentNumber, CallRecord, CallScore, Operator, Sentiment};
+use crate::call_day::CallDay;
+use crate::model::{AgentEntry, AgentNumber, CallScore, Operator, Sentiment};
 use crate::params::{DateRange, Direction};
 use crate::stats::round::round2;
 
@@ -52,7 +53,7 @@ struct Tally<'a> {
 
 /// Builds the leaderboard of the agents with at least one call in `range`, both directions.
 ///
-/// - Calls without an agent and calls outside the range are left out.
+/// - Calls without an agent and days outside the range are left out.
 /// - `share_percent` = 100 × agent calls / calls of all listed agents.
 /// - `checklist_percent` = (C·m + Σs) / (C + n): `s` the agent's scores in the range, `n` their
 ///   count, `m` the mean of every score in the range, `C` the prior weight; null when no call
@@ -60,10 +61,12 @@ struct Tally<'a> {
 /// - `positive_sentiment_percent` = 100 × positive / n; null when the agent has no scored call.
 /// - Name from the roster, else the agent number. Ordered by calls descending, then agent
 ///   number.
+///
+/// Durations are summed in the order of the days and of the calls within each day.
 #[must_use]
-pub fn agent_leaderboard(
+pub fn agent_leaderboard<D: AsRef<CallDay>>(
     range: &DateRange,
-    calls: &[CallRecord],
+    days: &[D],
     scores: &[CallScore],
     roster: &[Operator],
     prior: PriorWeight,
@@ -72,19 +75,21 @@ pub fn agent_leaderboard(
     let in_range = |at: i64| (from..to).contains(&at);
 
     let mut tallies: HashMap<&str, Tally<'_>> = HashMap::new();
-    for call in calls {
-        let Some(agent) = &call.agent_number else {
-            continue;
-        };
-        if !in_range(call.started_at) {
+    for day in days.iter().map(AsRef::as_ref) {
+        if !(range.start()..=range.end()).contains(&day.day()) {
             continue;
         }
-        let tally = tallies.entry(agent.as_str()).or_default();
-        tally.agent = Some(agent);
-        tally.calls += 1;
-        match call.direction {
-            Direction::Inbound => tally.inbound_seconds += call.duration_seconds,
-            Direction::Outbound => tally.outbound_seconds += call.duration_seconds,
+        for &call in day.calls() {
+            let Some(agent) = day.agent_of(call) else {
+                continue;
+            };
+            let tally = tallies.entry(agent.as_str()).or_default();
+            tally.agent = Some(agent);
+            tally.calls += 1;
+            match call.direction() {
+                Direction::Inbound => tally.inbound_seconds += call.duration_seconds(),
+                Direction::Outbound => tally.outbound_seconds += call.duration_seconds(),
+            }
         }
     }
 
@@ -151,6 +156,7 @@ fn count_f64(n: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::CallRecord;
 
     use crate::fixtures::{call, operator, range, score};
 
@@ -160,7 +166,7 @@ mod tests {
     fn board(calls: &[CallRecord], scores: &[CallScore]) -> Vec<AgentEntry> {
         agent_leaderboard(
             &range(DAY, DAY),
-            calls,
+            &CallDay::split(&range(DAY, DAY), 0, calls),
             scores,
             &[operator("101", "Oʻtkir Karimov", None)],
             PriorWeight::DEFAULT,
@@ -313,7 +319,7 @@ mod tests {
         let with = |c| {
             agent_leaderboard(
                 &range(DAY, DAY),
-                &calls,
+                &CallDay::split(&range(DAY, DAY), 0, &calls),
                 &scores,
                 &[],
                 PriorWeight::new(c).unwrap(),

@@ -1,33 +1,43 @@
 //! /calls/summary: daily series, hourly histogram and peaks of one direction.
 
-use crate::model::{CallRecord, CallSummary, DayCount, HourCount};
+use crate::call_day::CallDay;
+use crate::model::{CallSummary, DayCount, HourCount};
 use crate::params::{DateRange, Direction, Period};
 use crate::tz;
 
 /// Summarises the calls of `direction` in `range`, in Tashkent days and hours.
 ///
-/// One pass over the records with two fixed counters and no allocation per record. Calls
+/// One pass over each day's calls with two fixed counters and no allocation per call. Days
 /// outside the range are ignored. `daily` holds every day, zero-filled; `hourly` is present
 /// only for a single day. Peaks take the earliest day or hour on a tie.
 #[must_use]
-pub fn call_summary(range: &DateRange, direction: Direction, calls: &[CallRecord]) -> CallSummary {
+pub fn call_summary<D: AsRef<CallDay>>(
+    range: &DateRange,
+    direction: Direction,
+    days: &[D],
+) -> CallSummary {
     let first_day = range.start().number();
     let mut daily = vec![0_u64; range.days()];
     let mut hourly = [0_u64; 24];
-    for call in calls {
-        if call.direction != direction {
-            continue;
-        }
-        let (day, hour) = tz::local_day_and_hour(call.started_at);
-        let Some(slot) = usize::try_from(day - first_day)
+    for day in days {
+        let day = day.as_ref();
+        let Some(slot) = usize::try_from(day.day().number() - first_day)
             .ok()
             .and_then(|index| daily.get_mut(index))
         else {
             continue;
         };
-        *slot += 1;
-        if let Some(bucket) = hourly.get_mut(hour) {
-            *bucket += 1;
+        for call in day.calls() {
+            if call.direction() != direction {
+                continue;
+            }
+            *slot += 1;
+            if let Some(bucket) = usize::try_from(call.hour())
+                .ok()
+                .and_then(|hour| hourly.get_mut(hour))
+            {
+                *bucket += 1;
+            }
         }
     }
 
@@ -78,6 +88,12 @@ fn earliest_max<T: Copy>(items: &[T], count: impl Fn(&T) -> u64) -> Option<T> {
 mod tests {
     use super::*;
     use crate::fixtures::{call, day, range};
+    use crate::model::{CallRecord, CallSummary};
+
+    /// The summary of records, split into the range's days as the day store keeps them.
+    fn summarise(range: &DateRange, direction: Direction, calls: &[CallRecord]) -> CallSummary {
+        call_summary(range, direction, &CallDay::split(range, 0, calls))
+    }
 
     fn inbound(at: &str) -> CallRecord {
         call(Direction::Inbound, Some("101"), at, 60.0)
@@ -96,8 +112,8 @@ mod tests {
             call(Direction::Inbound, None, "2026-11-01T09:20:00+05:00", 0.0),
         ];
         let r = range("2026-11-01", "2026-11-01");
-        assert_eq!(call_summary(&r, Direction::Inbound, &calls).total_calls, 2);
-        assert_eq!(call_summary(&r, Direction::Outbound, &calls).total_calls, 1);
+        assert_eq!(summarise(&r, Direction::Inbound, &calls).total_calls, 2);
+        assert_eq!(summarise(&r, Direction::Outbound, &calls).total_calls, 1);
     }
 
     #[test]
@@ -107,7 +123,7 @@ mod tests {
             inbound("2026-10-31T20:30:00Z"),
             inbound("2026-10-31T19:00:00-05:00"),
         ];
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-01"),
             Direction::Inbound,
             &calls,
@@ -124,7 +140,7 @@ mod tests {
             inbound("2026-11-03T00:00:00+05:00"),
             inbound("2026-11-02T23:59:59+05:00"),
         ];
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-02"),
             Direction::Inbound,
             &calls,
@@ -135,7 +151,7 @@ mod tests {
     #[test]
     fn daily_series_holds_every_day_zero_filled() {
         let calls = [inbound("2026-11-02T10:00:00+05:00")];
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-03"),
             Direction::Inbound,
             &calls,
@@ -157,10 +173,10 @@ mod tests {
 
     #[test]
     fn hourly_is_24_buckets_for_one_day_and_null_for_several() {
-        let one = call_summary(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
+        let one = summarise(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
         let hours: Vec<u8> = one.hourly.unwrap().iter().map(|h| h.hour).collect();
         assert_eq!(hours, (0..24).collect::<Vec<u8>>());
-        let many = call_summary(
+        let many = summarise(
             &range("2026-11-01", "2026-11-02"),
             Direction::Inbound,
             &[inbound("2026-11-01T10:00:00+05:00")],
@@ -180,7 +196,7 @@ mod tests {
             inbound("2026-11-03T11:00:00+05:00"),
             inbound("2026-11-02T11:00:00+05:00"),
         ];
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-03"),
             Direction::Inbound,
             &calls,
@@ -193,7 +209,7 @@ mod tests {
 
     #[test]
     fn peak_day_of_a_period_without_calls_is_its_first_day_with_zero() {
-        let summary = call_summary(&range("2026-11-05", "2026-11-09"), Direction::Outbound, &[]);
+        let summary = summarise(&range("2026-11-05", "2026-11-09"), Direction::Outbound, &[]);
         assert_eq!(
             (summary.peak_day.date, summary.peak_day.count),
             (day("2026-11-05"), 0)
@@ -208,14 +224,14 @@ mod tests {
             inbound("2026-11-01T14:30:00+05:00"),
             inbound("2026-11-01T09:30:00+05:00"),
         ];
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-01"),
             Direction::Inbound,
             &calls,
         );
         assert_eq!(summary.peak_hour, Some(HourCount { hour: 9, count: 2 }));
         assert_eq!(summary.peak_hour_count, 2);
-        let empty = call_summary(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
+        let empty = summarise(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
         assert_eq!(
             (empty.peak_hour, empty.peak_hour_count),
             (Some(HourCount { hour: 0, count: 0 }), 0)
@@ -224,7 +240,7 @@ mod tests {
 
     #[test]
     fn summary_serialises_to_the_spec_shape() {
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-02"),
             Direction::Inbound,
             &[inbound("2026-11-02T10:00:00+05:00")],
@@ -248,7 +264,7 @@ mod tests {
 
     #[test]
     fn single_day_summary_has_hour_buckets_and_peak_hour_objects() {
-        let summary = call_summary(
+        let summary = summarise(
             &range("2026-11-01", "2026-11-01"),
             Direction::Inbound,
             &[inbound("2026-11-01T10:00:00+05:00")],

@@ -194,6 +194,8 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         anon_rate_limit: spawn.anon_rate_limit,
         trust_proxy: false,
         cache_max_bytes: 16 << 20,
+        call_days: callstats_application::CallDaySettings::default(),
+        call_day_cache_max_bytes: 16 << 20,
         clock: clock.clone(),
     };
     let (base, server) = serve(service, 0);

@@ -84,6 +84,11 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
         trust_proxy: false,
         // No response cache: every request must reach the faulty dependency.
         cache_max_bytes: 0,
+        call_days: callstats_application::CallDaySettings {
+            fetch_timeout: FETCH_DEADLINE,
+            ..callstats_application::CallDaySettings::default()
+        },
+        call_day_cache_max_bytes: 16 << 20,
         clock: Arc::new(callstats_memory::SystemClock),
     };
     let (base, handle) = serve(service, 2);

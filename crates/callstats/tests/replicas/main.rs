@@ -61,6 +61,8 @@ impl Replica {
             anon_rate_limit: 60,
             trust_proxy: false,
             cache_max_bytes: 16 << 20,
+            call_days: callstats_application::CallDaySettings::default(),
+            call_day_cache_max_bytes: 16 << 20,
             clock: std::sync::Arc::new(callstats_memory::SystemClock),
         };
         let (base, handle) = serve(service, 1);

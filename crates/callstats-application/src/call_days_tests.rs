@@ -1,0 +1,485 @@
+//! The call-day store against a fake call platform that counts and times its fetches, the
+//! in-process tier, and a fake shared tier with locks (two stores on it are two replicas).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests: a panic is a failed test"
+)]
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use callstats_domain::model::{AgentNumber, CallRecord};
+use callstats_domain::params::{Direction, Param};
+use callstats_memory::MemoryCallDays;
+use time::OffsetDateTime;
+use time::macros::datetime;
+
+use super::*;
+
+/// 11:15 in Tashkent on 2026-11-21.
+const NOW: OffsetDateTime = datetime!(2026-11-21 06:15 UTC);
+
+fn day(raw: &str) -> Day {
+    Day::parse(raw, Param::query("start")).unwrap()
+}
+
+fn range(start: &str, end: &str) -> DateRange {
+    DateRange::new(day(start), day(end)).unwrap()
+}
+
+struct TestClock(Mutex<OffsetDateTime>);
+
+impl TestClock {
+    fn at(now: OffsetDateTime) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(now)))
+    }
+
+    fn advance(&self, by: Duration) {
+        *self.0.lock().unwrap() += by;
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> OffsetDateTime {
+        *self.0.lock().unwrap()
+    }
+}
+
+/// The calls of a day: the first and last second of the day (local), and one in between; the
+/// platform writes them at +08:00, and sends a call of the next day too, as a sloppy upstream
+/// might.
+fn calls_of(day: Day) -> Vec<CallRecord> {
+    let midnight = tz::local_midnight_unix(day.date());
+    let call = |second: i64, agent: &str| CallRecord {
+        direction: Direction::Inbound,
+        agent_number: Some(AgentNumber::new(agent).unwrap()),
+        started_at: midnight + second,
+        duration_seconds: 30.5,
+    };
+    vec![
+        call(0, "101"),
+        call(10 * 3600, "102"),
+        call(86_399, "101"),
+        call(86_400, "103"),
+    ]
+}
+
+/// A call platform that answers [`calls_of`] for one-day windows, after `delay`, and fails the
+/// days in `failing`. It records every window asked and the most fetches in flight at once.
+#[derive(Default)]
+struct FakePlatform {
+    delay: Duration,
+    failing: Mutex<HashSet<Day>>,
+    asked: Mutex<Vec<Day>>,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
+}
+
+impl FakePlatform {
+    fn with_delay(delay: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            delay,
+            ..Self::default()
+        })
+    }
+
+    /// The days asked from the `from`-th fetch on, sorted (concurrent fetches start in any
+    /// order).
+    fn asked_since(&self, from: usize) -> Vec<Day> {
+        let mut asked = self.asked.lock().unwrap()[from..].to_vec();
+        asked.sort();
+        asked
+    }
+
+    fn asked(&self) -> Vec<Day> {
+        self.asked_since(0)
+    }
+
+    fn fetches(&self) -> usize {
+        self.asked.lock().unwrap().len()
+    }
+}
+
+#[async_trait]
+impl CallPlatform for FakePlatform {
+    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+        assert!(range.is_single_day(), "the store asks one day at a time");
+        let day = range.start();
+        self.asked.lock().unwrap().push(day);
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(self.delay).await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if self.failing.lock().unwrap().contains(&day) {
+            return Err(UpstreamError::new("HTTP 502"));
+        }
+        Ok(calls_of(day))
+    }
+}
+
+/// A tier shared by replicas: days and locks in one map, like Redis.
+#[derive(Default)]
+struct SharedTier {
+    days: Mutex<HashMap<Day, Arc<CallDay>>>,
+    locks: Mutex<HashSet<Day>>,
+}
+
+#[async_trait]
+impl CallDayCache for SharedTier {
+    async fn get(&self, days: &[Day]) -> Vec<Option<Arc<CallDay>>> {
+        let kept = self.days.lock().unwrap();
+        days.iter().map(|day| kept.get(day).cloned()).collect()
+    }
+
+    async fn put(&self, day: Arc<CallDay>, _ttl: Duration) {
+        self.days.lock().unwrap().insert(day.day(), day);
+    }
+
+    async fn try_lock(&self, day: Day, _ttl: Duration) -> bool {
+        self.locks.lock().unwrap().insert(day)
+    }
+
+    async fn unlock(&self, day: Day) {
+        self.locks.lock().unwrap().remove(&day);
+    }
+}
+
+fn settings() -> CallDaySettings {
+    CallDaySettings {
+        fetch_timeout: Duration::from_secs(5),
+        ..CallDaySettings::default()
+    }
+}
+
+fn store(
+    platform: &Arc<FakePlatform>,
+    shared: Option<Arc<SharedTier>>,
+    clock: &Arc<TestClock>,
+    settings: CallDaySettings,
+) -> CallDayStore {
+    let shared: Option<Arc<dyn CallDayCache>> = match shared {
+        Some(tier) => Some(tier),
+        None => None,
+    };
+    CallDayStore::new(
+        platform.clone(),
+        Arc::new(MemoryCallDays::new(16 << 20)),
+        shared,
+        clock.clone(),
+        settings,
+    )
+}
+
+fn counts(days: &[Arc<CallDay>]) -> Vec<(String, usize)> {
+    days.iter()
+        .map(|d| (d.day().to_string(), d.calls().len()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_range_is_its_days_each_fetched_as_its_own_window() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let days = store(&platform, None, &clock, settings())
+        .days(range("2026-11-01", "2026-11-03"))
+        .await
+        .unwrap();
+    assert_eq!(
+        platform.asked(),
+        [day("2026-11-01"), day("2026-11-02"), day("2026-11-03")]
+    );
+    // The call a second past the day's end belongs to the next day and is left out; the one
+    // at 23:59:59 is kept.
+    assert_eq!(
+        counts(&days),
+        [
+            ("2026-11-01".to_owned(), 3),
+            ("2026-11-02".to_owned(), 3),
+            ("2026-11-03".to_owned(), 3)
+        ]
+    );
+    let last = days[0].records().last().unwrap();
+    assert_eq!(
+        tz::local_day_and_hour(last.started_at),
+        (day("2026-11-01").number(), 23)
+    );
+}
+
+#[tokio::test]
+async fn days_already_kept_serve_every_later_range_without_asking_again() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
+    store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
+    store.days(range("2026-11-03", "2026-11-04")).await.unwrap();
+    assert_eq!(platform.fetches(), 5, "the same days again ask nothing");
+    store.days(range("2026-11-04", "2026-11-07")).await.unwrap();
+    assert_eq!(
+        platform.asked_since(5),
+        [day("2026-11-06"), day("2026-11-07")],
+        "a slid window asks only its new days"
+    );
+}
+
+#[tokio::test]
+async fn today_is_kept_a_minute_settled_days_their_ttl_and_later_days_are_never_asked() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            ttl: Duration::from_secs(3600),
+            ..settings()
+        },
+    );
+    let days = store.days(range("2026-11-19", "2026-11-23")).await.unwrap();
+    assert_eq!(
+        platform.asked(),
+        [day("2026-11-19"), day("2026-11-20"), day("2026-11-21")],
+        "the days after today are not asked"
+    );
+    assert_eq!(
+        counts(&days)[3..],
+        [("2026-11-22".to_owned(), 0), ("2026-11-23".to_owned(), 0)]
+    );
+
+    clock.advance(Duration::from_secs(59));
+    store.days(range("2026-11-19", "2026-11-23")).await.unwrap();
+    assert_eq!(platform.fetches(), 3, "today is kept for a minute");
+
+    clock.advance(Duration::from_secs(2));
+    store.days(range("2026-11-19", "2026-11-23")).await.unwrap();
+    assert_eq!(
+        platform.asked_since(3),
+        [day("2026-11-21")],
+        "then today is asked again"
+    );
+
+    clock.advance(Duration::from_secs(3600));
+    store.days(range("2026-11-19", "2026-11-20")).await.unwrap();
+    assert_eq!(
+        platform.asked_since(4),
+        [day("2026-11-19"), day("2026-11-20")],
+        "settled days are asked again once their ttl has passed"
+    );
+}
+
+#[tokio::test]
+async fn yesterday_is_unsettled_until_an_hour_after_midnight() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    // 00:30 in Tashkent on 2026-11-21: yesterday ended half an hour ago.
+    let clock = TestClock::at(datetime!(2026-11-20 19:30 UTC));
+    let store = store(&platform, None, &clock, settings());
+    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    clock.advance(Duration::from_secs(61));
+    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    assert_eq!(
+        platform.fetches(),
+        2,
+        "fetched before it settled: kept a minute"
+    );
+    // Now fetched at 00:31: still unsettled. At 01:31 it is settled, and then kept.
+    clock.advance(Duration::from_secs(3600));
+    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    clock.advance(Duration::from_secs(3600));
+    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    assert_eq!(platform.fetches(), 3);
+}
+
+#[test]
+fn a_day_is_settled_once_its_end_is_the_settle_time_past() {
+    let settings = CallDaySettings::default();
+    let day = day("2026-11-20");
+    let end = tz::local_midnight_unix(day.date()) + 86_400;
+    assert_eq!(settings.expires_at(day, end + 3599), end + 3599 + 60);
+    assert_eq!(settings.expires_at(day, end + 3600), end + 3600 + 86_400);
+    assert_eq!(settings.expires_at(day, end - 10), end - 10 + 60);
+    let far = Day::new(time::Date::MAX);
+    assert_eq!(
+        settings.expires_at(far, i64::MAX - 5),
+        i64::MAX,
+        "no overflow"
+    );
+}
+
+#[tokio::test]
+async fn one_day_failing_fails_the_request_and_the_days_that_arrived_are_kept() {
+    let platform = FakePlatform::with_delay(Duration::from_millis(20));
+    platform.failing.lock().unwrap().insert(day("2026-11-03"));
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let failed = store.days(range("2026-11-01", "2026-11-05")).await;
+    assert!(failed.is_err(), "no partial figures");
+    platform.failing.lock().unwrap().clear();
+    // Give the fetches the failed request left behind time to end.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let days = store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
+    assert_eq!(days.len(), 5);
+    assert_eq!(
+        platform.asked_since(5),
+        [day("2026-11-03")],
+        "only the failed day is asked again"
+    );
+}
+
+#[tokio::test]
+async fn the_deadline_bounds_the_whole_request_not_one_day() {
+    // Five days one after the other (one slot), 200 ms each: 1 s in all, past the deadline of
+    // 500 ms, though each day alone is well within it.
+    let platform = FakePlatform::with_delay(Duration::from_millis(200));
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            concurrency: 1,
+            fetch_timeout: Duration::from_millis(500),
+            ..settings()
+        },
+    );
+    let started = Instant::now();
+    let failed = store.days(range("2026-11-01", "2026-11-05")).await;
+    let took = started.elapsed();
+    assert!(failed.is_err());
+    assert!(
+        (Duration::from_millis(450)..Duration::from_millis(900)).contains(&took),
+        "{took:?}"
+    );
+    // The fetches go on without their request, and what they get is kept.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let days = store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
+    assert_eq!(days.len(), 5);
+    assert_eq!(platform.fetches(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_most_the_concurrency_of_day_windows_are_fetched_at_once() {
+    let platform = FakePlatform::with_delay(Duration::from_millis(30));
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            concurrency: 4,
+            ..settings()
+        },
+    );
+    // Two requests over 31 days each, 62 days in all, at once.
+    let (a, b) = tokio::join!(
+        store.days(range("2026-09-01", "2026-10-01")),
+        store.days(range("2026-10-02", "2026-11-01"))
+    );
+    assert_eq!((a.unwrap().len(), b.unwrap().len()), (31, 31));
+    assert_eq!(platform.fetches(), 62);
+    assert_eq!(platform.most_in_flight.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_misses_of_one_day_fetch_it_once() {
+    let platform = FakePlatform::with_delay(Duration::from_millis(100));
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let requests = (0..10).map(|i| {
+        let store = store.clone();
+        // Overlapping ranges: every one holds 2026-11-05.
+        let start = day("2026-11-01").plus_days(i % 5).unwrap();
+        tokio::spawn(async move {
+            store
+                .days(DateRange::new(start, start.plus_days(4).unwrap()).unwrap())
+                .await
+        })
+    });
+    for request in futures::future::join_all(requests).await {
+        assert!(request.unwrap().is_ok());
+    }
+    let asked = platform.asked();
+    let distinct: HashSet<&Day> = asked.iter().collect();
+    assert_eq!(asked.len(), distinct.len(), "a day asked twice: {asked:?}");
+    assert_eq!(asked.len(), 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_sharing_a_tier_fetch_each_day_once_for_the_deployment() {
+    let platform = FakePlatform::with_delay(Duration::from_millis(100));
+    let clock = TestClock::at(NOW);
+    let shared = Arc::new(SharedTier::default());
+    let a = store(&platform, Some(Arc::clone(&shared)), &clock, settings());
+    let b = store(&platform, Some(Arc::clone(&shared)), &clock, settings());
+    // Concurrent misses of the same days on both replicas.
+    let (one, two) = tokio::join!(
+        a.days(range("2026-11-01", "2026-11-07")),
+        b.days(range("2026-11-01", "2026-11-07"))
+    );
+    assert_eq!(counts(&one.unwrap()), counts(&two.unwrap()));
+    assert_eq!(platform.fetches(), 7, "{:?}", platform.asked());
+    // A day one replica fetched is not fetched by the other.
+    a.days(range("2026-11-08", "2026-11-08")).await.unwrap();
+    b.days(range("2026-11-08", "2026-11-08")).await.unwrap();
+    assert_eq!(platform.fetches(), 8);
+    assert!(
+        shared.locks.lock().unwrap().is_empty(),
+        "every lock given up"
+    );
+}
+
+#[tokio::test]
+async fn a_shared_tier_that_answers_nothing_leaves_the_in_process_tier_serving() {
+    /// A shared tier that is down: misses, no locks, writes lost.
+    struct Down;
+
+    #[async_trait]
+    impl CallDayCache for Down {
+        async fn get(&self, days: &[Day]) -> Vec<Option<Arc<CallDay>>> {
+            vec![None; days.len()]
+        }
+
+        async fn put(&self, _day: Arc<CallDay>, _ttl: Duration) {}
+    }
+
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = CallDayStore::new(
+        platform.clone(),
+        Arc::new(MemoryCallDays::new(16 << 20)),
+        Some(Arc::new(Down)),
+        clock.clone(),
+        settings(),
+    );
+    store.days(range("2026-11-01", "2026-11-03")).await.unwrap();
+    store.days(range("2026-11-01", "2026-11-03")).await.unwrap();
+    assert_eq!(platform.fetches(), 3);
+}
+
+#[tokio::test]
+async fn an_entry_of_another_day_or_past_its_lifetime_is_a_miss() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let shared = Arc::new(SharedTier::default());
+    // Kept under the wrong day, and a settled day fetched two days ago.
+    shared.days.lock().unwrap().insert(
+        day("2026-11-01"),
+        Arc::new(CallDay::from_records(day("2026-11-02"), 0, vec![])),
+    );
+    let stale = NOW.unix_timestamp() - 2 * 86_400;
+    shared.days.lock().unwrap().insert(
+        day("2026-11-03"),
+        Arc::new(CallDay::from_records(day("2026-11-03"), stale, vec![])),
+    );
+    let days = store(&platform, Some(shared), &clock, settings())
+        .days(range("2026-11-01", "2026-11-03"))
+        .await
+        .unwrap();
+    assert_eq!(platform.fetches(), 3);
+    assert!(days.iter().all(|d| d.calls().len() == 3));
+}

@@ -1,0 +1,15 @@
+//! The application layer of callstats: the policies that sit between the use cases of the
+//! domain and its ports.
+//!
+//! - [`call_days`]: the call-day store, which serves the call statistics' ranges from per-day
+//!   entries kept in process and (optionally) in a tier every replica shares, fetching the
+//!   missing days from the call platform concurrently, once, within one deadline.
+//! - [`flight`]: single flight, so concurrent requests for one thing do the work once.
+//!
+//! Depends on the domain (its types and ports) and on Tokio's timers and semaphores; never on
+//! the web framework, a database, an HTTP client or Redis, which reach it only as ports.
+
+pub mod call_days;
+pub mod flight;
+
+pub use call_days::{CallDaySettings, CallDayStore};

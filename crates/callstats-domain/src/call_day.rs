@@ -1,0 +1,366 @@
+//! The calls of one Tashkent day, as the call-day store keeps them (docs/behaviour.md, "Call
+//! records"): what the statistics read, in the upstream's order, 16 bytes a call.
+//!
+//! A `CallRecord` takes 48 bytes (an inline agent number, a direction, Unix seconds and a
+//! duration). A day keeps each distinct agent number once and a call as its second of the day,
+//! its direction, an index into that table and its duration: a 5,000-call weekday is 80 KB
+//! instead of 240 KB, so the store holds three times the days in the same memory.
+
+use std::collections::HashMap;
+
+use crate::model::{AgentNumber, CallRecord};
+use crate::params::{DateRange, Day, Direction};
+use crate::tz;
+
+const SECONDS_PER_DAY: u32 = 86_400;
+/// Marks an outbound call in [`DayCall::packed`]; the seconds of a day fit in 17 bits.
+const OUTBOUND: u32 = 1 << 31;
+
+/// The calls that started on one Tashkent day, and when they were fetched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallDay {
+    day: Day,
+    /// Unix seconds of the fetch: how long the day may be kept follows from it.
+    fetched_at: i64,
+    agents: Vec<AgentNumber>,
+    calls: Vec<DayCall>,
+}
+
+/// One call of a [`CallDay`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DayCall {
+    duration_seconds: f64,
+    /// Second of the local day (0..86 400), with [`OUTBOUND`] set for an outbound call.
+    packed: u32,
+    /// 0 for a call no agent answered, else 1 + the agent's index in the day's table.
+    agent: u32,
+}
+
+/// Parts that do not make a day: a second past the day's end, an agent index past the table,
+/// a duration that is not a non-negative number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a valid call day: {0}")]
+pub struct InvalidCallDay(&'static str);
+
+impl DayCall {
+    /// A call at `second` of its day, answered by the agent at `agent` in the day's table
+    /// (`None`: unanswered).
+    pub fn new(
+        second: u32,
+        direction: Direction,
+        agent: Option<u32>,
+        duration_seconds: f64,
+    ) -> Result<Self, InvalidCallDay> {
+        if second >= SECONDS_PER_DAY {
+            return Err(InvalidCallDay("a call starts after its day's end"));
+        }
+        if !duration_seconds.is_finite() || duration_seconds < 0.0 {
+            return Err(InvalidCallDay("a duration is not a non-negative number"));
+        }
+        let agent = match agent {
+            None => 0,
+            Some(index) => index
+                .checked_add(1)
+                .ok_or(InvalidCallDay("an agent index is out of range"))?,
+        };
+        let outbound = if direction == Direction::Outbound {
+            OUTBOUND
+        } else {
+            0
+        };
+        Ok(Self {
+            duration_seconds,
+            packed: second | outbound,
+            agent,
+        })
+    }
+
+    /// Second of the local day the call started, 0..86 400.
+    #[must_use]
+    pub const fn second(self) -> u32 {
+        self.packed & !OUTBOUND
+    }
+
+    /// Local hour the call started, 0..=23.
+    #[must_use]
+    pub const fn hour(self) -> u32 {
+        self.second() / 3600
+    }
+
+    #[must_use]
+    pub const fn direction(self) -> Direction {
+        if self.packed & OUTBOUND == 0 {
+            Direction::Inbound
+        } else {
+            Direction::Outbound
+        }
+    }
+
+    /// Index of the answering agent in the day's table; `None` for an unanswered call.
+    #[must_use]
+    pub const fn agent_index(self) -> Option<u32> {
+        self.agent.checked_sub(1)
+    }
+
+    #[must_use]
+    pub const fn duration_seconds(self) -> f64 {
+        self.duration_seconds
+    }
+}
+
+impl CallDay {
+    /// The day of the records that started on `day`, in their order; records of other days
+    /// are left out (a window's edges, an upstream that sent more than it was asked).
+    #[must_use]
+    pub fn from_records(
+        day: Day,
+        fetched_at: i64,
+        records: impl IntoIterator<Item = CallRecord>,
+    ) -> Self {
+        let midnight = tz::local_midnight_unix(day.date());
+        let mut agents: Vec<AgentNumber> = Vec::new();
+        let mut indexes: HashMap<AgentNumber, u32> = HashMap::new();
+        let mut calls = Vec::new();
+        for record in records {
+            let Some(second) = record
+                .started_at
+                .checked_sub(midnight)
+                .and_then(|second| u32::try_from(second).ok())
+                .filter(|second| *second < SECONDS_PER_DAY)
+            else {
+                continue;
+            };
+            let agent = match record.agent_number {
+                None => None,
+                Some(number) => Some(match indexes.get(&number) {
+                    Some(index) => *index,
+                    None => {
+                        let Ok(index) = u32::try_from(agents.len()) else {
+                            continue;
+                        };
+                        indexes.insert(number.clone(), index);
+                        agents.push(number);
+                        index
+                    }
+                }),
+            };
+            if let Ok(call) = DayCall::new(second, record.direction, agent, record.duration_seconds)
+            {
+                calls.push(call);
+            }
+        }
+        Self {
+            day,
+            fetched_at,
+            agents,
+            calls,
+        }
+    }
+
+    /// A day from its parts, as a cache stored them; checks that every call's agent index is
+    /// in the table.
+    pub fn from_parts(
+        day: Day,
+        fetched_at: i64,
+        agents: Vec<AgentNumber>,
+        calls: Vec<DayCall>,
+    ) -> Result<Self, InvalidCallDay> {
+        let known = agents.len();
+        let in_table = |call: &DayCall| {
+            call.agent_index()
+                .is_none_or(|index| usize::try_from(index).is_ok_and(|index| index < known))
+        };
+        if !calls.iter().all(in_table) {
+            return Err(InvalidCallDay("an agent index is past the agent table"));
+        }
+        Ok(Self {
+            day,
+            fetched_at,
+            agents,
+            calls,
+        })
+    }
+
+    /// A day without calls, known without asking anyone (it has not begun).
+    #[must_use]
+    pub const fn empty(day: Day, fetched_at: i64) -> Self {
+        Self {
+            day,
+            fetched_at,
+            agents: Vec::new(),
+            calls: Vec::new(),
+        }
+    }
+
+    /// Splits records into the days of `range`, one [`CallDay`] per day in order; records
+    /// outside the range are left out.
+    #[must_use]
+    pub fn split(range: &DateRange, fetched_at: i64, records: &[CallRecord]) -> Vec<Self> {
+        let mut by_day: HashMap<i64, Vec<CallRecord>> = HashMap::new();
+        for record in records {
+            let (day, _) = tz::local_day_and_hour(record.started_at);
+            by_day.entry(day).or_default().push(record.clone());
+        }
+        range
+            .iter_days()
+            .map(|day| {
+                let records = by_day.remove(&day.number()).unwrap_or_default();
+                Self::from_records(day, fetched_at, records)
+            })
+            .collect()
+    }
+
+    #[must_use]
+    pub const fn day(&self) -> Day {
+        self.day
+    }
+
+    /// Unix seconds at which the calls were fetched.
+    #[must_use]
+    pub const fn fetched_at(&self) -> i64 {
+        self.fetched_at
+    }
+
+    /// The distinct agent numbers of the day's answered calls, in order of first call.
+    #[must_use]
+    pub fn agents(&self) -> &[AgentNumber] {
+        &self.agents
+    }
+
+    /// The calls, in the order the upstream sent them.
+    #[must_use]
+    pub fn calls(&self) -> &[DayCall] {
+        &self.calls
+    }
+
+    /// The agent who answered `call`, a call of this day.
+    #[must_use]
+    pub fn agent_of(&self, call: DayCall) -> Option<&AgentNumber> {
+        self.agents.get(usize::try_from(call.agent_index()?).ok()?)
+    }
+
+    /// The calls as records again (tests, and anything that wants the wide form).
+    pub fn records(&self) -> impl Iterator<Item = CallRecord> + '_ {
+        let midnight = tz::local_midnight_unix(self.day.date());
+        self.calls.iter().map(move |call| CallRecord {
+            direction: call.direction(),
+            agent_number: self.agent_of(*call).cloned(),
+            started_at: midnight + i64::from(call.second()),
+            duration_seconds: call.duration_seconds(),
+        })
+    }
+
+    /// About how many bytes the day occupies, for caches bounded in memory.
+    #[must_use]
+    pub fn size_bytes(&self) -> usize {
+        let agents: usize = self
+            .agents
+            .iter()
+            .map(|agent| size_of::<AgentNumber>() + heap_len(agent.as_str()))
+            .sum();
+        size_of::<Self>() + agents + self.calls.len() * size_of::<DayCall>()
+    }
+}
+
+/// Heap bytes of an agent number: none up to 24 bytes (stored inline).
+fn heap_len(text: &str) -> usize {
+    if text.len() > 24 { text.len() } else { 0 }
+}
+
+impl AsRef<Self> for CallDay {
+    fn as_ref(&self) -> &Self {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{call, day, range};
+
+    #[test]
+    fn a_call_takes_16_bytes() {
+        assert_eq!(size_of::<DayCall>(), 16);
+    }
+
+    #[test]
+    fn records_round_trip_through_a_day_in_their_order() {
+        let records = vec![
+            call(
+                Direction::Inbound,
+                Some("101"),
+                "2026-11-02T00:00:00+05:00",
+                1.5,
+            ),
+            call(
+                Direction::Outbound,
+                Some("102"),
+                "2026-11-02T13:10:00+05:00",
+                60.0,
+            ),
+            call(Direction::Inbound, None, "2026-11-02T23:59:59+05:00", 0.0),
+            call(
+                Direction::Outbound,
+                Some("101"),
+                "2026-11-02T09:00:00+05:00",
+                7.25,
+            ),
+        ];
+        let kept = CallDay::from_records(day("2026-11-02"), 7, records.clone());
+        assert_eq!(kept.records().collect::<Vec<_>>(), records);
+        assert_eq!(kept.agents().len(), 2, "each agent number is kept once");
+        assert_eq!(kept.fetched_at(), 7);
+    }
+
+    #[test]
+    fn records_of_other_days_are_left_out_whatever_their_offset() {
+        let records = vec![
+            // 18:59:59 UTC is 23:59:59 the day before in Tashkent.
+            call(Direction::Inbound, None, "2026-11-01T18:59:59Z", 1.0),
+            call(Direction::Inbound, None, "2026-11-01T19:00:00Z", 2.0),
+            call(Direction::Inbound, None, "2026-11-02T13:59:59-05:00", 3.0),
+            call(Direction::Inbound, None, "2026-11-02T14:00:00-05:00", 4.0),
+        ];
+        let kept = CallDay::from_records(day("2026-11-02"), 0, records);
+        let durations: Vec<f64> = kept.calls().iter().map(|c| c.duration_seconds()).collect();
+        assert_eq!(durations, [2.0, 3.0]);
+        assert_eq!(kept.calls()[1].hour(), 23);
+    }
+
+    #[test]
+    fn split_gives_every_day_of_the_range_in_order() {
+        let records = vec![
+            call(Direction::Inbound, None, "2026-11-03T10:00:00+05:00", 1.0),
+            call(Direction::Inbound, None, "2026-11-01T10:00:00+05:00", 1.0),
+            call(Direction::Inbound, None, "2026-11-09T10:00:00+05:00", 1.0),
+        ];
+        let days = CallDay::split(&range("2026-11-01", "2026-11-03"), 0, &records);
+        let counts: Vec<(String, usize)> = days
+            .iter()
+            .map(|d| (d.day().to_string(), d.calls().len()))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("2026-11-01".to_owned(), 1),
+                ("2026-11-02".to_owned(), 0),
+                ("2026-11-03".to_owned(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn parts_that_do_not_make_a_day_are_refused() {
+        assert!(DayCall::new(86_400, Direction::Inbound, None, 1.0).is_err());
+        assert!(DayCall::new(0, Direction::Inbound, None, -1.0).is_err());
+        assert!(DayCall::new(0, Direction::Inbound, None, f64::NAN).is_err());
+        assert!(DayCall::new(0, Direction::Inbound, Some(u32::MAX), 1.0).is_err());
+        let orphan = DayCall::new(5, Direction::Outbound, Some(0), 1.0).unwrap();
+        assert!(CallDay::from_parts(day("2026-11-02"), 0, vec![], vec![orphan]).is_err());
+        let agents = vec![AgentNumber::new("101").unwrap()];
+        let kept = CallDay::from_parts(day("2026-11-02"), 0, agents, vec![orphan]).unwrap();
+        assert_eq!(kept.agent_of(kept.calls()[0]).unwrap().as_str(), "101");
+        assert_eq!(kept.calls()[0].direction(), Direction::Outbound);
+        assert_eq!(kept.calls()[0].second(), 5);
+    }
+}
