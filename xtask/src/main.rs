@@ -1,6 +1,7 @@
 //! Project automation. `cargo xtask ci` runs exactly what CI runs; `.ci/run` calls it after
 //! making sure the local Postgres and Redis are up.
 
+mod cold;
 mod load;
 mod process;
 mod replicas_load;
@@ -30,6 +31,12 @@ tasks:
           computed-then-cached one, the baseline answering each one's very bytes, and the
           baseline answering 150 bytes; the ratio cached / baseline (target >= 0.7). The
           demo logs at its default level (info, a line per request) unless RUST_LOG is set
+  cold    the cold path: `callstats serve` in front of `callstats sim` answering every page
+          after a delay; time and upstream requests of uncached 31-day queries (settled
+          days, the same days through another endpoint, a window slid to today, 4 at once,
+          two replicas sharing Redis) and the peak RSS, as a markdown table. Options:
+          --latency-ms N (100) --calls-per-day N (5000) --debug (the debug binary, to check
+          the task without a release build); needs redis-server
   schemathesis
           fuzz `callstats demo` against its OpenAPI document (every check; keys of every
           scope, only kpi:aggregate, and none); installs schemathesis into a virtual
@@ -48,6 +55,7 @@ fn main() -> Result<()> {
         "openapi" => openapi(),
         "replicas-load" => replicas_load::run(&std::env::args().skip(2).collect::<Vec<_>>()),
         "load" => load::run(),
+        "cold" => cold::run(&std::env::args().skip(2).collect::<Vec<_>>()),
         "schemathesis" => schemathesis::run(&workspace()),
         "soak" => soak::run(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {

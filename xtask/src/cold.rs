@@ -1,0 +1,653 @@
+//! `cargo xtask cold`: the service's cold path. A request whose answer is not cached has to
+//! fetch call records from the upstream call platform; this task measures how long such
+//! requests take and how many upstream requests they cost, when the upstream answers every
+//! page after a delay, like a platform across a WAN.
+//!
+//! Everything runs on loopback: `callstats sim` with `--latency-ms` as the upstream, a SQLite
+//! portal seeded with the demo data, `callstats serve` in front of it, and for the last rows a
+//! private `redis-server` shared by two more replicas. Upstream requests are read from the
+//! serve process's own Prometheus counter, so they are what the service asked for, retries
+//! included. The figures are printed as they are: a missed target is a finding, not a failure.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use callstats_redis::testing::PrivateRedis;
+
+use crate::process::{Running, free_port, get, target_dir, wait_for_port};
+
+const USAGE: &str = "usage: cargo xtask cold [--latency-ms N] [--calls-per-day N] [--debug]";
+/// How long a started process may take to listen.
+const PORT_WAIT: Duration = Duration::from_secs(30);
+/// The counter the call platform client increments for every page it asks for.
+const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
+/// Tashkent's offset from UTC (no daylight saving), which decides what "today" is.
+const TASHKENT_OFFSET_SECONDS: i64 = 5 * 3600;
+/// Days in the longest range the API answers, and so in every measured window.
+const WINDOW_DAYS: i64 = 31;
+/// How many cold windows are asked for at the same time.
+const CONCURRENT: usize = 4;
+
+struct Options {
+    /// The sim's delay before every answer.
+    latency_ms: u64,
+    /// The sim's calls on an ordinary weekday.
+    calls_per_day: u32,
+    /// The debug binary instead of the release one: checks the task without a fat-LTO build,
+    /// but its figures are not the service's.
+    debug: bool,
+}
+
+fn options(args: &[String]) -> Result<Options> {
+    let mut options = Options {
+        latency_ms: 100,
+        calls_per_day: 5000,
+        debug: false,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().context(USAGE);
+        match arg.as_str() {
+            "--latency-ms" => options.latency_ms = value()?.parse()?,
+            "--calls-per-day" => options.calls_per_day = value()?.parse()?,
+            "--debug" => options.debug = true,
+            _ => bail!("unknown option {arg}\n{USAGE}"),
+        }
+    }
+    Ok(options)
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let options = options(args)?;
+    let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
+    if !options.debug {
+        build.push("--release");
+    }
+    crate::cargo(&build, &[])?;
+    let binary = target_dir()
+        .join(if options.debug { "debug" } else { "release" })
+        .join("callstats");
+    let dir = std::env::temp_dir().join(format!("callstats-cold-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let outcome = measure(&options, &binary, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
+    let sim_port = free_port()?;
+    let _sim = spawn(
+        Command::new(binary)
+            .args(["sim", "--bind", &format!("127.0.0.1:{sim_port}")])
+            .args(["--latency-ms", &options.latency_ms.to_string()])
+            .args(["--calls-per-day", &options.calls_per_day.to_string()]),
+        dir,
+        "sim",
+    )?;
+    wait_for_port(sim_port, PORT_WAIT)?;
+
+    let portal = Portal {
+        binary,
+        dir,
+        database: format!("sqlite://{}", dir.join("cold.db").display()),
+        sim_url: format!("http://127.0.0.1:{sim_port}"),
+    };
+    portal.callstats(&["seed", "--demo"])?;
+    let created = portal.callstats(&[
+        "keys",
+        "create",
+        "--name",
+        "cold",
+        "--scopes",
+        "calls",
+        "--rate-limit",
+        "1000000000",
+    ])?;
+    let key = String::from_utf8(created)?.trim().to_owned();
+
+    let today = Day::today_in_tashkent()?;
+    let yesterday = today.plus(-1);
+    let settled = (yesterday.plus(1 - WINDOW_DAYS), yesterday);
+    let slid = (today.plus(1 - WINDOW_DAYS), today);
+    // Windows before every day asked for so far, so each of them is cold.
+    let earlier = earlier_windows(settled.0, CONCURRENT + 1);
+    let (concurrent, replicas) = earlier.split_at(CONCURRENT);
+    let replicas = *replicas.first().context("no window for the replicas")?;
+
+    let mut rows = Vec::new();
+    let server = portal.serve("serve", None)?;
+    let cold = server.measure(&summary_path(settled, ""), &key)?;
+    rows.push(Row::new(
+        format!("cold, 31 settled days ({})", span(settled)),
+        cold,
+        "≤ 3.0 s",
+    ));
+    let agents = server.measure(&agents_path(settled), &key)?;
+    rows.push(Row::new(
+        "/calls/agents, same days",
+        agents,
+        "0 requests, < 100 ms",
+    ));
+    let outbound = server.measure(&summary_path(settled, "&direction=outbound"), &key)?;
+    rows.push(Row::new(
+        "direction=outbound, same days",
+        outbound,
+        "0 requests, < 100 ms",
+    ));
+    let moved = server.measure(&summary_path(slid, ""), &key)?;
+    rows.push(Row::new(
+        format!("window slid by one day to end today ({})", span(slid)),
+        moved,
+        "≤ 8 requests, ≤ 1.5 s",
+    ));
+    let paths: Vec<String> = concurrent
+        .iter()
+        .map(|&window| summary_path(window, ""))
+        .collect();
+    let (together, slowest) = server.measure_together(&paths, &key)?;
+    rows.push(Row::new(
+        format!("{CONCURRENT} concurrent cold 31-day queries, until all answered"),
+        together,
+        "-",
+    ));
+    rows.push(Row {
+        name: format!("{CONCURRENT} concurrent: the slowest one"),
+        time: slowest,
+        upstream: None,
+        target: "-",
+    });
+    let peak_kib = peak_rss_kib(server.process.0.id())?;
+    drop(server);
+
+    let redis = PrivateRedis::start()
+        .context("cannot start redis-server (apt-get install -y redis-server)")?;
+    let redis_url = redis.url();
+    let replica_a = portal.serve("replica-a", Some(&redis_url))?;
+    let replica_b = portal.serve("replica-b", Some(&redis_url))?;
+    let first = replica_a.measure(&summary_path(replicas, ""), &key)?;
+    rows.push(Row::new(
+        format!(
+            "replica A, /calls/summary, cold 31 days ({})",
+            span(replicas)
+        ),
+        first,
+        "-",
+    ));
+    let second = replica_b.measure(&agents_path(replicas), &key)?;
+    rows.push(Row::new(
+        "replica B (same Redis), /calls/agents, same days",
+        second,
+        "0 requests",
+    ));
+
+    let windows: Vec<String> = concurrent.iter().map(|&window| span(window)).collect();
+    let report = format!(
+        "\ncold path: `callstats sim` --latency-ms {} --calls-per-day {}, {} build, today in \
+         Tashkent {today}\n\n{}\nthe {CONCURRENT} concurrent windows: {}\n\
+         peak RSS of the first serve process (VmHWM): {} (target ≤ 64 MiB)\n",
+        options.latency_ms,
+        options.calls_per_day,
+        if options.debug { "debug" } else { "release" },
+        table(&rows),
+        windows.join(", "),
+        mebibytes(peak_kib),
+    );
+    std::io::stdout()
+        .lock()
+        .write_all(report.as_bytes())
+        .context("cannot write the report")
+}
+
+/// What the servers share: the binary, the work directory, the database and the upstream.
+struct Portal<'a> {
+    binary: &'a Path,
+    dir: &'a Path,
+    database: String,
+    sim_url: String,
+}
+
+impl Portal<'_> {
+    /// Runs one command against the portal database (`seed` migrates it); its stdout.
+    fn callstats(&self, args: &[&str]) -> Result<Vec<u8>> {
+        let output = Command::new(self.binary)
+            .args(args)
+            .args(["--database-url", &self.database])
+            .env_remove("CALLSTATS_DATABASE_URL")
+            .env("RUST_LOG", "warn")
+            .output()
+            .with_context(|| format!("cannot run callstats {}", args.join(" ")))?;
+        if !output.status.success() {
+            bail!(
+                "callstats {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(output.stdout)
+    }
+
+    /// Starts `callstats serve` in front of the sim, with Redis (and a prefix of its own)
+    /// when given one; waits until both of its ports listen.
+    fn serve(&self, name: &str, redis: Option<&str>) -> Result<Server> {
+        let port = free_port()?;
+        let metrics_port = free_port()?;
+        let mut command = Command::new(self.binary);
+        command
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+            .args(["--metrics-bind", &format!("127.0.0.1:{metrics_port}")])
+            .args(["--database-url", &self.database])
+            .env("CALLSTATS_CALL_PLATFORM_URL", &self.sim_url)
+            .env_remove("CALLSTATS_REDIS_URL")
+            .env_remove("CALLSTATS_DATABASE_URL");
+        if let Some(url) = redis {
+            command
+                .env("CALLSTATS_REDIS_URL", url)
+                .env("CALLSTATS_REDIS_PREFIX", "cold:");
+        }
+        let process = spawn(&mut command, self.dir, name)?;
+        wait_for_port(port, PORT_WAIT).with_context(|| format!("{name} did not start"))?;
+        wait_for_port(metrics_port, PORT_WAIT)
+            .with_context(|| format!("{name} serves no metrics"))?;
+        Ok(Server {
+            process,
+            port,
+            metrics_port,
+        })
+    }
+}
+
+/// A running `callstats serve` and its two ports.
+struct Server {
+    process: Running,
+    port: u16,
+    metrics_port: u16,
+}
+
+/// What one measured step cost: its wall time and the upstream requests it caused.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    time: Duration,
+    upstream: u64,
+}
+
+impl Server {
+    /// The serve process's upstream requests so far, every outcome counted.
+    fn upstream_requests(&self) -> Result<u64> {
+        let (status, body) = get(self.metrics_port, "/metrics", "")?;
+        if status != 200 {
+            bail!("/metrics answered {status}");
+        }
+        upstream_requests(&String::from_utf8(body)?)
+    }
+
+    /// One GET, timed, and the upstream requests it caused.
+    fn measure(&self, path: &str, key: &str) -> Result<Cost> {
+        let before = self.upstream_requests()?;
+        let started = Instant::now();
+        answered(self.port, path, key)?;
+        let time = started.elapsed();
+        let upstream = self.upstream_requests()?.saturating_sub(before);
+        Ok(Cost { time, upstream })
+    }
+
+    /// One GET per path, each from its own thread, all at once: the time until every one
+    /// answered and the upstream requests of all of them, then the slowest single request.
+    fn measure_together(&self, paths: &[String], key: &str) -> Result<(Cost, Duration)> {
+        let before = self.upstream_requests()?;
+        let port = self.port;
+        let started = Instant::now();
+        let slowest = std::thread::scope(|scope| -> Result<Duration> {
+            let requests: Vec<_> = paths
+                .iter()
+                .map(|path| {
+                    scope.spawn(move || -> Result<Duration> {
+                        let started = Instant::now();
+                        answered(port, path, key)?;
+                        Ok(started.elapsed())
+                    })
+                })
+                .collect();
+            let mut slowest = Duration::ZERO;
+            for request in requests {
+                let time = request
+                    .join()
+                    .map_err(|_| anyhow!("a request thread panicked"))??;
+                slowest = slowest.max(time);
+            }
+            Ok(slowest)
+        })?;
+        let time = started.elapsed();
+        let upstream = self.upstream_requests()?.saturating_sub(before);
+        Ok((Cost { time, upstream }, slowest))
+    }
+}
+
+/// A GET that must answer 200; anything else fails the task with the body.
+fn answered(port: u16, path: &str, key: &str) -> Result<()> {
+    let (status, body) = get(port, path, key).with_context(|| format!("GET {path} failed"))?;
+    if status != 200 {
+        bail!(
+            "GET {path} answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(())
+}
+
+/// Starts a process with its stderr in `<name>.log` of the work directory.
+fn spawn(command: &mut Command, dir: &Path, name: &str) -> Result<Running> {
+    let log = std::fs::File::create(dir.join(format!("{name}.log")))?;
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("cannot start {name}"))?;
+    Ok(Running(child))
+}
+
+/// The sum of every sample of the upstream request counter in a Prometheus text exposition,
+/// over all label sets; 0 before the first request (the counter is not rendered yet).
+fn upstream_requests(metrics: &str) -> Result<u64> {
+    let mut total = 0_u64;
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix(UPSTREAM_COUNTER) else {
+            continue;
+        };
+        // The labels end at the last brace (a label value may hold spaces); a longer name
+        // that merely starts with the counter's is another metric.
+        let value = if rest.starts_with('{') {
+            rest.rsplit_once('}').map(|(_, value)| value)
+        } else {
+            rest.starts_with(' ').then_some(rest)
+        };
+        let Some(value) = value.and_then(|value| value.split_whitespace().next()) else {
+            continue;
+        };
+        let count: u64 = value
+            .parse()
+            .with_context(|| format!("unexpected metrics line {line:?}"))?;
+        total = total.saturating_add(count);
+    }
+    Ok(total)
+}
+
+/// Peak resident set size of a process (`VmHWM` in /proc), in KiB.
+fn peak_rss_kib(pid: u32) -> Result<u64> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+    vm_hwm_kib(&status).with_context(|| format!("no VmHWM in {path}"))
+}
+
+/// The `VmHWM:   12345 kB` line of a /proc status file.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().strip_suffix("kB"))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+fn mebibytes(kib: u64) -> String {
+    u32::try_from(kib).map_or_else(
+        |_| format!("{kib} KiB"),
+        |kib| format!("{:.1} MiB", f64::from(kib) / 1024.0),
+    )
+}
+
+/// One line of the table.
+struct Row {
+    name: String,
+    time: Duration,
+    /// `None` where the requests are counted on another row.
+    upstream: Option<u64>,
+    target: &'static str,
+}
+
+impl Row {
+    fn new(name: impl Into<String>, cost: Cost, target: &'static str) -> Self {
+        Self {
+            name: name.into(),
+            time: cost.time,
+            upstream: Some(cost.upstream),
+            target,
+        }
+    }
+}
+
+fn table(rows: &[Row]) -> String {
+    let mut table = "| row | time | upstream requests | target |\n|---|---:|---:|---|\n".to_owned();
+    for row in rows {
+        let upstream = row
+            .upstream
+            .map_or_else(|| "-".to_owned(), |count| count.to_string());
+        table += &format!(
+            "| {} | {} | {upstream} | {} |\n",
+            row.name,
+            seconds(row.time),
+            row.target
+        );
+    }
+    table
+}
+
+/// Seconds with two decimals, or milliseconds below a second.
+fn seconds(time: Duration) -> String {
+    let seconds = time.as_secs_f64();
+    if seconds < 1.0 {
+        format!("{:.0} ms", seconds * 1000.0)
+    } else {
+        format!("{seconds:.2} s")
+    }
+}
+
+fn summary_path((start, end): (Day, Day), more: &str) -> String {
+    format!("/api/v1/calls/summary?start={start}&end={end}{more}")
+}
+
+fn agents_path((start, end): (Day, Day)) -> String {
+    format!("/api/v1/calls/agents?start={start}&end={end}")
+}
+
+fn span((start, end): (Day, Day)) -> String {
+    format!("{start}..{end}")
+}
+
+/// `count` windows of 31 days, each ending on the last day of a month and all before
+/// `before`, latest first. Each one ends on the last month end before the previous one's
+/// start, so no two share a day: every one of them is cold, whatever the lengths of the
+/// months (the 31 days ending on a 30-day month's last day reach into the month before).
+fn earlier_windows(before: Day, count: usize) -> Vec<(Day, Day)> {
+    let mut windows = Vec::with_capacity(count);
+    let mut start = before;
+    for _ in 0..count {
+        let end = start.first_of_month().plus(-1);
+        start = end.plus(1 - WINDOW_DAYS);
+        windows.push((start, end));
+    }
+    windows
+}
+
+/// A calendar day as days since 1970-01-01. xtask has no date crate: the conversions are
+/// Howard Hinnant's `days_from_civil` and `civil_from_days` (proleptic Gregorian).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Day(i64);
+
+impl Day {
+    /// Today in Tashkent, as the service counts days (what load.rs asks `date` for).
+    fn today_in_tashkent() -> Result<Self> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .context("the clock is before 1970")?;
+        Ok(Self::in_tashkent(i64::try_from(now.as_secs())?))
+    }
+
+    /// The Tashkent date of a Unix time.
+    fn in_tashkent(unix_seconds: i64) -> Self {
+        Self((unix_seconds + TASHKENT_OFFSET_SECONDS).div_euclid(86_400))
+    }
+
+    fn from_civil(year: i64, month: i64, day: i64) -> Self {
+        let year = if month <= 2 { year - 1 } else { year };
+        let era = year.div_euclid(400);
+        let year_of_era = year - era * 400;
+        let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+        let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+        Self(era * 146_097 + day_of_era - 719_468)
+    }
+
+    /// Year, month (1 to 12) and day of the month.
+    fn civil(self) -> (i64, i64, i64) {
+        let days = self.0 + 719_468;
+        let era = days.div_euclid(146_097);
+        let day_of_era = days - era * 146_097;
+        let year_of_era =
+            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+        let shifted_month = (5 * day_of_year + 2) / 153;
+        let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+        let month = if shifted_month < 10 {
+            shifted_month + 3
+        } else {
+            shifted_month - 9
+        };
+        (year_of_era + era * 400 + i64::from(month <= 2), month, day)
+    }
+
+    const fn plus(self, days: i64) -> Self {
+        Self(self.0 + days)
+    }
+
+    fn first_of_month(self) -> Self {
+        let (year, month, _) = self.civil();
+        Self::from_civil(year, month, 1)
+    }
+}
+
+impl fmt::Display for Day {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (year, month, day) = self.civil();
+        write!(f, "{year:04}-{month:02}-{day:02}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
+mod tests {
+    use super::*;
+
+    fn day(text: &str) -> Day {
+        let mut parts = text.split('-').map(|part| part.parse::<i64>().unwrap());
+        let (year, month, day) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
+        Day::from_civil(year, month, day)
+    }
+
+    #[test]
+    fn the_counter_is_summed_over_every_label_set_and_nothing_else() {
+        let text = "# HELP callstats_upstream_requests_total pages asked for
+# TYPE callstats_upstream_requests_total counter
+callstats_upstream_requests_total{outcome=\"ok\"} 131
+callstats_upstream_requests_total{outcome=\"transient_error\"} 2
+callstats_upstream_requests_total{outcome=\"odd } label\"} 1
+callstats_upstream_requests_totally 1000
+callstats_http_requests_total{route=\"/api/v1/calls/summary\"} 7
+callstats_upstream_requests_total 10
+";
+        assert_eq!(upstream_requests(text).unwrap(), 144);
+        assert_eq!(upstream_requests("").unwrap(), 0);
+        assert!(upstream_requests("callstats_upstream_requests_total{a=\"b\"} x").is_err());
+    }
+
+    #[test]
+    fn the_peak_rss_is_read_from_vm_hwm() {
+        let status =
+            "Name:\tcallstats\nVmPeak:\t  900000 kB\nVmHWM:\t   48128 kB\nVmRSS:\t   40000 kB\n";
+        assert_eq!(vm_hwm_kib(status), Some(48128));
+        assert_eq!(vm_hwm_kib("VmRSS:\t 1 kB\n"), None);
+        assert_eq!(mebibytes(48128), "47.0 MiB");
+    }
+
+    #[test]
+    fn days_convert_to_and_from_the_calendar() {
+        assert_eq!(Day::from_civil(1970, 1, 1), Day(0));
+        assert_eq!(day("2000-03-01"), Day(11_017));
+        for text in ["1969-12-31", "2024-02-29", "2026-11-23", "2100-03-01"] {
+            assert_eq!(day(text).to_string(), text);
+        }
+        assert_eq!(day("2024-02-28").plus(1).to_string(), "2024-02-29");
+        assert_eq!(day("2026-03-01").plus(-1).to_string(), "2026-02-28");
+        assert_eq!(day("2026-12-31").plus(1).to_string(), "2027-01-01");
+        assert_eq!(
+            day("2026-11-23").plus(1 - WINDOW_DAYS).to_string(),
+            "2026-10-24"
+        );
+        assert_eq!(day("2026-11-23").first_of_month().to_string(), "2026-11-01");
+    }
+
+    #[test]
+    fn today_is_the_tashkent_date() {
+        // 2026-11-22T18:59:59Z is 23:59:59 in Tashkent; a second later it is the 23rd there.
+        assert_eq!(Day::in_tashkent(1_795_373_999).to_string(), "2026-11-22");
+        assert_eq!(Day::in_tashkent(1_795_374_000).to_string(), "2026-11-23");
+        assert_eq!(Day::in_tashkent(-5 * 3600 - 1).to_string(), "1969-12-31");
+    }
+
+    #[test]
+    fn earlier_windows_are_31_days_on_month_ends_and_share_no_day() {
+        let windows: Vec<String> = earlier_windows(day("2026-10-23"), 5)
+            .into_iter()
+            .map(span)
+            .collect();
+        assert_eq!(
+            windows,
+            [
+                "2026-08-31..2026-09-30",
+                "2026-07-01..2026-07-31",
+                "2026-05-31..2026-06-30",
+                "2026-03-31..2026-04-30",
+                "2026-01-29..2026-02-28",
+            ]
+        );
+        for first in 0..800 {
+            let before = day("2023-01-01").plus(first);
+            let mut previous_start = before;
+            for (start, end) in earlier_windows(before, 5) {
+                assert_eq!(end.0 - start.0 + 1, WINDOW_DAYS);
+                assert_eq!(end.plus(1).first_of_month(), end.plus(1));
+                assert!(end < previous_start);
+                previous_start = start;
+            }
+        }
+    }
+
+    #[test]
+    fn options_have_defaults_and_read_values() {
+        let none = options(&[]).unwrap();
+        assert_eq!(
+            (none.latency_ms, none.calls_per_day, none.debug),
+            (100, 5000, false)
+        );
+        let args = ["--latency-ms", "20", "--debug", "--calls-per-day", "10"].map(String::from);
+        let given = options(&args).unwrap();
+        assert_eq!(
+            (given.latency_ms, given.calls_per_day, given.debug),
+            (20, 10, true)
+        );
+        assert!(options(&["--latency-ms".to_owned()]).is_err());
+        assert!(options(&["--fast".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn times_print_in_seconds_or_below_a_second_in_milliseconds() {
+        assert_eq!(seconds(Duration::from_millis(14_236)), "14.24 s");
+        assert_eq!(seconds(Duration::from_micros(2_600)), "3 ms");
+    }
+}
