@@ -20,6 +20,10 @@ bench:
 load:
     cargo xtask load
 
+# Cold path: uncached queries against a sim with 100 ms upstream latency (needs redis-server).
+cold:
+    cargo xtask cold
+
 fmt:
     cargo fmt --all
 
