@@ -15,6 +15,7 @@
     reason = "tests: a panic is a failed test"
 )]
 
+mod call_days;
 mod metrics;
 mod outage;
 #[path = "../support/serve.rs"]
