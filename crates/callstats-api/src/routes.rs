@@ -153,6 +153,10 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
 /// Calls of one direction per Tashkent day (every day, zero-filled), with the busiest day
 /// (earliest on a tie). For a single day also 24 hourly buckets and the busiest hour; for
 /// several days `hourly` and `peak_hour` are null and `peak_hour_count` is 0. Cached 10 minutes.
+///
+/// Days after today have no calls (count 0). Today's calls are at most a minute older than the
+/// answer. When any day of the period cannot be fetched from the call platform within the fetch
+/// deadline (15 s for the whole request), the answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(RangeQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
 #[get("/calls/summary")]
 async fn calls_summary(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
@@ -165,6 +169,10 @@ async fn calls_summary(state: web::Data<ApiState>, req: HttpRequest) -> HttpResp
 /// agent number. `checklist_percent` = (C·m + Σs) / (C + n), Bayesian-smoothed toward the mean
 /// m of every scored call in the period; null when no call in the period was scored.
 /// `positive_sentiment_percent` is null for an agent without scored calls. Cached 10 minutes.
+///
+/// Days after today have no calls. Today's calls are at most a minute older than the answer. When
+/// any day of the period cannot be fetched from the call platform within the fetch deadline
+/// (15 s for the whole request), the answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
 #[get("/calls/agents")]
 async fn calls_agents(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {

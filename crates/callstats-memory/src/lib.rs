@@ -333,6 +333,56 @@ mod tests {
         assert!(cache.get("k99").await.is_some(), "the newest entry is kept");
     }
 
+    fn call_day(number: i64, calls: usize) -> Arc<CallDay> {
+        let day = Day::new(
+            time::Date::from_julian_day(2_440_588 + i32::try_from(number).unwrap()).unwrap(),
+        );
+        let midnight = callstats_domain::tz::local_midnight_unix(day.date());
+        let records = (0..calls).map(|n| callstats_domain::model::CallRecord {
+            direction: callstats_domain::params::Direction::Inbound,
+            agent_number: None,
+            started_at: midnight + i64::try_from(n).unwrap(),
+            duration_seconds: 1.0,
+        });
+        Arc::new(CallDay::from_records(day, 0, records))
+    }
+
+    #[tokio::test]
+    async fn kept_days_are_shared_not_copied_and_expire_with_their_lifetime() {
+        let tier = MemoryCallDays::new(1 << 20);
+        let (a, b) = (call_day(20_000, 10), call_day(20_001, 10));
+        tier.put(Arc::clone(&a), Duration::from_millis(80)).await;
+        tier.put(Arc::clone(&b), Duration::from_secs(60)).await;
+        let read = tier
+            .get(&[a.day(), b.day(), call_day(20_002, 0).day()])
+            .await;
+        assert!(
+            Arc::ptr_eq(read[0].as_ref().unwrap(), &a),
+            "the same entry, not a copy"
+        );
+        assert!(read[2].is_none());
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let read = tier.get(&[a.day(), b.day()]).await;
+        assert!(read[0].is_none(), "expired");
+        assert!(read[1].is_some());
+    }
+
+    #[tokio::test]
+    async fn kept_days_stay_within_their_byte_bound() {
+        let tier = MemoryCallDays::new(200_000);
+        for number in 0..40 {
+            // About 16 KB each: 40 of them are three times the bound.
+            tier.put(call_day(20_000 + number, 1_000), Duration::from_secs(60))
+                .await;
+        }
+        assert!(tier.weight() <= 200_000, "{}", tier.weight());
+        let newest = call_day(20_039, 0).day();
+        assert!(
+            tier.get(&[newest]).await[0].is_some(),
+            "the newest day is kept"
+        );
+    }
+
     #[tokio::test]
     async fn quota_counts_per_bucket() {
         let quota = MemoryQuota::new();
