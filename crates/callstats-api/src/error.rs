@@ -40,6 +40,7 @@ pub(crate) fn status_of(err: &DomainError) -> StatusCode {
         DomainError::UpstreamUnavailable | DomainError::StoreUnavailable => {
             StatusCode::SERVICE_UNAVAILABLE
         }
+        DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -1,12 +1,11 @@
 //! The thin web layer: the eight GET endpoints under `/api/v1` and the OpenAPI document, served
 //! by actix-web.
 //!
-//! Handlers extract, call one use case of the domain and write bytes; there is no statistics
-//! logic here. Everything reaches the domain through its ports, so this crate never depends on
+//! Handlers extract, call the application layer's one use case ([`Answers`]) and write bytes;
+//! there is no statistics logic and no caching policy here. Everything reaches the domain through its ports, so this crate never depends on
 //! a database, an HTTP client or Redis.
 
 mod error;
-mod flight;
 mod middleware;
 pub mod openapi;
 pub mod ops;
@@ -20,8 +19,7 @@ use std::time::Duration;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
-use callstats_domain::ports::ResponseCache;
-use callstats_domain::service::{Access, CallStats};
+use callstats_application::Answers;
 use utoipa_actix_web::AppExt as _;
 
 pub use error::ErrorBody;
@@ -29,10 +27,7 @@ pub use error::ErrorBody;
 /// Everything the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
-    access: Access,
-    stats: CallStats,
-    cache: Arc<dyn ResponseCache>,
-    flights: Arc<flight::SingleFlight>,
+    answers: Answers,
     trust_proxy: bool,
     probes: Arc<[Arc<dyn ops::Probe>]>,
 }
@@ -41,17 +36,9 @@ impl ApiState {
     /// `trust_proxy`: take the client IP from the first `X-Forwarded-For` hop (only behind a
     /// proxy that sets it) instead of the peer address.
     #[must_use]
-    pub fn new(
-        access: Access,
-        stats: CallStats,
-        cache: Arc<dyn ResponseCache>,
-        trust_proxy: bool,
-    ) -> Self {
+    pub fn new(answers: Answers, trust_proxy: bool) -> Self {
         Self {
-            access,
-            stats,
-            cache,
-            flights: Arc::default(),
+            answers,
             trust_proxy,
             probes: Arc::new([]),
         }

@@ -1,9 +1,10 @@
-//! The one path every API request takes: admission (key, Origin, quota, scope), parameters,
-//! cache or single-flight computation, and the headers every response carries.
+//! The one path every API request takes: the HTTP request read into a caller and its raw
+//! parameters, served by the application layer's [`callstats_application::Answers`], and
+//! written back with the headers
+//! every response carries.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{
@@ -11,11 +12,12 @@ use actix_web::http::header::{
 };
 use actix_web::{HttpRequest, HttpResponse, web};
 use bytes::Bytes;
+use callstats_application::flight::panic_message;
+use callstats_application::{Asked, CacheStatus, Reply};
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::params::QueryParams;
-use callstats_domain::request::{ApiRequest, Endpoint};
-use callstats_domain::scope::KpiView;
+use callstats_domain::request::Endpoint;
 use callstats_domain::service::Caller;
 use futures::FutureExt as _;
 use serde::Serialize;
@@ -30,13 +32,6 @@ const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-r
 const X_RATELIMIT_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 pub(crate) const X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
-
-/// Whether the body came from the response cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CacheStatus {
-    Hit,
-    Miss,
-}
 
 /// Serialises `value` as the JSON body of a response (UTF-8, non-ASCII unescaped).
 pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> HttpResponse {
@@ -77,7 +72,7 @@ pub(crate) async fn serve(
 /// Serves the OpenAPI document, counted against the per-client-IP quota.
 pub(crate) async fn serve_document(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
     let quota = state
-        .access
+        .answers
         .count_anonymous(client_ip(&req, state.trust_proxy))
         .await;
     let mut response = if quota.exceeded {
@@ -103,117 +98,28 @@ async fn admit_and_answer(
     req: &HttpRequest,
     endpoint: Option<Endpoint>,
 ) -> HttpResponse {
-    let client_ip = client_ip(req, state.trust_proxy);
     let caller = Caller {
         authorization: header(req, &AUTHORIZATION),
         x_api_key: header(req, &X_API_KEY),
         origin: header(req, &ORIGIN),
-        client_ip,
+        client_ip: client_ip(req, state.trust_proxy),
     };
-    // Unknown paths need a valid key but no scope: they are checked like /ping.
-    let admission = state
-        .access
-        .admit(&caller, endpoint.unwrap_or(Endpoint::Ping))
-        .await;
-    if let Err(DomainError::RateLimited(_)) = &admission.key {
-        metrics::counter!("callstats_quota_rejections_total").increment(1);
-    }
-    let (mut response, cache) = match (admission.key, endpoint) {
-        (Err(err), _) => (error_response(&err), CacheStatus::Miss),
-        (Ok(_), None) => (not_routed(req), CacheStatus::Miss),
-        (Ok(key), Some(Endpoint::Ping)) => (
-            json(StatusCode::OK, &state.access.ping(&key)),
-            CacheStatus::Miss,
-        ),
-        (Ok(key), Some(endpoint)) => {
-            let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
-            match answer(state, req, endpoint, view).await {
-                Ok((bytes, cache)) => (bytes_response(StatusCode::OK, bytes), cache),
-                Err(err) => (error_response(&err), CacheStatus::Miss),
-            }
-        }
-    };
-    set_headers(response.headers_mut(), &admission.quota, cache);
-    response
-}
-
-/// Parses the parameters, then serves the cached bytes or computes them once.
-async fn answer(
-    state: &ApiState,
-    req: &HttpRequest,
-    endpoint: Endpoint,
-    view: KpiView,
-) -> Result<(Bytes, CacheStatus), DomainError> {
     let query = QueryParams::new(form_urlencoded::parse(req.query_string().as_bytes()));
-    let request = ApiRequest::parse(endpoint, &query, req.match_info().get("month"), view)?
-        .ok_or_else(|| DomainError::NotFound(format!("no such endpoint: {}", req.path())))?;
-    let key = request.cache_key();
-    if let Some(bytes) = state.cache.get(&key).await {
-        metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
-        return Ok((bytes, CacheStatus::Hit));
-    }
-    metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
-    let bytes = state
-        .flights
-        .run(&key, || compute_once(state, &request, &key))
-        .await?;
-    Ok((bytes, CacheStatus::Miss))
-}
-
-/// How long one replica may hold the right to compute an entry: past the upstream's whole
-/// deadline, so a slow computation is not duplicated.
-const COMPUTE_LOCK: Duration = Duration::from_secs(25);
-/// How often a replica waiting for another's result looks for it.
-const WAIT_POLL: Duration = Duration::from_millis(50);
-
-/// Computes an entry, unless another replica already is: then waits for its bytes, taking over
-/// if its lock goes away without a result (it failed or died).
-async fn compute_once(
-    state: &ApiState,
-    request: &ApiRequest,
-    key: &str,
-) -> Result<Bytes, DomainError> {
-    let deadline = Instant::now() + COMPUTE_LOCK;
-    let locked = loop {
-        if state.cache.try_lock(key, COMPUTE_LOCK).await {
-            break true;
-        }
-        if let Some(bytes) = state.cache.get(key).await {
-            return Ok(bytes);
-        }
-        if Instant::now() >= deadline {
-            break false;
-        }
-        tokio::time::sleep(WAIT_POLL).await;
+    let asked = Asked {
+        endpoint,
+        query: &query,
+        path_month: req.match_info().get("month"),
     };
-    // Whoever held the lock before (another replica, or a run of this one that finished between
-    // our miss and here) may have stored the entry meanwhile: then it is not computed again.
-    if let Some(bytes) = state.cache.get(key).await {
-        if locked {
-            state.cache.unlock(key).await;
-        }
-        return Ok(bytes);
-    }
-    let result = compute(state, request, key).await;
-    if locked {
-        state.cache.unlock(key).await;
-    }
-    result
-}
-
-async fn compute(state: &ApiState, request: &ApiRequest, key: &str) -> Result<Bytes, DomainError> {
-    let body = state.stats.answer(request).await?;
-    // The bodies are plain structs with string keys: serialising them cannot fail, so this
-    // branch only guards against a future type that could.
-    let bytes = Bytes::from(serde_json::to_vec(&body).map_err(|err| {
-        tracing::error!(error = %err, "could not serialise a response body");
-        DomainError::StoreUnavailable
-    })?);
-    state
-        .cache
-        .put(key, bytes.clone(), request.cache_ttl())
-        .await;
-    Ok(bytes)
+    let served = state.answers.serve(&caller, asked).await;
+    let (mut response, cache) = match served.reply {
+        Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), CacheStatus::Miss),
+        Ok(Reply::Body(bytes, cache)) => (bytes_response(StatusCode::OK, bytes), cache),
+        Ok(Reply::Unrouted) => (not_routed(req), CacheStatus::Miss),
+        Err(DomainError::Internal(cause)) => (internal_error(cause), CacheStatus::Miss),
+        Err(err) => (error_response(&err), CacheStatus::Miss),
+    };
+    set_headers(response.headers_mut(), &served.quota, cache);
+    response
 }
 
 /// 405 with `Allow: GET` for a known path asked with another method, 404 otherwise.
@@ -307,14 +213,6 @@ pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> ClientAddress {
     forwarded
         .or_else(|| req.peer_addr().map(|addr| addr.ip()))
         .map_or(ClientAddress::Unknown, ClientAddress::Ip)
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
 /// Marks a 500 whose handler failed: the request observer logs the cause with the request id.

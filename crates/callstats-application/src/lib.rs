@@ -1,6 +1,8 @@
 //! The application layer of callstats: the policies that sit between the use cases of the
 //! domain and its ports.
 //!
+//! - [`answers`]: serving a request: admission with the cached answer read on the quota's
+//!   trip, the response cache, single flight and the cross-replica lock around the use cases.
 //! - [`call_days`]: the call-day store, which serves the call statistics' ranges from per-day
 //!   entries kept in process and (optionally) in a tier every replica shares, fetching the
 //!   missing days from the call platform concurrently, once, within one deadline.
@@ -9,7 +11,9 @@
 //! Depends on the domain (its types and ports) and on Tokio's timers and semaphores; never on
 //! the web framework, a database, an HTTP client or Redis, which reach it only as ports.
 
+pub mod answers;
 pub mod call_days;
 pub mod flight;
 
+pub use answers::{Answers, Asked, CacheStatus, Reply, Served};
 pub use call_days::{CallDaySettings, CallDayStore};

@@ -32,6 +32,9 @@ pub enum DomainError {
     /// 503: the portal database could not be reached.
     #[error("portal database unavailable")]
     StoreUnavailable,
+    /// 500: the computation itself failed (a bug); the cause is for the log only.
+    #[error("internal server error")]
+    Internal(String),
 }
 
 impl From<crate::ports::StoreError> for DomainError {

@@ -122,12 +122,28 @@ pub trait ResponseCache: Send + Sync + 'static {
     async fn unlock(&self, _key: &str) {}
 }
 
+/// What a quota counter read of the response cache on its way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheRead {
+    /// The counter does not sit next to the cache; the caller reads the cache itself.
+    NotRead,
+    Miss,
+    Hit(Bytes),
+}
+
 /// Per-window request counters.
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]
 pub trait QuotaCounter: Send + Sync + 'static {
     /// Adds one request to the bucket and returns its count including this one.
     async fn increment(&self, bucket: &QuotaBucket) -> u64;
+
+    /// Adds one request and, on the same trip, reads the response cache's entry `cache_key`:
+    /// a counter kept in the same store as the response cache (Redis) answers both in one
+    /// round trip. This default only counts.
+    async fn increment_and_read(&self, bucket: &QuotaBucket, _cache_key: &str) -> (u64, CacheRead) {
+        (self.increment(bucket).await, CacheRead::NotRead)
+    }
 }
 
 /// The current time, so tests can fix it.

@@ -16,7 +16,7 @@ use crate::model::{
     ScriptsResponse, SheetsResponse,
 };
 use crate::params::{DateRange, Direction, Month, Period, ScriptsLimit, Shift};
-use crate::ports::{CallDays, Clock, PortalStore, QuotaCounter};
+use crate::ports::{CacheRead, CallDays, Clock, PortalStore, QuotaCounter};
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::{self, PriorWeight};
@@ -42,6 +42,8 @@ pub struct Caller<'a> {
 pub struct Admission {
     pub quota: QuotaStatus,
     pub key: Result<ApiKeyRecord, DomainError>,
+    /// The cached answer read while counting (see [`Access::admit_reading`]).
+    pub cached: CacheRead,
 }
 
 /// Authentication, Origin pinning, quotas and scopes.
@@ -77,6 +79,19 @@ impl Access {
     /// into a 429 once exceeded: key guessing stays slow, and a valid key is never held back
     /// by it.
     pub async fn admit(&self, caller: &Caller<'_>, endpoint: Endpoint) -> Admission {
+        self.admit_reading(caller, endpoint, |_| None).await
+    }
+
+    /// [`Access::admit`], reading the response cache's entry `cache_key(key)` on the same trip
+    /// as the key's quota count: a cached answer then costs one round trip to a shared store.
+    /// The entry is read only for a key that passed the key and Origin checks; what was read is
+    /// in [`Admission::cached`], whatever the outcome of the later checks.
+    pub async fn admit_reading(
+        &self,
+        caller: &Caller<'_>,
+        endpoint: Endpoint,
+        cache_key: impl FnOnce(&ApiKeyRecord) -> Option<String> + Send,
+    ) -> Admission {
         let key = match self.authenticate(caller).await {
             Ok(key) if key.origin_allowed(caller.origin) => key,
             Ok(_) => {
@@ -86,9 +101,12 @@ impl Access {
             }
             Err(err) => return self.refuse_anonymously(caller, err).await,
         };
-        let quota = self
-            .count(&QuotaSubject::Key(key.id), key.rate_limit_per_minute)
-            .await;
+        let bucket = QuotaBucket::new(&QuotaSubject::Key(key.id), self.clock.now());
+        let (count, cached) = match cache_key(&key) {
+            Some(cache_key) => self.quota.increment_and_read(&bucket, &cache_key).await,
+            None => (self.quota.increment(&bucket).await, CacheRead::NotRead),
+        };
+        let quota = QuotaStatus::after(key.rate_limit_per_minute, count, &bucket);
         let key = if quota.exceeded {
             Err(DomainError::RateLimited(quota))
         } else {
@@ -97,7 +115,7 @@ impl Access {
                 _ => Ok(key),
             }
         };
-        Admission { quota, key }
+        Admission { quota, key, cached }
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-IP quota;
@@ -114,7 +132,11 @@ impl Access {
         } else {
             err
         });
-        Admission { quota, key }
+        Admission {
+            quota,
+            key,
+            cached: CacheRead::NotRead,
+        }
     }
 
     async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {

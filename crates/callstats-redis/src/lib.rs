@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::QuotaBucket;
-use callstats_domain::ports::{QuotaCounter, ResponseCache};
+use callstats_domain::ports::{CacheRead, QuotaCounter, ResponseCache};
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
@@ -251,7 +251,7 @@ impl RedisCache {
 impl ResponseCache for RedisCache {
     async fn get(&self, key: &str) -> Option<Bytes> {
         let mut pipeline = redis::pipe();
-        pipeline.get(self.redis.key(&format!("cache:{key}")));
+        pipeline.get(self.redis.key(&cache_name(key)));
         self.redis
             .run::<(Option<Vec<u8>>,)>("cache read", &pipeline)
             .await
@@ -261,7 +261,7 @@ impl ResponseCache for RedisCache {
 
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {
         self.redis
-            .set("cache write", &format!("cache:{key}"), &value, ttl)
+            .set("cache write", &cache_name(key), &value, ttl)
             .await;
     }
 
@@ -278,8 +278,15 @@ impl ResponseCache for RedisCache {
     }
 }
 
+/// Where the response cache keeps the entry `key`.
+fn cache_name(key: &str) -> String {
+    format!("cache:{key}")
+}
+
 /// Quota counters in Redis: `INCR` and `EXPIRE` pipelined in one round trip per request,
-/// counted in process while Redis is unreachable.
+/// counted in process while Redis is unreachable. Counting a cacheable request also reads its
+/// entry of the response cache in the same Redis ([`RedisCache`]) on that round trip, so a
+/// cached answer costs one round trip, not two.
 #[derive(Clone)]
 pub struct RedisQuota {
     redis: Arc<Redis>,
@@ -296,9 +303,9 @@ impl RedisQuota {
     }
 }
 
-#[async_trait]
-impl QuotaCounter for RedisQuota {
-    async fn increment(&self, bucket: &QuotaBucket) -> u64 {
+impl RedisQuota {
+    /// `INCR` and `EXPIRE` of the bucket's counter.
+    fn count(&self, bucket: &QuotaBucket) -> redis::Pipeline {
         let key = self.redis.key(&format!("quota:{}", bucket.name()));
         let mut pipeline = redis::pipe();
         // A little past the window's end so a counter never vanishes while still in use.
@@ -307,9 +314,31 @@ impl QuotaCounter for RedisQuota {
             .arg(&key)
             .expire(&key, i64::from(bucket.seconds_left) + 5)
             .ignore();
-        match self.redis.run::<(u64,)>("quota", &pipeline).await {
+        pipeline
+    }
+}
+
+#[async_trait]
+impl QuotaCounter for RedisQuota {
+    async fn increment(&self, bucket: &QuotaBucket) -> u64 {
+        match self.redis.run::<(u64,)>("quota", &self.count(bucket)).await {
             Some((count,)) => count,
             None => self.fallback.increment_now(bucket),
+        }
+    }
+
+    async fn increment_and_read(&self, bucket: &QuotaBucket, cache_key: &str) -> (u64, CacheRead) {
+        let mut pipeline = self.count(bucket);
+        pipeline.get(self.redis.key(&cache_name(cache_key)));
+        match self
+            .redis
+            .run::<(u64, Option<Vec<u8>>)>("quota", &pipeline)
+            .await
+        {
+            Some((count, Some(bytes))) => (count, CacheRead::Hit(Bytes::from(bytes))),
+            Some((count, None)) => (count, CacheRead::Miss),
+            // Redis unreachable: the cache misses anyway.
+            None => (self.fallback.increment_now(bucket), CacheRead::Miss),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
-use callstats_domain::ports::{QuotaCounter, ResponseCache};
+use callstats_domain::ports::{CacheRead, QuotaCounter, ResponseCache};
 use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
 use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
 use time::OffsetDateTime;
@@ -184,6 +184,53 @@ async fn a_quota_check_is_one_incr_and_one_expire() {
 }
 
 #[tokio::test]
+async fn counting_a_request_reads_its_cached_answer_in_the_same_pipeline() {
+    let Some(redis) = PrivateRedis::start() else {
+        return;
+    };
+    let shared = Redis::new(RedisSettings::new(redis.url())).unwrap();
+    let (cache, quota) = (
+        RedisCache::new(Arc::clone(&shared)),
+        RedisQuota::new(Arc::clone(&shared)),
+    );
+    cache
+        .put(
+            "v1/operators",
+            Bytes::from_static(b"{}"),
+            Duration::from_secs(60),
+        )
+        .await;
+    let bucket = bucket(4);
+    let before: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
+    assert_eq!(
+        quota.increment_and_read(&bucket, "v1/operators").await,
+        (1, CacheRead::Hit(Bytes::from_static(b"{}")))
+    );
+    assert_eq!(
+        quota
+            .increment_and_read(&bucket, "v1/scripts/stats?limit=20")
+            .await,
+        (2, CacheRead::Miss)
+    );
+    let after: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
+    let spent: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert_eq!(
+        spent,
+        [2, 2, 2],
+        "INCR, EXPIRE and GET per request, nothing else"
+    );
+}
+
+/// The calls of each command so far.
+async fn command_counts(commands: [&str; 3], url: &str) -> Vec<u64> {
+    let mut calls = Vec::new();
+    for command in commands {
+        calls.push(command_calls(url, command).await);
+    }
+    calls
+}
+
+#[tokio::test]
 async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_comes_back() {
     let Some(mut redis) = PrivateRedis::start() else {
         return;
@@ -213,6 +260,11 @@ async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_c
         "counted in process from zero"
     );
     assert_eq!(quota.increment(&bucket).await, 2);
+    assert_eq!(
+        quota.increment_and_read(&bucket, "k").await,
+        (3, CacheRead::Miss),
+        "counted in process, and the cache misses"
+    );
     assert!(shared.is_down());
     assert!(
         started.elapsed() < Duration::from_secs(2),

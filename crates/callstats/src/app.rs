@@ -9,7 +9,7 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
-use callstats_application::{CallDaySettings, CallDayStore};
+use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
@@ -127,7 +127,8 @@ impl Service {
                 prior_weight: self.prior_weight,
             },
         );
-        Ok(ApiState::new(access, stats, shared.cache, self.trust_proxy).with_probes(probes))
+        let answers = Answers::new(access, stats, shared.cache);
+        Ok(ApiState::new(answers, self.trust_proxy).with_probes(probes))
     }
 }
 

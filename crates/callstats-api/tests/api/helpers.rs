@@ -8,7 +8,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test;
 use async_trait::async_trait;
 use callstats_api::ApiState;
-use callstats_application::{CallDaySettings, CallDayStore};
+use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
@@ -333,12 +333,8 @@ impl TestApp {
             CallDaySettings::default(),
         );
         let stats = CallStats::new(store.clone(), Arc::new(call_days), StatsSettings::default());
-        let state = ApiState::new(
-            access,
-            stats,
-            Arc::new(MemoryCache::new(16 << 20)),
-            trust_proxy,
-        );
+        let answers = Answers::new(access, stats, Arc::new(MemoryCache::new(16 << 20)));
+        let state = ApiState::new(answers, trust_proxy);
         Self {
             store,
             platform,

@@ -1,0 +1,217 @@
+//! Serving a request: the use cases of the domain behind the policies that make them cheap.
+//!
+//! - Admission in the documented order (key 401, Origin 403, quota 429, scope 403, then
+//!   parameters 400), with the request's cached answer read on the same trip as its quota
+//!   count: with Redis a cached answer costs one round trip.
+//! - The response cache: an answer is served from it while its lifetime lasts.
+//! - A miss is computed once per replica (single flight, as a task of its own, so an answer a
+//!   client stopped waiting for is still cached) and, with a shared cache, once per deployment:
+//!   a lock per entry, and the replicas that do not get it wait for its bytes.
+//!
+//! The web layer only turns the HTTP request into a [`Caller`] and an endpoint's raw
+//! parameters, calls [`Answers::serve`] and writes what it gets.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use callstats_domain::DomainError;
+use callstats_domain::access::{ClientAddress, QuotaStatus};
+use callstats_domain::model::KeyInfo;
+use callstats_domain::params::{ParamError, QueryParams};
+use callstats_domain::ports::{CacheRead, ResponseCache};
+use callstats_domain::request::{ApiRequest, Endpoint};
+use callstats_domain::scope::KpiView;
+use callstats_domain::service::{Access, CallStats, Caller};
+
+use crate::flight::Flights;
+
+/// How long one replica may hold the right to compute an entry: past the upstream's whole
+/// deadline, so a slow computation is not duplicated.
+const COMPUTE_LOCK: Duration = Duration::from_secs(25);
+/// How often a replica waiting for another's result looks for it.
+const WAIT_POLL: Duration = Duration::from_millis(50);
+
+/// Whether a body came from the response cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheStatus {
+    Hit,
+    Miss,
+}
+
+/// What a request gets, when it passed admission.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// /ping: the key.
+    Key(KeyInfo),
+    /// A data endpoint's JSON body.
+    Body(Bytes, CacheStatus),
+    /// A path or method the API does not have, asked with a valid key.
+    Unrouted,
+}
+
+/// The outcome of a request, with the quota the rate-limit headers report either way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    pub quota: QuotaStatus,
+    pub reply: Result<Reply, DomainError>,
+}
+
+/// A request as the web layer hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a, 'q> {
+    /// `None` for a path or method the API does not have: admitted like /ping.
+    pub endpoint: Option<Endpoint>,
+    pub query: &'a QueryParams<'q>,
+    /// The `{month}` segment of /kpi/{month}.
+    pub path_month: Option<&'a str>,
+}
+
+/// The request use case. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Answers {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    access: Access,
+    stats: CallStats,
+    cache: Arc<dyn ResponseCache>,
+    flights: Arc<Flights<String, Result<Bytes, DomainError>>>,
+}
+
+impl Answers {
+    #[must_use]
+    pub fn new(access: Access, stats: CallStats, cache: Arc<dyn ResponseCache>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                access,
+                stats,
+                cache,
+                flights: Flights::new(|cause| Err(DomainError::Internal(cause))),
+            }),
+        }
+    }
+
+    /// Admits the request and answers it.
+    pub async fn serve(&self, caller: &Caller<'_>, asked: Asked<'_, '_>) -> Served {
+        let access = &self.inner.access;
+        // Unknown paths need a valid key but no scope: they are checked like /ping.
+        let endpoint = asked.endpoint.unwrap_or(Endpoint::Ping);
+        let mut parsed: Option<Result<ApiRequest, ParamError>> = None;
+        let admission = access
+            .admit_reading(caller, endpoint, |key| {
+                let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
+                let request =
+                    ApiRequest::parse(endpoint, asked.query, asked.path_month, view).transpose()?;
+                let cache_key = request.as_ref().ok().map(ApiRequest::cache_key);
+                parsed = Some(request);
+                cache_key
+            })
+            .await;
+        if let Err(DomainError::RateLimited(_)) = &admission.key {
+            metrics::counter!("callstats_quota_rejections_total").increment(1);
+        }
+        let reply = match (admission.key, asked.endpoint, parsed) {
+            (Err(err), _, _) => Err(err),
+            (Ok(_), None, _) => Ok(Reply::Unrouted),
+            (Ok(key), Some(_), None) => Ok(Reply::Key(access.ping(&key))),
+            (Ok(_), Some(_), Some(Err(err))) => Err(err.into()),
+            (Ok(_), Some(_), Some(Ok(request))) => self
+                .body(request, admission.cached)
+                .await
+                .map(|(bytes, cache)| Reply::Body(bytes, cache)),
+        };
+        Served {
+            quota: admission.quota,
+            reply,
+        }
+    }
+
+    /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
+    /// quota; the caller refuses it when `exceeded`.
+    pub async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus {
+        self.inner.access.count_anonymous(client_ip).await
+    }
+
+    /// The cached bytes, or the bytes computed once.
+    async fn body(
+        &self,
+        request: ApiRequest,
+        read: CacheRead,
+    ) -> Result<(Bytes, CacheStatus), DomainError> {
+        let key = request.cache_key();
+        let cached = match read {
+            CacheRead::Hit(bytes) => Some(bytes),
+            CacheRead::Miss => None,
+            CacheRead::NotRead => self.inner.cache.get(&key).await,
+        };
+        if let Some(bytes) = cached {
+            metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
+            return Ok((bytes, CacheStatus::Hit));
+        }
+        metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
+        let inner = Arc::clone(&self.inner);
+        let own_key = key.clone();
+        let bytes = self
+            .inner
+            .flights
+            .join(&key, move || async move {
+                inner.compute_once(&request, &own_key).await
+            })
+            .await?;
+        Ok((bytes, CacheStatus::Miss))
+    }
+}
+
+impl Inner {
+    /// Computes an entry, unless another replica already is: then waits for its bytes, taking
+    /// over if its lock goes away without a result (it failed or died).
+    async fn compute_once(&self, request: &ApiRequest, key: &str) -> Result<Bytes, DomainError> {
+        let deadline = Instant::now() + COMPUTE_LOCK;
+        let locked = loop {
+            if self.cache.try_lock(key, COMPUTE_LOCK).await {
+                break true;
+            }
+            if let Some(bytes) = self.cache.get(key).await {
+                return Ok(bytes);
+            }
+            if Instant::now() >= deadline {
+                break false;
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+        };
+        // Whoever held the lock before (another replica, or a run of this one that finished
+        // between our miss and here) may have stored the entry meanwhile: then it is not
+        // computed again.
+        if let Some(bytes) = self.cache.get(key).await {
+            if locked {
+                self.cache.unlock(key).await;
+            }
+            return Ok(bytes);
+        }
+        let result = self.compute(request, key).await;
+        if locked {
+            self.cache.unlock(key).await;
+        }
+        result
+    }
+
+    async fn compute(&self, request: &ApiRequest, key: &str) -> Result<Bytes, DomainError> {
+        let body = self.stats.answer(request).await?;
+        // The bodies are plain structs with string keys: serialising them cannot fail, so this
+        // branch only guards against a future type that could.
+        let bytes = Bytes::from(
+            serde_json::to_vec(&body)
+                .map_err(|err| DomainError::Internal(format!("serialising a body: {err}")))?,
+        );
+        self.cache
+            .put(key, bytes.clone(), request.cache_ttl())
+            .await;
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+#[path = "answers_tests.rs"]
+mod tests;

@@ -1,0 +1,293 @@
+//! The request use case against mocks of the ports: what a cached answer costs, the order of
+//! the checks, and computations that outlive their request.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests: a panic is a failed test"
+)]
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use callstats_domain::access::{ApiKeyRecord, ApiKeySecret};
+use callstats_domain::model::{Operator, OperatorsResponse};
+use callstats_domain::ports::{
+    MockCallDays, MockClock, MockPortalStore, MockQuotaCounter, MockResponseCache,
+};
+use callstats_domain::scope::{Scope, ScopeSet};
+use callstats_domain::service::StatsSettings;
+use time::OffsetDateTime;
+use time::macros::datetime;
+
+use super::*;
+
+const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30 UTC);
+
+fn secret() -> ApiKeySecret {
+    ApiKeySecret::from_random_bytes(&[7; 32])
+}
+
+fn record(scopes: &str) -> ApiKeyRecord {
+    ApiKeyRecord {
+        id: 1,
+        name: "partner".into(),
+        scopes: ScopeSet::parse_list(scopes).unwrap(),
+        rate_limit_per_minute: 5,
+        allowed_origin: None,
+        expires_at: None,
+        revoked_at: None,
+    }
+}
+
+/// A portal that knows one key and whose roster takes `roster_delay` to read, counting reads.
+fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> MockPortalStore {
+    let mut store = MockPortalStore::new();
+    let digest = secret().digest();
+    store
+        .expect_find_key()
+        .returning(move |d| Ok((*d == digest).then(|| record(scopes))));
+    let reads = Arc::clone(roster_reads);
+    store.expect_operators().returning(move || {
+        reads.fetch_add(1, Ordering::SeqCst);
+        Ok(Vec::<Operator>::new())
+    });
+    store
+}
+
+fn answers(store: MockPortalStore, quota: MockQuotaCounter, cache: impl ResponseCache) -> Answers {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(NOW);
+    let clock = Arc::new(clock);
+    let store = Arc::new(store);
+    let access = Access::new(store.clone(), Arc::new(quota), clock, 60);
+    let stats = CallStats::new(
+        store,
+        Arc::new(MockCallDays::new()),
+        StatsSettings::default(),
+    );
+    Answers::new(access, stats, Arc::new(cache))
+}
+
+fn caller(authorization: &str) -> Caller<'_> {
+    Caller {
+        authorization: Some(authorization),
+        ..Caller::default()
+    }
+}
+
+async fn serve(answers: &Answers, endpoint: Endpoint, pairs: &[(&str, &str)]) -> Served {
+    let bearer = format!("Bearer {}", secret().expose());
+    let query = QueryParams::new(pairs.iter().copied());
+    answers
+        .serve(
+            &caller(&bearer),
+            Asked {
+                endpoint: Some(endpoint),
+                query: &query,
+                path_month: None,
+            },
+        )
+        .await
+}
+
+fn roster_bytes() -> Bytes {
+    Bytes::from(serde_json::to_vec(&OperatorsResponse { operators: vec![] }).unwrap())
+}
+
+#[tokio::test]
+async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment_and_read()
+        .withf(|_, key| key == "v1/operators")
+        .times(1)
+        .returning(|_, _| (1, CacheRead::Hit(Bytes::from_static(b"{\"cached\":true}"))));
+    // No expectation on the cache at all: any call to it fails the test.
+    let served = answers(portal("operators", &reads), quota, MockResponseCache::new())
+        .serve_operators()
+        .await;
+    assert_eq!(
+        served.reply,
+        Ok(Reply::Body(
+            Bytes::from_static(b"{\"cached\":true}"),
+            CacheStatus::Hit
+        ))
+    );
+    assert_eq!((served.quota.limit, served.quota.remaining), (5, 4));
+    assert_eq!(reads.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_counter_that_read_nothing_leaves_the_read_to_the_cache() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment_and_read()
+        .returning(|_, _| (1, CacheRead::NotRead));
+    let mut cache = MockResponseCache::new();
+    cache
+        .expect_get()
+        .times(1)
+        .returning(|_| Some(roster_bytes()));
+    let served = answers(portal("operators", &reads), quota, cache)
+        .serve_operators()
+        .await;
+    assert_eq!(
+        served.reply,
+        Ok(Reply::Body(roster_bytes(), CacheStatus::Hit))
+    );
+}
+
+#[tokio::test]
+async fn a_miss_read_with_the_count_is_computed_and_stored() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment_and_read()
+        .returning(|_, _| (1, CacheRead::Miss));
+    let stored = Arc::new(Mutex::new(Vec::new()));
+    let mut cache = MockResponseCache::new();
+    // Asked again only after taking the lock, in case another replica stored it meanwhile.
+    cache.expect_get().times(1).returning(|_| None);
+    cache.expect_try_lock().times(1).returning(|_, _| true);
+    cache.expect_unlock().times(1).return_const(());
+    let log = Arc::clone(&stored);
+    cache
+        .expect_put()
+        .returning(move |key, bytes, ttl| log.lock().unwrap().push((key.to_owned(), bytes, ttl)));
+    let served = answers(portal("operators", &reads), quota, cache)
+        .serve_operators()
+        .await;
+    assert_eq!(
+        served.reply,
+        Ok(Reply::Body(roster_bytes(), CacheStatus::Miss))
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        *stored.lock().unwrap(),
+        [(
+            "v1/operators".to_owned(),
+            roster_bytes(),
+            Duration::from_secs(60)
+        )]
+    );
+}
+
+#[tokio::test]
+async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    // The answer would be read (the parameters parse) but the key lacks the scope.
+    quota
+        .expect_increment_and_read()
+        .times(1)
+        .returning(|_, _| (1, CacheRead::Hit(roster_bytes())));
+    quota.expect_increment().times(1).return_const(2_u64);
+    let answers = answers(portal("operators", &reads), quota, MockResponseCache::new());
+    let no_scope = serve(&answers, Endpoint::ScriptsStats, &[("limit", "20")]).await;
+    assert_eq!(
+        no_scope.reply,
+        Err(DomainError::MissingScope(Scope::Scripts))
+    );
+    // Malformed parameters: nothing to read, counted all the same, then refused for the scope.
+    let both = serve(&answers, Endpoint::ScriptsStats, &[("limit", "0")]).await;
+    assert_eq!(both.reply, Err(DomainError::MissingScope(Scope::Scripts)));
+    assert_eq!(both.quota.remaining, 3);
+}
+
+#[tokio::test]
+async fn malformed_parameters_are_a_400_after_admission_without_a_read() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    quota.expect_increment().times(1).return_const(1_u64);
+    let answers = answers(portal("calls", &reads), quota, MockResponseCache::new());
+    let served = serve(&answers, Endpoint::CallsSummary, &[("start", "2026-02-30")]).await;
+    assert!(
+        matches!(served.reply, Err(DomainError::BadRequest(_))),
+        "{:?}",
+        served.reply
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
+    /// A cache that records what is stored.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl ResponseCache for Recording {
+        async fn get(&self, _key: &str) -> Option<Bytes> {
+            None
+        }
+        async fn put(&self, key: &str, _value: Bytes, _ttl: Duration) {
+            self.0.lock().unwrap().push(key.to_owned());
+        }
+    }
+
+    let recording = Arc::new(Recording::default());
+    let mut store = MockPortalStore::new();
+    let digest = secret().digest();
+    store
+        .expect_find_key()
+        .returning(move |d| Ok((*d == digest).then(|| record("operators"))));
+    store.expect_operators().returning(|| {
+        // Slower than the caller is willing to wait.
+        std::thread::sleep(Duration::from_millis(100));
+        Ok(Vec::new())
+    });
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment_and_read()
+        .returning(|_, _| (1, CacheRead::Miss));
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(NOW);
+    let clock = Arc::new(clock);
+    let store = Arc::new(store);
+    let access = Access::new(store.clone(), Arc::new(quota), clock, 60);
+    let stats = CallStats::new(
+        store,
+        Arc::new(MockCallDays::new()),
+        StatsSettings::default(),
+    );
+    let answers = Answers::new(access, stats, recording.clone());
+    let given_up = tokio::time::timeout(Duration::from_millis(20), answers.serve_operators()).await;
+    assert!(given_up.is_err(), "the caller gave up first");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(*recording.0.lock().unwrap(), ["v1/operators"]);
+}
+
+#[tokio::test]
+async fn a_computation_that_panics_is_an_internal_error_with_its_cause() {
+    let mut store = MockPortalStore::new();
+    let digest = secret().digest();
+    store
+        .expect_find_key()
+        .returning(move |d| Ok((*d == digest).then(|| record("operators"))));
+    store
+        .expect_operators()
+        .returning(|| panic!("store exploded"));
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment_and_read()
+        .returning(|_, _| (1, CacheRead::Miss));
+    let mut cache = MockResponseCache::new();
+    cache.expect_get().returning(|_| None);
+    cache.expect_try_lock().returning(|_, _| true);
+    cache.expect_unlock().return_const(());
+    let served = answers(store, quota, cache).serve_operators().await;
+    assert_eq!(
+        served.reply,
+        Err(DomainError::Internal("store exploded".to_owned()))
+    );
+}
+
+impl Answers {
+    async fn serve_operators(&self) -> Served {
+        serve(self, Endpoint::Operators, &[]).await
+    }
+}
