@@ -1,7 +1,6 @@
 //! The one path every API request takes: the HTTP request read into a caller and its raw
 //! parameters, served by the application layer's [`callstats_application::Answers`], and
-//! written back with the headers
-//! every response carries.
+//! written back with the headers every response carries.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::LazyLock;

@@ -219,14 +219,19 @@ fn fell_back(what: &'static str) {
 /// Deletes a lock only if it still holds our token.
 const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
-/// Names one adapter's locks, so it only ever releases its own.
+/// Names one adapter's locks, so it only ever releases its own: 128 random bits, because
+/// replicas in containers share a PID (1) and build their adapters in the same order, so a
+/// PID and a counter would name the same token in every replica.
 fn lock_token() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    let mut bytes = [0_u8; 16];
+    // Without the OS generator, the clock's nanoseconds still tell replicas apart.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The response cache in Redis: one `SET … PX` per miss, one `GET` per lookup, and a
@@ -340,5 +345,27 @@ impl QuotaCounter for RedisQuota {
             // Redis unreachable: the cache misses anyway.
             None => (self.fallback.increment_now(bucket), CacheRead::Miss),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_adapter_gets_its_own_random_lock_token() {
+        let tokens: std::collections::HashSet<String> = (0..100).map(|_| lock_token()).collect();
+        assert_eq!(tokens.len(), 100);
+        assert!(
+            tokens
+                .iter()
+                .all(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{tokens:?}"
+        );
+        let pid = std::process::id().to_string();
+        assert!(
+            tokens.iter().all(|t| !t.starts_with(&format!("{pid}-"))),
+            "nothing a replica shares"
+        );
     }
 }

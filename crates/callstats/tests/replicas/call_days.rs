@@ -106,6 +106,24 @@ backend_tests! {
         let body: Value = serde_json::from_slice(&outbound.body).unwrap();
         assert_eq!(body["hourly"][0]["count"], 1, "19:00 UTC the day before is local midnight");
         assert_eq!(asked(&upstream).await, each_day_once(), "the kept days answered");
+
+        // Days after today have no calls, and nobody is asked for them, up to the calendar's end.
+        let tomorrow = time::OffsetDateTime::now_utc()
+            .to_offset(time::macros::offset!(+5))
+            .date()
+            .next_day()
+            .unwrap();
+        for path in [
+            format!("/api/v1/calls/summary?start={tomorrow}&end={}", tomorrow.next_day().unwrap()),
+            format!("/api/v1/calls/agents?start={tomorrow}"),
+            "/api/v1/calls/summary?start=9999-12-01&end=9999-12-31".to_owned(),
+        ] {
+            let answer = get(&client, &replica.base, &path, &key).await;
+            assert_eq!(answer.status, 200, "{path}");
+            let body: Value = serde_json::from_slice(&answer.body).unwrap();
+            assert!(body["total_calls"].as_u64().unwrap_or(0) == 0 && body["agents"].as_array().is_none_or(Vec::is_empty), "{path}: {body}");
+        }
+        assert_eq!(asked(&upstream).await, each_day_once(), "no later day asked");
         replica.stop().await;
     }
 
