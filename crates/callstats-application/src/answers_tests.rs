@@ -42,13 +42,19 @@ fn record(scopes: &str) -> ApiKeyRecord {
     }
 }
 
-/// A portal that knows one key and whose roster takes `roster_delay` to read, counting reads.
-fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> MockPortalStore {
+/// A portal that knows one key, with these scopes.
+fn key_store(scopes: &'static str) -> MockPortalStore {
     let mut store = MockPortalStore::new();
     let digest = secret().digest();
     store
         .expect_find_key()
         .returning(move |d| Ok((*d == digest).then(|| record(scopes))));
+    store
+}
+
+/// [`key_store`] with an empty roster, counting its reads.
+fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> MockPortalStore {
+    let mut store = key_store(scopes);
     let reads = Arc::clone(roster_reads);
     store.expect_operators().returning(move || {
         reads.fetch_add(1, Ordering::SeqCst);
@@ -58,6 +64,14 @@ fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> MockPortalSt
 }
 
 fn answers(store: MockPortalStore, quota: MockQuotaCounter, cache: impl ResponseCache) -> Answers {
+    answers_on(store, quota, Arc::new(cache))
+}
+
+fn answers_on(
+    store: MockPortalStore,
+    quota: MockQuotaCounter,
+    cache: Arc<dyn ResponseCache>,
+) -> Answers {
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
@@ -68,7 +82,7 @@ fn answers(store: MockPortalStore, quota: MockQuotaCounter, cache: impl Response
         Arc::new(MockCallDays::new()),
         StatsSettings::default(),
     );
-    Answers::new(access, stats, Arc::new(cache))
+    Answers::new(access, stats, cache)
 }
 
 fn caller(authorization: &str) -> Caller<'_> {
@@ -230,11 +244,7 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
     }
 
     let recording = Arc::new(Recording::default());
-    let mut store = MockPortalStore::new();
-    let digest = secret().digest();
-    store
-        .expect_find_key()
-        .returning(move |d| Ok((*d == digest).then(|| record("operators"))));
+    let mut store = key_store("operators");
     store.expect_operators().returning(|| {
         // Slower than the caller is willing to wait.
         std::thread::sleep(Duration::from_millis(100));
@@ -263,11 +273,7 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
 
 #[tokio::test]
 async fn a_computation_that_panics_is_an_internal_error_with_its_cause() {
-    let mut store = MockPortalStore::new();
-    let digest = secret().digest();
-    store
-        .expect_find_key()
-        .returning(move |d| Ok((*d == digest).then(|| record("operators"))));
+    let mut store = key_store("operators");
     store
         .expect_operators()
         .returning(|| panic!("store exploded"));
