@@ -400,8 +400,19 @@ async fn concurrent_misses_of_one_day_fetch_it_once() {
                 .await
         })
     });
+    let mut held: HashMap<Day, Vec<Arc<CallDay>>> = HashMap::new();
     for request in futures::future::join_all(requests).await {
-        assert!(request.unwrap().is_ok());
+        for kept in request.unwrap().unwrap() {
+            held.entry(kept.day()).or_default().push(kept);
+        }
+    }
+    // Every request holds the one copy of a day: memory grows with the days, not the requests.
+    for (day, copies) in &held {
+        assert!(
+            copies.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])),
+            "{day:?} held as {} different copies",
+            copies.len()
+        );
     }
     let asked = platform.asked();
     let distinct: HashSet<&Day> = asked.iter().collect();
