@@ -169,15 +169,9 @@ impl CallDayStore {
                 inner.keep_locally(day, now).await;
             }
         }
-        let fetches: Vec<(usize, Flight<Fetched>)> = found
-            .iter()
-            .enumerate()
-            .filter(|(_, kept)| kept.is_none())
-            .filter_map(|(index, _)| Some((index, self.fetch(*days.get(index)?))))
-            .collect();
-        let (indexes, flights): (Vec<usize>, Vec<_>) = fetches.into_iter().unzip();
-        let fetched = try_join_all(flights).await?;
-        for (index, day) in indexes.into_iter().zip(fetched) {
+        let missing = missing(&days, &found);
+        let fetched = try_join_all(missing.iter().map(|(_, day)| self.fetch(*day))).await?;
+        for ((index, _), day) in missing.into_iter().zip(fetched) {
             if let Some(slot) = found.get_mut(index) {
                 *slot = Some(day);
             }
@@ -194,6 +188,16 @@ impl CallDayStore {
     }
 }
 
+/// The days (with their index) that have no entry in `found` yet.
+fn missing(days: &[Day], found: &[Option<Arc<CallDay>>]) -> Vec<(usize, Day)> {
+    days.iter()
+        .zip(found)
+        .enumerate()
+        .filter(|(_, (_, kept))| kept.is_none())
+        .map(|(index, (day, _))| (index, *day))
+        .collect()
+}
+
 impl Inner {
     /// Fills the empty slots of `found` from `tier` with the days it keeps that are still
     /// fresh; returns the days it filled.
@@ -205,13 +209,7 @@ impl Inner {
         found: &mut [Option<Arc<CallDay>>],
         now: i64,
     ) -> Vec<Arc<CallDay>> {
-        let missing: Vec<(usize, Day)> = days
-            .iter()
-            .zip(found.iter())
-            .enumerate()
-            .filter(|(_, (_, kept))| kept.is_none())
-            .map(|(index, (day, _))| (index, *day))
-            .collect();
+        let missing = missing(days, found);
         if missing.is_empty() {
             return Vec::new();
         }
