@@ -12,13 +12,13 @@
 use std::fmt;
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use callstats_redis::testing::PrivateRedis;
 
-use crate::process::{Running, free_port, get, target_dir, wait_for_port};
+use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
 
 const USAGE: &str = "usage: cargo xtask cold [--latency-ms N] [--calls-per-day N] [--debug]";
 /// How long a started process may take to listen.
@@ -336,18 +336,6 @@ fn answered(port: u16, path: &str, key: &str) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Starts a process with its stderr in `<name>.log` of the work directory.
-fn spawn(command: &mut Command, dir: &Path, name: &str) -> Result<Running> {
-    let log = std::fs::File::create(dir.join(format!("{name}.log")))?;
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("cannot start {name}"))?;
-    Ok(Running(child))
 }
 
 /// The sum of every sample of the upstream request counter in a Prometheus text exposition,

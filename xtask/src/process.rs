@@ -3,8 +3,8 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -29,6 +29,18 @@ impl Drop for Running {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Starts a process with its stderr in `<name>.log` of the work directory `dir`.
+pub fn spawn(command: &mut Command, dir: &Path, name: &str) -> Result<Running> {
+    let log = std::fs::File::create(dir.join(format!("{name}.log")))?;
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("cannot start {name}"))?;
+    Ok(Running(child))
 }
 
 /// A loopback port nothing listens on (at the moment of asking).

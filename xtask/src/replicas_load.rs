@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, bail};
 use callstats_redis::testing::PrivateRedis;
 
-use crate::process::{Running, free_port, get, target_dir, wait_for_port};
+use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
 use crate::wrk;
 
 /// The cached endpoint under load (answered from the upstream, 10-minute lifetime).
@@ -174,17 +174,6 @@ fn measure(load: &Load, binary: &Path, work: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn spawn(command: &mut Command, work: &Path, name: &str) -> Result<Running> {
-    let log = std::fs::File::create(work.join(format!("{name}.log")))?;
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("cannot start {name}"))?;
-    Ok(Running(child))
 }
 
 /// One request, so the entry is cached before the load starts.

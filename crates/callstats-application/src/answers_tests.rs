@@ -254,17 +254,7 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
     quota
         .expect_increment_and_read()
         .returning(|_, _| (1, CacheRead::Miss));
-    let mut clock = MockClock::new();
-    clock.expect_now().return_const(NOW);
-    let clock = Arc::new(clock);
-    let store = Arc::new(store);
-    let access = Access::new(store.clone(), Arc::new(quota), clock, 60);
-    let stats = CallStats::new(
-        store,
-        Arc::new(MockCallDays::new()),
-        StatsSettings::default(),
-    );
-    let answers = Answers::new(access, stats, recording.clone());
+    let answers = answers_on(store, quota, recording.clone());
     let given_up = tokio::time::timeout(Duration::from_millis(20), answers.serve_operators()).await;
     assert!(given_up.is_err(), "the caller gave up first");
     tokio::time::sleep(Duration::from_millis(300)).await;
