@@ -11,6 +11,7 @@
 //! The web layer only turns the HTTP request into a [`Caller`] and an endpoint's raw
 //! parameters, calls [`Answers::serve`] and writes what it gets.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,9 @@ use callstats_domain::request::{ApiRequest, Endpoint};
 use callstats_domain::scope::KpiView;
 use callstats_domain::service::{Access, CallStats, Caller};
 
-use crate::flight::Flights;
+use futures::FutureExt as _;
+
+use crate::flight::{Flights, panic_message};
 
 /// How long one replica may hold the right to compute an entry: past the upstream's whole
 /// deadline, so a slow computation is not duplicated.
@@ -190,7 +193,12 @@ impl Inner {
             }
             return Ok(bytes);
         }
-        let result = self.compute(request, key).await;
+        // A computation that panics still gives the lock up, so the other replicas do not wait
+        // out its lifetime.
+        let result = AssertUnwindSafe(self.compute(request, key))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(DomainError::Internal(panic_message(panic.as_ref()))));
         if locked {
             self.cache.unlock(key).await;
         }

@@ -16,6 +16,7 @@
 //! - A settled day (ended at least `settle` ago when fetched) is kept for `ttl`; a day fetched
 //!   before it settled (today) for at most [`UNSETTLED_TTL`].
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,10 +25,11 @@ use callstats_domain::call_day::CallDay;
 use callstats_domain::params::{DateRange, Day};
 use callstats_domain::ports::{CallDayCache, CallDays, CallPlatform, Clock, UpstreamError};
 use callstats_domain::tz;
+use futures::FutureExt as _;
 use futures::future::try_join_all;
 use tokio::sync::Semaphore;
 
-use crate::flight::{Flight, Flights};
+use crate::flight::{Flight, Flights, panic_message};
 
 /// Longest a day fetched before it settled is kept.
 pub const UNSETTLED_TTL: Duration = Duration::from_secs(60);
@@ -277,7 +279,17 @@ impl Inner {
                 return self.fetch_upstream(day).await;
             };
             if shared.try_lock(day, lock_ttl).await {
-                let fetched = self.fetch_upstream(day).await;
+                // A fetch that panics still gives the lock up, so other replicas do not wait
+                // out its lifetime.
+                let fetched = AssertUnwindSafe(self.fetch_upstream(day))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        Err(UpstreamError::new(format!(
+                            "a call-day fetch failed: {}",
+                            panic_message(panic.as_ref())
+                        )))
+                    });
                 shared.unlock(day).await;
                 return fetched;
             }

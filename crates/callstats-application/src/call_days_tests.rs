@@ -130,6 +130,16 @@ struct SharedTier {
     locks: Mutex<HashSet<Day>>,
 }
 
+/// A call platform with a bug: it panics.
+struct Exploding;
+
+#[async_trait]
+impl CallPlatform for Exploding {
+    async fn calls(&self, _range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+        panic!("platform exploded")
+    }
+}
+
 #[async_trait]
 impl CallDayCache for SharedTier {
     async fn get(&self, days: &[Day]) -> Vec<Option<Arc<CallDay>>> {
@@ -438,6 +448,27 @@ async fn replicas_sharing_a_tier_fetch_each_day_once_for_the_deployment() {
     a.days(range("2026-11-08", "2026-11-08")).await.unwrap();
     b.days(range("2026-11-08", "2026-11-08")).await.unwrap();
     assert_eq!(platform.fetches(), 8);
+    assert!(
+        shared.locks.lock().unwrap().is_empty(),
+        "every lock given up"
+    );
+}
+
+#[tokio::test]
+async fn a_fetch_that_panics_fails_its_request_and_gives_its_day_lock_up() {
+    let shared = Arc::new(SharedTier::default());
+    let store = CallDayStore::new(
+        Arc::new(Exploding),
+        Arc::new(MemoryCallDays::new(16 << 20)),
+        Some(shared.clone()),
+        TestClock::at(NOW),
+        settings(),
+    );
+    let failed = store.days(range("2026-11-01", "2026-11-02")).await;
+    assert!(
+        failed.is_err_and(|err| err.reason.contains("platform exploded")),
+        "the panic's cause is kept"
+    );
     assert!(
         shared.locks.lock().unwrap().is_empty(),
         "every lock given up"

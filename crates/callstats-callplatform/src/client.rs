@@ -137,7 +137,13 @@ impl HttpCallPlatform {
     }
 
     async fn fetch_pages(&self, range: DateRange) -> Result<Vec<CallRecord>, FetchError> {
-        let (from, to) = range.window();
+        let (from, to) = range.window().ok_or_else(|| {
+            FetchError::Window(format!(
+                "{} to {} ends past the calendar",
+                range.start(),
+                range.end()
+            ))
+        })?;
         let (from_unix, to_unix) = range.unix_window();
         let from = format_instant(from).map_err(|e| FetchError::Window(e.to_string()))?;
         let to = format_instant(to).map_err(|e| FetchError::Window(e.to_string()))?;

@@ -356,15 +356,14 @@ impl DateRange {
         )
     }
 
-    /// The window as Tashkent-offset instants, as the upstream call platform wants it.
+    /// The window as Tashkent-offset instants, as the upstream call platform wants it; `None`
+    /// when it ends past the calendar (a range ending on 9999-12-31).
     #[must_use]
-    pub fn window(&self) -> (time::OffsetDateTime, time::OffsetDateTime) {
+    pub fn window(&self) -> Option<(time::OffsetDateTime, time::OffsetDateTime)> {
         let start =
             PrimitiveDateTime::new(self.start.0, Time::MIDNIGHT).assume_offset(tz::TASHKENT);
-        (
-            start,
-            start + Duration::days(i64::try_from(self.days()).unwrap_or(1)),
-        )
+        let end = start.checked_add(Duration::days(i64::try_from(self.days()).ok()?))?;
+        Some((start, end))
     }
 }
 
@@ -711,7 +710,7 @@ mod tests {
     #[test]
     fn range_window_runs_from_tashkent_midnight_to_the_midnight_after_end() {
         let range = DateRange::new(day("2026-11-01"), day("2026-11-02")).unwrap();
-        let (from, to) = range.window();
+        let (from, to) = range.window().unwrap();
         assert_eq!(from.to_string(), "2026-11-01 0:00:00.0 +05:00:00");
         assert_eq!(to.to_string(), "2026-11-03 0:00:00.0 +05:00:00");
         assert_eq!(
@@ -722,6 +721,18 @@ mod tests {
             range.iter_days().map(|d| d.to_string()).collect::<Vec<_>>(),
             ["2026-11-01", "2026-11-02"]
         );
+    }
+
+    #[test]
+    fn a_window_past_the_calendar_is_none_not_a_panic() {
+        let last = DateRange::new(day("9999-12-30"), day("9999-12-31")).unwrap();
+        assert_eq!(last.window(), None);
+        assert_eq!(
+            last.unix_window().1 - last.unix_window().0,
+            2 * 86_400,
+            "Unix seconds go on past the calendar"
+        );
+        assert!(DateRange::day(day("9999-12-30")).window().is_some());
     }
 
     #[test]

@@ -103,15 +103,14 @@ where
 }
 
 /// First day of `month` and of the month after it.
+/// The first and the last day of `month`, both inclusive (the day after 9999-12-31 is not a
+/// date the calendar has).
 fn month_bounds(month: Month) -> Result<(Date, Date), StoreError> {
-    let first = Date::from_calendar_date(month.year(), month.month(), 1)
-        .map_err(|error| StoreError::new(format!("month {month} out of range: {error}")))?;
-    let next = match month.month().next() {
-        time::Month::January => Date::from_calendar_date(month.year() + 1, time::Month::January, 1),
-        next => Date::from_calendar_date(month.year(), next, 1),
-    }
-    .map_err(|error| StoreError::new(format!("month {month} out of range: {error}")))?;
-    Ok((first, next))
+    let day = |day| {
+        Date::from_calendar_date(month.year(), month.month(), day)
+            .map_err(|error| StoreError::new(format!("month {month} out of range: {error}")))
+    };
+    Ok((day(1)?, day(month.month().length(month.year()))?))
 }
 
 #[async_trait]
@@ -143,10 +142,10 @@ impl PortalStore for Store {
     }
 
     async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError> {
-        let (first, next) = month_bounds(month)?;
+        let (first, last) = month_bounds(month)?;
         let rows: Vec<OffDayRow> = with_connection!(&self.pools, |conn| {
             off_days::table
-                .filter(off_days::day.ge(first).and(off_days::day.lt(next)))
+                .filter(off_days::day.ge(first).and(off_days::day.le(last)))
                 .select(OffDayRow::as_select())
                 .order((off_days::day, off_days::agent_number))
                 .load(conn)

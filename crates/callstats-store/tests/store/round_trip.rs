@@ -65,6 +65,9 @@ backend_tests! {
         );
         assert!(store.off_days(month("2026-08")).await.unwrap().is_empty());
         assert_eq!(store.off_days(month("2026-12")).await.unwrap().len(), 1);
+        // The calendar's first and last months are months like any other.
+        assert!(store.off_days(month("9999-12")).await.unwrap().is_empty());
+        assert!(store.off_days(month("0001-01")).await.unwrap().is_empty());
     }
 
     async fn published_sheets_read_back_without_drafts(db: &TestDatabase) {
