@@ -82,20 +82,36 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
-/// Replaces the password of `scheme://user:password@host…` with `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
+/// The URL with its password (`user:password@`, or a `password=` query parameter) replaced by
+/// `***`. A URL that does not parse (an unencoded `/`, `?` or `@` in a password, say) is shown
+/// as its scheme alone: what cannot be parsed cannot be known to hold no password.
+fn redact(raw: &str) -> String {
+    let Ok(mut url) = url::Url::parse(raw) else {
+        let scheme = raw.split_once("://").map_or("", |(scheme, _)| scheme);
+        return format!("{scheme}://[unparseable URL, not shown]");
     };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
+    if url.password().is_some() {
+        // Only URLs that cannot have a password refuse one; this one has one.
+        let _ = url.set_password(Some("***"));
     }
+    if url
+        .query_pairs()
+        .any(|(name, _)| name.eq_ignore_ascii_case("password"))
+    {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if name.eq_ignore_ascii_case("password") {
+                    "***".to_owned()
+                } else {
+                    value.into_owned()
+                };
+                (name.into_owned(), value)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    url.to_string()
 }
 
 /// Whether the store's sessions may write.
@@ -183,5 +199,33 @@ mod tests {
         assert!(!format!("{url:?}").contains("s3cret"));
         let err = DatabaseUrl::parse("mysql://root:hunter2@db/portal").unwrap_err();
         assert!(!err.to_string().contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn passwords_in_the_query_or_with_reserved_characters_are_never_shown() {
+        for (raw, secret) in [
+            (
+                "postgres://app@db/portal?password=hunter2&sslmode=require",
+                "hunter2",
+            ),
+            (
+                "postgres://app@db/portal?sslmode=require&PASSWORD=Hunter3",
+                "Hunter3",
+            ),
+            ("postgres://app:pa/ss@db:5432/portal", "pa/ss"),
+            ("postgres://app:pa?ss@db:5432/portal", "pa?ss"),
+            ("postgres://app:p@ss@db:5432/portal", "p@ss"),
+            ("postgres://app:p%40ss@db:5432/portal", "p%40ss"),
+        ] {
+            let shown = DatabaseUrl::parse(raw).unwrap().to_string();
+            assert!(!shown.contains(secret), "{raw} shown as {shown}");
+            assert!(shown.starts_with("postgres://"), "{shown}");
+        }
+        assert_eq!(
+            DatabaseUrl::parse("postgres://app@db/portal?password=x&sslmode=require")
+                .unwrap()
+                .to_string(),
+            "postgres://app@db/portal?password=***&sslmode=require"
+        );
     }
 }

@@ -70,7 +70,7 @@ impl Service {
             upstream,
             redis: args.redis_url.as_ref().map(|url| RedisSettings {
                 prefix: args.redis_prefix.clone(),
-                ..RedisSettings::new(url.clone())
+                ..RedisSettings::new(url.expose())
             }),
             prior_weight: args.prior_weight()?,
             anon_rate_limit: args.anon_rate_limit,

@@ -8,5 +8,6 @@ pub mod commands;
 pub mod demo_data;
 pub mod failure;
 pub mod logging;
+pub mod secret;
 pub mod service_args;
 pub mod settings;

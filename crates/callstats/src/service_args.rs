@@ -10,6 +10,7 @@ use callstats_domain::stats::PriorWeight;
 use clap::{ArgAction, Args};
 
 use crate::failure::Failure;
+use crate::secret::Secret;
 
 /// How the service listens, caches and counts.
 #[derive(Debug, Clone, Args)]
@@ -25,8 +26,13 @@ pub struct ServiceArgs {
 
     /// Shared Redis for the response cache and quotas of several replicas (redis://HOST:PORT).
     /// Unset: both stay in this process.
-    #[arg(long, env = "CALLSTATS_REDIS_URL", value_name = "URL")]
-    pub redis_url: Option<String>,
+    #[arg(
+        long,
+        env = "CALLSTATS_REDIS_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub redis_url: Option<Secret>,
 
     /// Prefix of every Redis key, so deployments sharing a Redis stay apart.
     #[arg(
@@ -147,7 +153,7 @@ pub struct PlatformArgs {
         hide_env_values = true,
         value_name = "TOKEN"
     )]
-    pub call_platform_token: Option<String>,
+    pub call_platform_token: Option<Secret>,
 
     /// Milliseconds to open a connection to the upstream [default: 2000].
     #[arg(
@@ -247,7 +253,9 @@ impl PlatformArgs {
         }
         let mut config = HttpPlatformConfig::new(
             url.clone(),
-            self.call_platform_token.clone().map(BearerToken::new),
+            self.call_platform_token
+                .as_ref()
+                .map(|token| BearerToken::new(token.expose())),
         );
         let ms = Duration::from_millis;
         if let Some(v) = self.call_platform_connect_timeout_ms {

@@ -7,6 +7,7 @@ use callstats_store::config::{Access, DatabaseUrl, StoreConfig};
 use clap::Args;
 
 use crate::failure::Failure;
+use crate::secret::Secret;
 
 /// The portal database of the admin commands (`migrate`, `seed`, `keys`).
 #[derive(Debug, Clone, Args)]
@@ -15,10 +16,11 @@ pub struct DatabaseArgs {
     #[arg(
         long,
         env = "CALLSTATS_DATABASE_URL",
+        hide_env_values = true,
         default_value = "sqlite://callstats.db",
         value_name = "URL"
     )]
-    pub database_url: String,
+    pub database_url: Secret,
 
     #[command(flatten)]
     pub pool: PoolArgs,
@@ -78,12 +80,13 @@ impl PoolArgs {
 impl DatabaseArgs {
     /// A store that may write (migrations, seeding, keys).
     pub fn open_admin(&self) -> Result<Store, Failure> {
-        self.pool.open(&self.database_url, Access::ReadWrite)
+        self.pool
+            .open(self.database_url.expose(), Access::ReadWrite)
     }
 
     /// The API's store: its sessions cannot write.
     pub fn open_api(&self) -> Result<Store, Failure> {
-        self.pool.open(&self.database_url, Access::ReadOnly)
+        self.pool.open(self.database_url.expose(), Access::ReadOnly)
     }
 }
 

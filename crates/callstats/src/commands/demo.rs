@@ -17,6 +17,7 @@ use crate::app::{Listen, Service, Upstream};
 use crate::commands::keys::issue;
 use crate::demo_data::{demo_fixture, today_in_tashkent};
 use crate::failure::Failure;
+use crate::secret::Secret;
 use crate::service_args::ServiceArgs;
 use crate::settings::{PoolArgs, migrated};
 
@@ -26,10 +27,11 @@ pub struct DemoArgs {
     #[arg(
         long,
         env = "CALLSTATS_DATABASE_URL",
+        hide_env_values = true,
         default_value = "sqlite://callstats-demo.db",
         value_name = "URL"
     )]
-    pub database_url: String,
+    pub database_url: Secret,
 
     #[command(flatten)]
     pub pool: PoolArgs,
@@ -44,7 +46,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
         None => Upstream::Synthetic(Generator::default()),
     };
     let admin = migrated(args.pool.open(
-        &args.database_url,
+        args.database_url.expose(),
         callstats_store::config::Access::ReadWrite,
     )?)
     .await?;
@@ -74,7 +76,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
 
     let service = Service::from_args(
         args.pool.open(
-            &args.database_url,
+            args.database_url.expose(),
             callstats_store::config::Access::ReadOnly,
         )?,
         upstream,

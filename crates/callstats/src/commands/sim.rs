@@ -9,6 +9,7 @@ use callstats_callplatform::{SimOptions, serve_sim};
 use clap::Args;
 
 use crate::failure::Failure;
+use crate::secret::Secret;
 
 #[derive(Debug, Args)]
 pub struct SimArgs {
@@ -28,7 +29,7 @@ pub struct SimArgs {
         hide_env_values = true,
         value_name = "T"
     )]
-    pub token: Option<String>,
+    pub token: Option<Secret>,
     /// Share of requests (0 to 1) answered with a 500 and a JSON body.
     #[arg(long, default_value_t = 0.0, value_name = "F")]
     pub fail_rate: f64,
@@ -41,7 +42,7 @@ pub async fn run(args: SimArgs) -> Result<(), Failure> {
     let options = SimOptions {
         seed: args.seed,
         calls_per_day: args.calls_per_day,
-        token: args.token,
+        token: args.token.map(|token| token.expose().to_owned()),
         fail_rate: args.fail_rate,
         latency: Duration::from_millis(args.latency_ms),
     };

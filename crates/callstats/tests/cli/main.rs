@@ -53,6 +53,31 @@ fn assert_exit(output: &Output, code: i32) {
     );
 }
 
+#[test]
+fn help_never_shows_the_passwords_and_token_the_environment_holds() {
+    for command in ["serve", "demo", "sim", "migrate"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
+            .args([command, "--help"])
+            .env(
+                "CALLSTATS_DATABASE_URL",
+                "postgres://app:dbpass-81@db/portal",
+            )
+            .env("CALLSTATS_REDIS_URL", "redis://:redispass-81@cache:6379")
+            .env("CALLSTATS_CALL_PLATFORM_TOKEN", "tok-81")
+            .env("CALLSTATS_SIM_TOKEN", "simtok-81")
+            .output()
+            .unwrap();
+        assert_exit(&output, 0);
+        let help = stdout(&output);
+        for secret in ["dbpass-81", "redispass-81", "tok-81"] {
+            assert!(
+                !help.contains(secret),
+                "`{command} --help` shows {secret}:\n{help}"
+            );
+        }
+    }
+}
+
 /// A file in a directory of its own; the test removes the directory.
 fn write_file(name: &str, contents: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
