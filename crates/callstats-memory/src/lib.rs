@@ -221,26 +221,41 @@ impl QuotaCounter for MemoryQuota {
     }
 }
 
-/// How many key look-ups are kept at most (known keys, and unknown ones recently tried).
-const KEY_LOOKUPS: usize = 100_000;
+/// How many known keys are kept at most.
+const KNOWN_KEYS: usize = 100_000;
+/// How many unknown digests are remembered at most: kept apart from the known keys, so a flood
+/// of guessed keys cannot push a partner's key out.
+const UNKNOWN_KEYS: usize = 100_000;
 
 /// A portal store whose key look-ups are reused for a short while, so a busy key costs one
 /// query per interval rather than one per request; concurrent look-ups of the same key make
-/// one query. Failed look-ups are not kept. Everything else goes straight through.
+/// one query. Keys found and digests found unknown are kept apart, each bounded; failed
+/// look-ups are not kept. Everything else goes straight through.
 pub struct KeyCache {
     inner: Arc<dyn PortalStore>,
     ttl: Duration,
-    keys: Cache<[u8; 32], Expiring<Option<ApiKeyRecord>>>,
+    known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
+    unknown: Cache<[u8; 32], Expiring<()>>,
 }
 
 impl KeyCache {
+    /// What the cache knows of `digest`: `Some(found)` for a look-up it keeps (a known key, or
+    /// a digest known to be unknown), `None` when only the store can tell.
+    fn known_key(&self, digest: &KeyDigest) -> Option<Option<ApiKeyRecord>> {
+        if let Some(record) = fresh(&self.known, &digest.0) {
+            return Some(Some(record));
+        }
+        fresh(&self.unknown, &digest.0).map(|()| None)
+    }
+
     /// `ttl` is capped at [`MAX_KEY_CACHE_TTL`].
     #[must_use]
     pub fn new(inner: Arc<dyn PortalStore>, ttl: Duration) -> Self {
         Self {
             inner,
             ttl: ttl.min(MAX_KEY_CACHE_TTL),
-            keys: Cache::new(KEY_LOOKUPS),
+            known: Cache::new(KNOWN_KEYS),
+            unknown: Cache::new(UNKNOWN_KEYS),
         }
     }
 }
@@ -248,16 +263,32 @@ impl KeyCache {
 #[async_trait]
 impl PortalStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
-        if let Some(found) = fresh(&self.keys, &digest.0) {
+        loop {
+            if let Some(found) = self.known_key(digest) {
+                return Ok(found);
+            }
+            // One look-up per digest at a time: the others wait for its placeholder.
+            let guard = match self.known.get_value_or_guard_async(&digest.0).await {
+                Ok(entry) if entry.is_fresh() => return Ok(Some(entry.value)),
+                Ok(_) => {
+                    self.known.remove_if(&digest.0, |entry| !entry.is_fresh());
+                    continue;
+                }
+                Err(guard) => guard,
+            };
+            // A look-up that ended while this one waited may have found the digest unknown.
+            if fresh(&self.unknown, &digest.0).is_some() {
+                return Ok(None);
+            }
+            let found = self.inner.find_key(digest).await?;
+            match &found {
+                Some(record) => {
+                    let _ = guard.insert(Expiring::new(record.clone(), self.ttl));
+                }
+                None => self.unknown.insert(digest.0, Expiring::new((), self.ttl)),
+            }
             return Ok(found);
         }
-        let looked_up = self
-            .keys
-            .get_or_insert_async(&digest.0, async {
-                Ok(Expiring::new(self.inner.find_key(digest).await?, self.ttl))
-            })
-            .await?;
-        Ok(looked_up.value)
     }
 
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
@@ -444,6 +475,54 @@ mod tests {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(cache.find_key(&digest).await.unwrap(), Some(record()));
+    }
+
+    #[tokio::test]
+    async fn guessed_keys_are_remembered_apart_and_never_push_a_known_key_out() {
+        let known = ApiKeySecret::from_random_bytes(&[4; 32]).digest();
+        let mut store = MockPortalStore::new();
+        store
+            .expect_find_key()
+            .withf(move |digest| *digest == known)
+            .times(1)
+            .returning(|_| Ok(Some(record())));
+        store.expect_find_key().returning(|_| Ok(None));
+        let cache = KeyCache::new(Arc::new(store), Duration::from_secs(10));
+        assert_eq!(cache.find_key(&known).await.unwrap(), Some(record()));
+        // More guessed digests than the cache keeps keys.
+        for n in 0..u32::try_from(KNOWN_KEYS + 20_000).unwrap() {
+            let mut bytes = [0_u8; 32];
+            bytes[..4].copy_from_slice(&n.to_le_bytes());
+            bytes[31] = 0xff;
+            assert_eq!(cache.find_key(&KeyDigest(bytes)).await.unwrap(), None);
+        }
+        assert_eq!(
+            cache.find_key(&known).await.unwrap(),
+            Some(record()),
+            "still known, without a second query"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unknown_digest_is_remembered_only_briefly() {
+        let created = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut store = MockPortalStore::new();
+        let exists = Arc::clone(&created);
+        store
+            .expect_find_key()
+            .times(2)
+            .returning(move |_| Ok(exists.load(Ordering::SeqCst).then(record)));
+        let cache = KeyCache::new(Arc::new(store), Duration::from_millis(100));
+        let digest = ApiKeySecret::from_random_bytes(&[5; 32]).digest();
+        assert_eq!(cache.find_key(&digest).await.unwrap(), None);
+        created.store(true, Ordering::SeqCst);
+        assert_eq!(cache.find_key(&digest).await.unwrap(), None, "remembered");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert_eq!(
+            cache.find_key(&digest).await.unwrap(),
+            Some(record()),
+            "a key created after a miss works once the miss is forgotten"
+        );
     }
 
     #[tokio::test]
