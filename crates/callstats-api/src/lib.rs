@@ -29,7 +29,7 @@ pub use error::ErrorBody;
 pub struct ApiState {
     answers: Answers,
     trust_proxy: bool,
-    probes: Arc<[Arc<dyn ops::Probe>]>,
+    readiness: Arc<ops::Readiness>,
 }
 
 impl ApiState {
@@ -40,14 +40,14 @@ impl ApiState {
         Self {
             answers,
             trust_proxy,
-            probes: Arc::new([]),
+            readiness: Arc::new(ops::Readiness::new(Vec::new())),
         }
     }
 
     /// What `/readyz` checks.
     #[must_use]
     pub fn with_probes(mut self, probes: Vec<Arc<dyn ops::Probe>>) -> Self {
-        self.probes = probes.into();
+        self.readiness = Arc::new(ops::Readiness::new(probes));
         self
     }
 }

@@ -2,7 +2,8 @@
 //! readiness, and the Prometheus metrics served on a separate bind.
 
 use std::net::TcpListener;
-use std::time::Duration;
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
 use actix_web::http::StatusCode;
@@ -17,6 +18,61 @@ use crate::pipeline::json;
 
 /// How long one readiness probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a readiness result is answered again: `/readyz` needs no key and no quota, so
+/// however often it is asked, the database and Redis see at most one probe a second.
+const READINESS_REUSE: Duration = Duration::from_secs(1);
+
+/// The probes `/readyz` runs, and their latest result: one round of probes at a time, reused
+/// for [`READINESS_REUSE`].
+pub(crate) struct Readiness {
+    probes: Vec<Arc<dyn Probe>>,
+    /// When the latest round ended, and the name of the first probe that failed in it.
+    latest: std::sync::Mutex<Option<(Instant, Option<&'static str>)>>,
+    /// Held by the one round under way; the others wait for its result.
+    round: tokio::sync::Mutex<()>,
+}
+
+impl Readiness {
+    pub(crate) fn new(probes: Vec<Arc<dyn Probe>>) -> Self {
+        Self {
+            probes,
+            latest: std::sync::Mutex::new(None),
+            round: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn recent(&self) -> Option<Option<&'static str>> {
+        let latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        latest
+            .filter(|(at, _)| at.elapsed() < READINESS_REUSE)
+            .map(|(_, failed)| failed)
+    }
+
+    /// The name of the first probe that fails, or `None` when all pass.
+    async fn failing(&self) -> Option<&'static str> {
+        if let Some(failed) = self.recent() {
+            return failed;
+        }
+        let _round = self.round.lock().await;
+        if let Some(failed) = self.recent() {
+            return failed;
+        }
+        let mut failed = None;
+        for probe in &self.probes {
+            let outcome = tokio::time::timeout(PROBE_TIMEOUT, probe.check())
+                .await
+                .unwrap_or_else(|_| Err("timed out".into()));
+            if let Err(cause) = outcome {
+                tracing::warn!(probe = probe.name(), cause, "not ready");
+                failed = Some(probe.name());
+                break;
+            }
+        }
+        *self.latest.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((Instant::now(), failed));
+        failed
+    }
+}
 
 /// Something `/readyz` checks, such as the portal database or Redis.
 #[async_trait]
@@ -66,21 +122,14 @@ async fn healthz() -> HttpResponse {
 )]
 #[get("/readyz")]
 async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
-    for probe in state.probes.iter() {
-        let outcome = tokio::time::timeout(PROBE_TIMEOUT, probe.check())
-            .await
-            .unwrap_or_else(|_| Err("timed out".into()));
-        if let Err(cause) = outcome {
-            tracing::warn!(probe = probe.name(), cause, "not ready");
-            let reason = Some(format!("{} unreachable", probe.name()));
-            return json(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &Health {
-                    status: "unavailable",
-                    reason,
-                },
-            );
-        }
+    if let Some(failed) = state.readiness.failing().await {
+        return json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &Health {
+                status: "unavailable",
+                reason: Some(format!("{failed} unreachable")),
+            },
+        );
     }
     json(
         StatusCode::OK,

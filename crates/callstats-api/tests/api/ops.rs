@@ -67,6 +67,57 @@ async fn readyz_is_503_naming_the_unreachable_dependency_but_not_its_cause() {
     );
 }
 
+/// A probe that counts its checks and takes a while.
+#[derive(Default)]
+struct Counting(std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl Probe for Counting {
+    fn name(&self) -> &'static str {
+        "portal database"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        Ok(())
+    }
+}
+
+#[actix_web::test]
+async fn readyz_probes_at_most_once_a_second_whatever_the_request_rate() {
+    let probe = Arc::new(Counting::default());
+    let mut app = TestApp::new();
+    app.state = app.state.clone().with_probes(vec![probe.clone()]);
+    let service = app.service().await;
+    let checks = || probe.0.load(std::sync::atomic::Ordering::SeqCst);
+    let burst = (0..20).map(|_| send(&service, TestRequest::get().uri("/readyz")));
+    let answers = futures::future::join_all(burst).await;
+    assert!(answers.iter().all(|a| a.status == 200));
+    assert_eq!(
+        checks(),
+        1,
+        "one probe in flight, the others wait for its result"
+    );
+    for _ in 0..10 {
+        assert_eq!(
+            send(&service, TestRequest::get().uri("/readyz"))
+                .await
+                .status,
+            200
+        );
+    }
+    assert_eq!(checks(), 1, "a result is reused for a second");
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert_eq!(
+        send(&service, TestRequest::get().uri("/readyz"))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(checks(), 2, "then probed again");
+}
+
 #[actix_web::test]
 async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_rejections() {
     let handle =
