@@ -37,7 +37,7 @@ pub(crate) fn status_of(err: &DomainError) -> StatusCode {
         DomainError::OriginNotAllowed | DomainError::MissingScope(_) => StatusCode::FORBIDDEN,
         DomainError::NotFound(_) => StatusCode::NOT_FOUND,
         DomainError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-        DomainError::UpstreamUnavailable | DomainError::StoreUnavailable => {
+        DomainError::UpstreamUnavailable(_) | DomainError::StoreUnavailable(_) => {
             StatusCode::SERVICE_UNAVAILABLE
         }
         DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -106,11 +106,15 @@ mod tests {
             StatusCode::NOT_FOUND
         );
         assert_eq!(
-            status_of(&DomainError::StoreUnavailable),
+            status_of(&DomainError::StoreUnavailable(
+                callstats_domain::ports::StoreError::new("down")
+            )),
             StatusCode::SERVICE_UNAVAILABLE
         );
         assert_eq!(
-            status_of(&DomainError::UpstreamUnavailable),
+            status_of(&DomainError::UpstreamUnavailable(
+                callstats_domain::ports::UpstreamError::new("down")
+            )),
             StatusCode::SERVICE_UNAVAILABLE
         );
     }

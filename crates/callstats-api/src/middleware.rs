@@ -14,7 +14,7 @@ use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_
 use futures::future::LocalBoxFuture;
 
 use crate::error::ErrorBody;
-use crate::pipeline::{HandlerFailure, X_CACHE, json, route_of};
+use crate::pipeline::{FailureCause, X_CACHE, json, route_of};
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
@@ -171,13 +171,23 @@ fn finish<B>(
         .increment(1);
     metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
         .record(elapsed.as_secs_f64());
-    if let Some(HandlerFailure(cause)) = response.response().extensions().get() {
-        tracing::error!(
-            request_id = id_text,
-            cause = cause.as_str(),
-            path = request.path(),
-            "request handler failed"
-        );
+    if let Some(FailureCause(cause)) = response.response().extensions().get() {
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            tracing::error!(
+                request_id = id_text,
+                cause = cause.as_str(),
+                path = request.path(),
+                "request handler failed"
+            );
+        } else {
+            tracing::warn!(
+                request_id = id_text,
+                cause = cause.as_str(),
+                path = request.path(),
+                status = status.as_u16(),
+                "dependency unavailable"
+            );
+        }
     }
     let cache = response
         .headers()

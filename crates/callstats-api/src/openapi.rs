@@ -277,14 +277,14 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
             (
                 "The upstream call platform or the portal database is unavailable.",
                 vec![
-                    ("upstream", message(DomainError::UpstreamUnavailable)),
-                    ("database", message(DomainError::StoreUnavailable)),
+                    ("upstream", message(upstream_unavailable())),
+                    ("database", message(store_unavailable())),
                 ],
             )
         }
         503 => (
             "The portal database is unavailable.",
-            vec![("database", message(DomainError::StoreUnavailable))],
+            vec![("database", message(store_unavailable()))],
         ),
         _ => (
             "An unexpected failure; the cause is logged with the request id.",
@@ -315,6 +315,14 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
         );
     }
     response
+}
+
+fn upstream_unavailable() -> DomainError {
+    DomainError::UpstreamUnavailable(callstats_domain::ports::UpstreamError::new("example"))
+}
+
+fn store_unavailable() -> DomainError {
+    DomainError::StoreUnavailable(callstats_domain::ports::StoreError::new("example"))
 }
 
 /// Bodies of the 200 answers, computed by the domain from a small fixed data set.

@@ -115,7 +115,18 @@ async fn admit_and_answer(
         Ok(Reply::Body(bytes, cache)) => (bytes_response(StatusCode::OK, bytes), cache),
         Ok(Reply::Unrouted) => (not_routed(req), CacheStatus::Miss),
         Err(DomainError::Internal(cause)) => (internal_error(cause), CacheStatus::Miss),
-        Err(err) => (error_response(&err), CacheStatus::Miss),
+        Err(err) => {
+            let mut response = error_response(&err);
+            if matches!(
+                err,
+                DomainError::StoreUnavailable(_) | DomainError::UpstreamUnavailable(_)
+            ) {
+                response
+                    .extensions_mut()
+                    .insert(FailureCause(err.cause_chain()));
+            }
+            (response, CacheStatus::Miss)
+        }
     };
     set_headers(response.headers_mut(), &served.quota, cache);
     response
@@ -214,8 +225,9 @@ pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> ClientAddress {
         .map_or(ClientAddress::Unknown, ClientAddress::Ip)
 }
 
-/// Marks a 500 whose handler failed: the request observer logs the cause with the request id.
-pub(crate) struct HandlerFailure(pub(crate) String);
+/// Marks a 500 whose handler failed, or a 503 whose dependency did: the request observer logs
+/// the cause, once, with the request id.
+pub(crate) struct FailureCause(pub(crate) String);
 
 /// A 500 with a JSON body; the cause goes to the log, never to the client.
 fn internal_error(cause: String) -> HttpResponse {
@@ -223,7 +235,7 @@ fn internal_error(cause: String) -> HttpResponse {
         StatusCode::INTERNAL_SERVER_ERROR,
         Bytes::from_static(INTERNAL_ERROR_BODY),
     );
-    response.extensions_mut().insert(HandlerFailure(cause));
+    response.extensions_mut().insert(FailureCause(cause));
     response
 }
 

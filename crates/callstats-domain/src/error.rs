@@ -26,25 +26,41 @@ pub enum DomainError {
     /// 429: over the per-minute quota.
     #[error("rate limit of {} requests per minute exceeded; retry after the window resets", .0.limit)]
     RateLimited(QuotaStatus),
-    /// 503: the upstream call platform could not be reached or answered badly.
+    /// 503: the upstream call platform could not be reached or answered badly; the source says
+    /// why, for the log.
     #[error("the upstream call platform is unavailable")]
-    UpstreamUnavailable,
-    /// 503: the portal database could not be reached.
+    UpstreamUnavailable(#[source] crate::ports::UpstreamError),
+    /// 503: the portal database could not be reached; the source says why, for the log.
     #[error("portal database unavailable")]
-    StoreUnavailable,
+    StoreUnavailable(#[source] crate::ports::StoreError),
     /// 500: the computation itself failed (a bug); the cause is for the log only.
     #[error("internal server error")]
     Internal(String),
 }
 
 impl From<crate::ports::StoreError> for DomainError {
-    fn from(_: crate::ports::StoreError) -> Self {
-        Self::StoreUnavailable
+    fn from(cause: crate::ports::StoreError) -> Self {
+        Self::StoreUnavailable(cause)
     }
 }
 
 impl From<crate::ports::UpstreamError> for DomainError {
-    fn from(_: crate::ports::UpstreamError) -> Self {
-        Self::UpstreamUnavailable
+    fn from(cause: crate::ports::UpstreamError) -> Self {
+        Self::UpstreamUnavailable(cause)
+    }
+}
+
+impl DomainError {
+    /// The message and every cause under it, `: `-separated, for the log (never for a body).
+    #[must_use]
+    pub fn cause_chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        text
     }
 }

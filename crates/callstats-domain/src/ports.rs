@@ -18,7 +18,7 @@ use crate::params::{DateRange, Day, Month};
 
 /// The portal database could not answer. The cause is for logs; the API says only
 /// "portal database unavailable".
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("portal store unavailable: {cause}")]
 pub struct StoreError {
     pub cause: String,
@@ -34,7 +34,7 @@ impl StoreError {
 
 /// The call platform could not be reached, failed, or answered something unusable. The reason
 /// is for logs; the API answers 503.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("call platform unavailable: {reason}")]
 pub struct UpstreamError {
     pub reason: String,

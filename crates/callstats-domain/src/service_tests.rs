@@ -280,7 +280,9 @@ async fn store_failure_during_key_lookup_is_503() {
     let auth = bearer();
     assert_eq!(
         access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
-        Err(DomainError::StoreUnavailable)
+        Err(DomainError::StoreUnavailable(StoreError::new(
+            "connection refused"
+        )))
     );
 }
 
@@ -346,7 +348,17 @@ async fn upstream_failure_is_503_upstream_unavailable() {
     let result = stats(MockPortalStore::new(), platform)
         .call_summary(range("2026-11-01", "2026-11-01"), Direction::Inbound)
         .await;
-    assert_eq!(result, Err(DomainError::UpstreamUnavailable));
+    assert_eq!(
+        result,
+        Err(DomainError::UpstreamUnavailable(UpstreamError::new(
+            "HTTP 500"
+        )))
+    );
+    assert_eq!(
+        result.unwrap_err().cause_chain(),
+        "the upstream call platform is unavailable: call platform unavailable: HTTP 500",
+        "the cause is kept for the log"
+    );
 }
 
 #[tokio::test]
@@ -392,7 +404,10 @@ async fn agents_fail_with_503_when_the_store_does() {
     let result = stats(store, platform)
         .call_agents(range("2026-11-01", "2026-11-01"))
         .await;
-    assert_eq!(result, Err(DomainError::StoreUnavailable));
+    assert_eq!(
+        result,
+        Err(DomainError::StoreUnavailable(StoreError::new("timeout")))
+    );
 }
 
 #[tokio::test]

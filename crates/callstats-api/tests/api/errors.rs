@@ -201,9 +201,13 @@ async fn a_failing_handler_is_logged_with_its_cause_and_the_request_id_of_the_an
     assert!(!String::from_utf8_lossy(&failed.body).contains("store exploded"));
     let id = failed.header("x-request-id");
     let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    // Other tests of this binary log their own failures: this one's carry its request id.
     let failure: Vec<&str> = log
         .lines()
-        .filter(|line| line.contains("request handler failed"))
+        .filter(|line| {
+            line.contains("request handler failed")
+                && line.contains(&format!("request_id=\"{id}\""))
+        })
         .collect();
     assert_eq!(failure.len(), 1, "{log}");
     assert!(failure[0].contains("ERROR"), "{}", failure[0]);
@@ -257,4 +261,47 @@ async fn unknown_paths_are_404_and_other_methods_405_with_allow_get() {
     }
     let no_key = send(&service, TestRequest::delete().uri("/api/v1/ping")).await;
     assert_eq!(no_key.status, 401, "the key is checked first");
+}
+
+#[actix_web::test]
+async fn a_503_is_logged_once_with_its_cause_and_request_id_and_the_body_keeps_it_out() {
+    let logged = logged();
+    let platform = FakePlatform {
+        calls: calls(),
+        ..FakePlatform::default()
+    };
+    platform.down.store(true, Ordering::SeqCst);
+    let app = TestApp::with(portal(), platform, false);
+    let key = app.key(1, "calls,operators", 120, None);
+    let service = app.service().await;
+    let upstream = send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-02", &key),
+    )
+    .await;
+    app.store.down.store(true, Ordering::SeqCst);
+    // The key is reused from the key cache; the roster read fails.
+    let store = send(&service, get("/api/v1/operators", &key)).await;
+    for (answer, cause) in [
+        (&upstream, "HTTP 502 from upstream"),
+        (&store, "connection refused"),
+    ] {
+        assert_eq!(answer.status, 503);
+        assert!(!String::from_utf8_lossy(&answer.body).contains(cause));
+        let id = answer.header("x-request-id");
+        let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|line| {
+                line.contains("dependency unavailable")
+                    && line.contains(&format!("request_id=\"{id}\""))
+            })
+            .collect();
+        assert_eq!(lines.len(), 1, "{log}");
+        assert!(
+            lines[0].contains("WARN") && lines[0].contains(cause),
+            "{}",
+            lines[0]
+        );
+    }
 }
