@@ -79,6 +79,19 @@ impl KeyDigest {
     pub fn to_hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
+
+    /// Reads the 64 hex digits of [`KeyDigest::to_hex`] (either case).
+    #[must_use]
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        let mut bytes = [0_u8; 32];
+        if hex.len() != 64 {
+            return None;
+        }
+        for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+        }
+        Some(Self(bytes))
+    }
 }
 
 impl fmt::Debug for KeyDigest {
@@ -281,6 +294,26 @@ mod tests {
     use time::macros::datetime;
 
     const KEY: &str = "cs_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+
+    #[test]
+    fn a_digest_reads_back_from_its_hex() {
+        let digest = ApiKeySecret::parse(KEY).unwrap().digest();
+        assert_eq!(KeyDigest::from_hex(&digest.to_hex()), Some(digest));
+        assert_eq!(
+            KeyDigest::from_hex(&digest.to_hex().to_uppercase()),
+            Some(digest)
+        );
+        for bad in [
+            "",
+            "ab",
+            &"g".repeat(64),
+            &"a".repeat(63),
+            &"a".repeat(65),
+            &"é".repeat(32),
+        ] {
+            assert_eq!(KeyDigest::from_hex(bad), None, "{bad}");
+        }
+    }
 
     fn record() -> ApiKeyRecord {
         ApiKeyRecord {

@@ -54,6 +54,9 @@ impl UpstreamError {
 pub trait PortalStore: Send + Sync + 'static {
     /// The key with this digest, revoked and expired ones included (the caller decides).
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError>;
+    /// The digest of every key, revoked and expired ones included: a digest not among them
+    /// needs no look-up.
+    async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError>;
     /// The whole roster, staff included.
     async fn operators(&self) -> Result<Vec<Operator>, StoreError>;
     /// The off-days dated in `month`.

@@ -10,10 +10,11 @@
 //!
 //! Depends on the domain's ports only; never on the web layer, a database or Redis.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::hash::Hash;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -227,15 +228,26 @@ const KNOWN_KEYS: usize = 100_000;
 /// of guessed keys cannot push a partner's key out.
 const UNKNOWN_KEYS: usize = 100_000;
 
+/// The digests of every key.
+type Digests = Arc<HashSet<[u8; 32]>>;
+
 /// A portal store whose key look-ups are reused for a short while, so a busy key costs one
 /// query per interval rather than one per request; concurrent look-ups of the same key make
 /// one query. Keys found and digests found unknown are kept apart, each bounded; failed
 /// look-ups are not kept. Everything else goes straight through.
+///
+/// It also keeps the digests of every key, read at most once per interval: a presented key
+/// whose digest is not among them is unknown without a look-up of its own, so a flood of
+/// guessed keys costs the database one query per interval, not one per guess.
 pub struct KeyCache {
     inner: Arc<dyn PortalStore>,
     ttl: Duration,
     known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
     unknown: Cache<[u8; 32], Expiring<()>>,
+    /// Every key's digest, and when they were read.
+    digests: std::sync::Mutex<Option<Expiring<Digests>>>,
+    /// Held by the one read of the digests under way.
+    reading_digests: tokio::sync::Mutex<()>,
 }
 
 impl KeyCache {
@@ -256,7 +268,39 @@ impl KeyCache {
             ttl: ttl.min(MAX_KEY_CACHE_TTL),
             known: Cache::new(KNOWN_KEYS),
             unknown: Cache::new(UNKNOWN_KEYS),
+            digests: std::sync::Mutex::new(None),
+            reading_digests: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Whether some key has this digest, from the digests read at most `ttl` ago.
+    async fn may_exist(&self, digest: &KeyDigest) -> Result<bool, StoreError> {
+        let recent = || {
+            self.digests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .filter(|read| read.is_fresh())
+                .map(|read| read.value.contains(&digest.0))
+        };
+        if let Some(exists) = recent() {
+            return Ok(exists);
+        }
+        let _reading = self.reading_digests.lock().await;
+        if let Some(exists) = recent() {
+            return Ok(exists);
+        }
+        let digests: HashSet<[u8; 32]> = self
+            .inner
+            .key_digests()
+            .await?
+            .into_iter()
+            .map(|digest| digest.0)
+            .collect();
+        let exists = digests.contains(&digest.0);
+        *self.digests.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Expiring::new(Arc::new(digests), self.ttl));
+        Ok(exists)
     }
 }
 
@@ -280,7 +324,11 @@ impl PortalStore for KeyCache {
             if fresh(&self.unknown, &digest.0).is_some() {
                 return Ok(None);
             }
-            let found = self.inner.find_key(digest).await?;
+            let found = if self.may_exist(digest).await? {
+                self.inner.find_key(digest).await?
+            } else {
+                None
+            };
             match &found {
                 Some(record) => {
                     let _ = guard.insert(Expiring::new(record.clone(), self.ttl));
@@ -289,6 +337,10 @@ impl PortalStore for KeyCache {
             }
             return Ok(found);
         }
+    }
+
+    async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError> {
+        self.inner.key_digests().await
     }
 
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
@@ -461,15 +513,25 @@ mod tests {
         }
     }
 
+    /// A store whose keys have these digests.
+    fn holding(digests: &[KeyDigest]) -> MockPortalStore {
+        let digests = digests.to_vec();
+        let mut store = MockPortalStore::new();
+        store
+            .expect_key_digests()
+            .returning(move || Ok(digests.clone()));
+        store
+    }
+
     #[tokio::test]
     async fn key_lookups_are_reused_within_the_ttl_and_refreshed_after() {
-        let mut store = MockPortalStore::new();
+        let digest = ApiKeySecret::from_random_bytes(&[1; 32]).digest();
+        let mut store = holding(&[digest]);
         store
             .expect_find_key()
             .times(2)
             .returning(|_| Ok(Some(record())));
         let cache = KeyCache::new(Arc::new(store), Duration::from_millis(100));
-        let digest = ApiKeySecret::from_random_bytes(&[1; 32]).digest();
         for _ in 0..5 {
             assert_eq!(cache.find_key(&digest).await.unwrap(), Some(record()));
         }
@@ -478,15 +540,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn guessed_keys_are_remembered_apart_and_never_push_a_known_key_out() {
+    async fn guessed_keys_cost_no_look_up_and_never_push_a_known_key_out() {
         let known = ApiKeySecret::from_random_bytes(&[4; 32]).digest();
         let mut store = MockPortalStore::new();
+        // One read of every key's digest answers every guess of the interval.
+        store
+            .expect_key_digests()
+            .times(1)
+            .returning(move || Ok(vec![known]));
         store
             .expect_find_key()
             .withf(move |digest| *digest == known)
             .times(1)
             .returning(|_| Ok(Some(record())));
-        store.expect_find_key().returning(|_| Ok(None));
         let cache = KeyCache::new(Arc::new(store), Duration::from_secs(10));
         assert_eq!(cache.find_key(&known).await.unwrap(), Some(record()));
         // More guessed digests than the cache keeps keys.
@@ -506,14 +572,21 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_digest_is_remembered_only_briefly() {
         let created = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let digest = ApiKeySecret::from_random_bytes(&[5; 32]).digest();
         let mut store = MockPortalStore::new();
         let exists = Arc::clone(&created);
+        store.expect_key_digests().returning(move || {
+            Ok(if exists.load(Ordering::SeqCst) {
+                vec![digest]
+            } else {
+                vec![]
+            })
+        });
         store
             .expect_find_key()
-            .times(2)
-            .returning(move |_| Ok(exists.load(Ordering::SeqCst).then(record)));
+            .times(1)
+            .returning(|_| Ok(Some(record())));
         let cache = KeyCache::new(Arc::new(store), Duration::from_millis(100));
-        let digest = ApiKeySecret::from_random_bytes(&[5; 32]).digest();
         assert_eq!(cache.find_key(&digest).await.unwrap(), None);
         created.store(true, Ordering::SeqCst);
         assert_eq!(cache.find_key(&digest).await.unwrap(), None, "remembered");
@@ -527,7 +600,8 @@ mod tests {
 
     #[tokio::test]
     async fn failed_key_lookups_are_not_kept() {
-        let mut store = MockPortalStore::new();
+        let digest = ApiKeySecret::from_random_bytes(&[2; 32]).digest();
+        let mut store = holding(&[digest]);
         let mut calls = 0;
         store.expect_find_key().times(2).returning(move |_| {
             calls += 1;
@@ -538,7 +612,6 @@ mod tests {
             }
         });
         let cache = KeyCache::new(Arc::new(store), Duration::from_secs(10));
-        let digest = ApiKeySecret::from_random_bytes(&[2; 32]).digest();
         assert!(cache.find_key(&digest).await.is_err());
         assert_eq!(cache.find_key(&digest).await.unwrap(), None);
     }
@@ -551,14 +624,14 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_lookups_of_one_key_make_one_query() {
-        let mut store = MockPortalStore::new();
+        let digest = ApiKeySecret::from_random_bytes(&[3; 32]).digest();
+        let mut store = holding(&[digest]);
         store.expect_find_key().times(1).returning(|_| {
             // Long enough for every other look-up to arrive while this one runs.
             std::thread::sleep(Duration::from_millis(50));
             Ok(Some(record()))
         });
         let cache = Arc::new(KeyCache::new(Arc::new(store), Duration::from_secs(10)));
-        let digest = ApiKeySecret::from_random_bytes(&[3; 32]).digest();
         let lookups: Vec<_> = (0..8)
             .map(|_| {
                 let cache = Arc::clone(&cache);

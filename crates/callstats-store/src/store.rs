@@ -129,6 +129,25 @@ impl PortalStore for Store {
         row.map(ApiKeyRecord::try_from).transpose()
     }
 
+    async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError> {
+        let rows: Vec<String> = with_connection!(&self.pools, |conn| {
+            api_keys::table
+                .select(api_keys::key_digest)
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        rows.iter()
+            .map(|hex| {
+                KeyDigest::from_hex(hex).ok_or_else(|| {
+                    StoreError::new(format!(
+                        "api_keys holds a digest that is not 64 hex digits: {hex:?}"
+                    ))
+                })
+            })
+            .collect()
+    }
+
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
         let rows: Vec<OperatorRow> = with_connection!(&self.pools, |conn| {
             operators::table

@@ -195,6 +195,11 @@ impl PortalStore for Detached {
             .await
     }
 
+    async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError> {
+        self.run(|store| async move { store.key_digests().await })
+            .await
+    }
+
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
         self.run(|store| async move { store.operators().await })
             .await

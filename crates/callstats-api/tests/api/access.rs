@@ -281,3 +281,33 @@ async fn a_revoked_key_stops_working_within_ten_seconds() {
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
 }
+
+#[actix_web::test]
+async fn a_flood_of_guessed_keys_from_one_address_costs_the_database_no_look_up_per_guess() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    for n in 0..2_000_u32 {
+        let mut bytes = [0xa5_u8; 32];
+        bytes[..4].copy_from_slice(&n.to_le_bytes());
+        let guess = callstats_domain::access::ApiKeySecret::from_random_bytes(&bytes);
+        let answer = send(
+            &service,
+            TestRequest::get()
+                .uri("/api/v1/ping")
+                .insert_header(("X-API-Key", guess.expose())),
+        )
+        .await;
+        assert_eq!(answer.status, if n < 60 { 401 } else { 429 }, "guess {n}");
+    }
+    let lookups = app
+        .store
+        .key_lookups
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(lookups <= 70, "{lookups} key look-ups for 2,000 guesses");
+    let valid = send(&service, get("/api/v1/ping", &key)).await;
+    assert_eq!(
+        valid.status, 200,
+        "a valid key from the same address still passes"
+    );
+}

@@ -51,6 +51,8 @@ pub struct FakeStore {
     pub scores: Vec<CallScore>,
     pub down: AtomicBool,
     pub panics: AtomicBool,
+    /// Key look-ups asked of the store.
+    pub key_lookups: AtomicUsize,
 }
 
 impl FakeStore {
@@ -68,7 +70,13 @@ impl FakeStore {
 impl PortalStore for FakeStore {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
         self.check()?;
+        self.key_lookups.fetch_add(1, Ordering::SeqCst);
         Ok(self.keys.lock().unwrap().get(digest).cloned())
+    }
+
+    async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError> {
+        self.check()?;
+        Ok(self.keys.lock().unwrap().keys().copied().collect())
     }
 
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {

@@ -16,6 +16,7 @@
 )]
 
 mod call_days;
+mod guessing;
 mod metrics;
 mod outage;
 #[path = "../support/serve.rs"]
