@@ -14,6 +14,22 @@ fn secret(byte: u8) -> ApiKeySecret {
 }
 
 backend_tests! {
+    async fn key_digests_are_every_keys_revoked_ones_included(db: &TestDatabase) {
+        let admin = db.migrated_store().await;
+        let now = datetime!(2026-11-21 06:00:00 UTC);
+        let store = db.store(Access::ReadOnly);
+        assert!(store.key_digests().await.unwrap().is_empty());
+        let new = |name: &str| NewKey::new(name, ScopeSet::parse_list("calls").unwrap()).unwrap();
+        admin.create_key(&new("a"), &secret(1), now).await.unwrap();
+        admin.create_key(&new("b"), &secret(2), now).await.unwrap();
+        admin.revoke_keys("b", now).await.unwrap();
+        let mut digests = store.key_digests().await.unwrap();
+        digests.sort_by_key(|digest| digest.0);
+        let mut expected = vec![secret(1).digest(), secret(2).digest()];
+        expected.sort_by_key(|digest| digest.0);
+        assert_eq!(digests, expected);
+    }
+
     async fn a_created_key_is_found_by_its_digest_with_everything_it_may_do(db: &TestDatabase) {
         let admin = db.migrated_store().await;
         let now = datetime!(2026-11-21 06:00:00 UTC);
