@@ -60,4 +60,5 @@ mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use seed::{Existing, SeedError};
 pub use store::{PoolStatus, Store};

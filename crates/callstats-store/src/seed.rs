@@ -52,12 +52,57 @@ where
     }
 }
 
+/// What seeding does with portal data already in the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Replace it (`callstats seed --replace`).
+    Replace,
+    /// Refuse, and change nothing.
+    Refuse,
+}
+
+/// Why seeding changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    #[error(
+        "the database already holds portal data; nothing was changed (pass --replace to replace it)"
+    )]
+    HoldsData,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What ends a seeding transaction early.
+enum Abort {
+    HoldsData,
+    Query(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for Abort {
+    fn from(error: diesel::result::Error) -> Self {
+        Self::Query(error)
+    }
+}
+
 impl Store {
     /// Replaces every portal table but `api_keys` with the fixture's data, in one transaction:
-    /// a failure part-way leaves the database exactly as it was.
-    pub async fn seed(&self, fixture: &ValidFixture) -> Result<(), StoreError> {
-        with_connection!(&self.pools, |conn| {
-            conn.transaction::<_, diesel::result::Error, _>(async |conn| {
+    /// a failure part-way leaves the database exactly as it was. With [`Existing::Refuse`], a
+    /// database that holds any portal data is left as it is.
+    pub async fn seed(&self, fixture: &ValidFixture, existing: Existing) -> Result<(), SeedError> {
+        let outcome = with_connection!(&self.pools, |conn| {
+            conn.transaction::<_, Abort, _>(async |conn| {
+                if existing == Existing::Refuse {
+                    let held = [
+                        operators::table.count().get_result::<i64>(conn).await?,
+                        off_days::table.count().get_result::<i64>(conn).await?,
+                        kpi_sheets::table.count().get_result::<i64>(conn).await?,
+                        scripts::table.count().get_result::<i64>(conn).await?,
+                        call_scores::table.count().get_result::<i64>(conn).await?,
+                    ];
+                    if held.iter().any(|rows| *rows > 0) {
+                        return Err(Abort::HoldsData);
+                    }
+                }
                 // Children first, so the foreign keys hold at every step.
                 diesel::delete(kpi_metrics::table).execute(conn).await?;
                 diesel::delete(kpi_rows::table).execute(conn).await?;
@@ -76,8 +121,12 @@ impl Store {
                 Ok(())
             })
             .await
-        })
-        .map_err(query_failed)
+        });
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(Abort::HoldsData) => Err(SeedError::HoldsData),
+            Err(Abort::Query(error)) => Err(query_failed(error).into()),
+        }
     }
 
     /// Whether the roster is empty (`callstats demo` seeds the demo data only then).

@@ -65,7 +65,7 @@ backend_tests! {
 
     async fn a_sheet_of_300_rows_by_15_metrics_is_read_in_at_most_3_statements(db: &TestDatabase) {
         let admin = db.migrated_store().await;
-        admin.seed(&big_sheet(300, 15).validate().unwrap()).await.unwrap();
+        admin.seed(&big_sheet(300, 15).validate().unwrap(), callstats_store::Existing::Replace).await.unwrap();
         let store = db.store(Access::ReadOnly);
 
         let before = store.queries_run();
@@ -84,7 +84,7 @@ backend_tests! {
 
     async fn every_other_read_is_one_statement(db: &TestDatabase) {
         let admin = db.migrated_store().await;
-        admin.seed(&big_sheet(50, 3).validate().unwrap()).await.unwrap();
+        admin.seed(&big_sheet(50, 3).validate().unwrap(), callstats_store::Existing::Replace).await.unwrap();
         let store = db.store(Access::ReadOnly);
         let digest = callstats_domain::access::ApiKeySecret::from_random_bytes(&[9; 32]).digest();
         let range = callstats_domain::params::DateRange::new(

@@ -41,11 +41,11 @@ const ONE_OPERATOR: &str = r#"{"operators": [{"agent_number": "555", "name": "No
 backend_tests! {
     async fn seeding_replaces_all_portal_data_but_keeps_keys(db: &TestDatabase) {
         let admin = db.migrated_store().await;
-        admin.seed(&portal()).await.unwrap();
+        admin.seed(&portal(), callstats_store::Existing::Replace).await.unwrap();
         let key = NewKey::new("partner", ScopeSet::all()).unwrap();
         admin.create_key(&key, &secret(1), datetime!(2026-11-21 06:00 UTC)).await.unwrap();
 
-        admin.seed(&ValidFixture::from_json(ONE_OPERATOR).unwrap()).await.unwrap();
+        admin.seed(&ValidFixture::from_json(ONE_OPERATOR).unwrap(), callstats_store::Existing::Replace).await.unwrap();
         let store = db.store(Access::ReadOnly);
         let roster = store.operators().await.unwrap();
         assert_eq!(roster.len(), 1);
@@ -60,10 +60,26 @@ backend_tests! {
         assert_eq!(found.name, "partner");
     }
 
+    async fn without_replace_a_database_holding_portal_data_is_left_as_it_is(db: &TestDatabase) {
+        let admin = db.migrated_store().await;
+        admin.seed(&portal(), callstats_store::Existing::Refuse).await.unwrap();
+        let store = db.store(Access::ReadOnly);
+        let before = snapshot(&store).await;
+        let refused = admin
+            .seed(&ValidFixture::from_json(ONE_OPERATOR).unwrap(), callstats_store::Existing::Refuse)
+            .await
+            .unwrap_err();
+        assert!(matches!(refused, callstats_store::SeedError::HoldsData), "{refused}");
+        assert_eq!(snapshot(&store).await, before);
+        // Scripts alone are portal data too.
+        admin.seed(&ValidFixture::from_json(ONE_OPERATOR).unwrap(), callstats_store::Existing::Replace).await.unwrap();
+        assert_eq!(store.operators().await.unwrap().len(), 1);
+    }
+
     async fn seeding_the_same_fixture_twice_gives_the_same_data(db: &TestDatabase) {
         let store = seeded(db).await;
         let first = snapshot(&store).await;
-        db.migrated_store().await.seed(&portal()).await.unwrap();
+        db.migrated_store().await.seed(&portal(), callstats_store::Existing::Replace).await.unwrap();
         assert_eq!(snapshot(&store).await, first);
     }
 
@@ -82,7 +98,7 @@ backend_tests! {
         .await;
         let other = ValidFixture::from_json(&PORTAL.replace("Salomlashish", "Assalomu alaykum"))
             .unwrap();
-        let error = db.migrated_store().await.seed(&other).await.unwrap_err();
+        let error = db.migrated_store().await.seed(&other, callstats_store::Existing::Replace).await.unwrap_err();
         assert!(error.to_string().contains("injected failure"), "{error}");
         assert_eq!(snapshot(&store).await, before);
         assert!(before.contains("Salomlashish"));
@@ -99,7 +115,7 @@ backend_tests! {
 
     async fn the_api_store_cannot_write(db: &TestDatabase) {
         let store = seeded(db).await;
-        let error = store.seed(&portal()).await.unwrap_err().to_string();
+        let error = store.seed(&portal(), callstats_store::Existing::Replace).await.unwrap_err().to_string();
         assert!(error.contains("readonly") || error.contains("read-only"), "{error}");
         assert_eq!(store.operators().await.unwrap().len(), 4);
     }

@@ -25,6 +25,9 @@ pub fn day(raw: &str) -> Day {
 /// A migrated database seeded with [`PORTAL`], and a read-only store on it as the API uses.
 pub async fn seeded(db: &TestDatabase) -> Store {
     let admin = db.migrated_store().await;
-    admin.seed(&portal()).await.unwrap();
+    admin
+        .seed(&portal(), callstats_store::Existing::Replace)
+        .await
+        .unwrap();
     db.store(Access::ReadOnly)
 }

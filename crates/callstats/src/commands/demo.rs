@@ -61,7 +61,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
             .validate()
             .map_err(|err| anyhow!("the demo data set is invalid: {err}"))?;
         admin
-            .seed(&fixture)
+            .seed(&fixture, callstats_store::Existing::Replace)
             .await
             .map_err(|err| anyhow!("cannot load the demo data: {err}"))?;
         eprintln!(

@@ -1,11 +1,13 @@
-//! `callstats seed --demo [--seed N]` / `callstats seed --file PATH`: replace all portal data
-//! (not keys) in one transaction. The fixture is read and checked before the database is
+//! `callstats seed --demo [--seed N] [--replace]` / `callstats seed --file PATH [--replace]`:
+//! load portal data (not keys) in one transaction; a database that already holds portal data
+//! is replaced only with `--replace`. The fixture is read and checked before the database is
 //! touched, so a bad file changes nothing.
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use callstats_domain::params::{Day, Param};
+use callstats_store::Existing;
 use callstats_store::fixture::ValidFixture;
 use clap::{ArgGroup, Args};
 
@@ -34,6 +36,11 @@ pub struct SeedArgs {
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
 
+    /// Replace the portal data a database already holds; without it such a database is left
+    /// unchanged (exit code 1).
+    #[arg(long)]
+    pub replace: bool,
+
     #[command(flatten)]
     pub database: DatabaseArgs,
 }
@@ -61,8 +68,13 @@ pub async fn run(args: SeedArgs) -> Result<(), Failure> {
         }
     };
     let store = migrated(args.database.open_admin()?).await?;
+    let existing = if args.replace {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
     store
-        .seed(&fixture)
+        .seed(&fixture, existing)
         .await
         .with_context(|| format!("seeding {} failed; the database is unchanged", store.url()))?;
     eprintln!(

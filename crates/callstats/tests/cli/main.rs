@@ -131,9 +131,12 @@ backend_tests! {
         assert_exit(&demo("7"), 0);
         let first = portal_state(db).await;
         assert_eq!(db.store(Access::ReadOnly).operators().await.unwrap().len(), 80);
-        assert_exit(&demo("7"), 0);
+        let replace = |seed: &str| {
+            callstats(db, &["seed", "--demo", "--seed", seed, "--anchor", "2026-11-21", "--replace"])
+        };
+        assert_exit(&replace("7"), 0);
         assert_eq!(portal_state(db).await, first);
-        assert_exit(&demo("8"), 0);
+        assert_exit(&replace("8"), 0);
         assert_ne!(portal_state(db).await, first);
     }
 
@@ -150,6 +153,26 @@ backend_tests! {
         let output = callstats(db, &["seed", "--file", path.to_str().unwrap()]);
         assert_exit(&output, 0);
         assert!(stderr(&output).contains("4 operators"), "{}", stderr(&output));
+        assert_eq!(db.store(Access::ReadOnly).operators().await.unwrap().len(), 4);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    async fn seed_refuses_a_database_holding_portal_data_without_replace(db: &TestDatabase) {
+        assert_exit(&callstats(db, &["seed", "--demo", "--anchor", "2026-11-21"]), 0);
+        let before = portal_state(db).await;
+        let path = write_file(&format!("refused-{:?}.json", db.backend()), PORTAL);
+        for args in [
+            vec!["seed", "--demo", "--seed", "9"],
+            vec!["seed", "--file", path.to_str().unwrap()],
+        ] {
+            let output = callstats(db, &args);
+            assert_exit(&output, 1);
+            let message = stderr(&output);
+            assert!(message.contains("already holds portal data") && message.contains("--replace"), "{message}");
+            assert_eq!(portal_state(db).await, before, "{args:?} changed the data");
+        }
+        let replaced = callstats(db, &["seed", "--file", path.to_str().unwrap(), "--replace"]);
+        assert_exit(&replaced, 0);
         assert_eq!(db.store(Access::ReadOnly).operators().await.unwrap().len(), 4);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }

@@ -174,7 +174,10 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
     callstats_callplatform::install_crypto_provider();
     let admin = db.migrated_store().await;
     let fixture = ValidFixture::from_json(PORTAL).expect("the e2e fixture is valid");
-    admin.seed(&fixture).await.expect("seed the e2e fixture");
+    admin
+        .seed(&fixture, callstats_store::Existing::Replace)
+        .await
+        .expect("seed the e2e fixture");
 
     let sim = spawn_sim(spawn.sim).expect("start the sim");
     let mut upstream = HttpPlatformConfig::new(sim.base_url(), None);
