@@ -63,6 +63,8 @@ pub fn unique_prefix(test: &str) -> String {
 /// A `redis-server` of the test's own, on a free loopback port, stopped on drop.
 pub struct PrivateRedis {
     port: u16,
+    /// Required of every client (`--requirepass`), when set.
+    password: Option<String>,
     child: Option<Child>,
 }
 
@@ -71,31 +73,46 @@ impl PrivateRedis {
     /// required.
     #[must_use]
     pub fn start() -> Option<Self> {
+        Self::start_with(None)
+    }
+
+    /// Starts one that refuses clients without `password`.
+    #[must_use]
+    pub fn start_with_password(password: &str) -> Option<Self> {
+        Self::start_with(Some(password.to_owned()))
+    }
+
+    fn start_with(password: Option<String>) -> Option<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free loopback port")
             .port();
-        let mut redis = Self { port, child: None };
+        let mut redis = Self {
+            port,
+            password,
+            child: None,
+        };
         redis.spawn()?;
         Some(redis)
     }
 
     /// Starts the server again on the same port (after [`stop`](Self::stop)), empty.
     pub fn spawn(&mut self) -> Option<()> {
-        let spawned = Command::new("redis-server")
-            .args([
-                "--port",
-                &self.port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
+        let mut command = Command::new("redis-server");
+        command.args([
+            "--port",
+            &self.port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]);
+        if let Some(password) = &self.password {
+            command.args(["--requirepass", password]);
+        }
+        let spawned = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn();
         let child = match spawned {
             Ok(child) => child,
             Err(err) if services_required() => panic!("cannot start redis-server: {err}"),
@@ -113,9 +130,13 @@ impl PrivateRedis {
         Some(())
     }
 
+    /// `redis://127.0.0.1:PORT`, with `:PASSWORD@` when one is required.
     #[must_use]
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        match &self.password {
+            Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
     }
 
     /// Kills the server: from now on connections are refused.

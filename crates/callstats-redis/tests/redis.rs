@@ -296,3 +296,37 @@ async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_c
         "a fresh Redis counts from zero again"
     );
 }
+
+#[tokio::test]
+async fn a_redis_with_a_password_is_used_with_the_password_in_the_url() {
+    let Some(redis) = PrivateRedis::start_with_password("s3cret/with?odd@chars") else {
+        return;
+    };
+    // Reserved characters are percent-encoded in the URL, as in any URL.
+    let url = redis
+        .url()
+        .replace("s3cret/with?odd@chars", "s3cret%2Fwith%3Fodd%40chars");
+    let shared = Redis::new(RedisSettings::new(url.clone())).unwrap();
+    let (cache, quota) = (
+        RedisCache::new(Arc::clone(&shared)),
+        RedisQuota::new(Arc::clone(&shared)),
+    );
+    cache
+        .put(
+            "k",
+            Bytes::from_static(b"behind a password"),
+            Duration::from_secs(60),
+        )
+        .await;
+    assert_eq!(
+        cache.get("k").await,
+        Some(Bytes::from_static(b"behind a password"))
+    );
+    assert_eq!(quota.increment(&bucket(11)).await, 1);
+    assert!(!shared.is_down());
+
+    // The wrong password: Redis refuses, the adapters degrade as for any outage.
+    let wrong = Redis::new(RedisSettings::new(url.replace("s3cret", "wrong"))).unwrap();
+    assert_eq!(RedisCache::new(Arc::clone(&wrong)).get("k").await, None);
+    assert!(wrong.is_down());
+}
