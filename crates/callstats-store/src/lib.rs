@@ -59,6 +59,7 @@ mod seed;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tls;
 
 pub use seed::{Existing, SeedError};
 pub use store::{PoolStatus, Store};

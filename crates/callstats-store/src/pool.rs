@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use callstats_domain::ports::StoreError;
 use diesel::SqliteConnection;
 use diesel::connection::{Instrumentation, InstrumentationEvent};
-use diesel::result::ConnectionError;
+use diesel::result::{ConnectionError, ConnectionResult};
 use diesel_async::pooled_connection::deadpool::{Pool, PoolError};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
@@ -15,6 +15,7 @@ use diesel_async::pooled_connection::{
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use futures::FutureExt as _;
+use futures::future::BoxFuture;
 
 use crate::config::{Access, ConfigError, DatabaseUrl, StoreConfig};
 
@@ -85,23 +86,34 @@ pub(crate) fn build(config: &StoreConfig, counter: &QueryCounter) -> Result<Pool
     }
     match &config.url {
         DatabaseUrl::Postgres(url) => {
-            let manager = manager::<AsyncPgConnection>(url, postgres_session_sql(config), counter);
+            let manager =
+                manager::<AsyncPgConnection>(url, postgres_session_sql(config), counter, |url| {
+                    crate::tls::establish(url).boxed()
+                });
             pool(manager, config).map(Pools::Postgres)
         }
         DatabaseUrl::Sqlite(path) => {
-            let manager =
-                manager::<SqliteConn>(&path.to_string_lossy(), sqlite_session_sql(config), counter);
+            let manager = manager::<SqliteConn>(
+                &path.to_string_lossy(),
+                sqlite_session_sql(config),
+                counter,
+                |url| SqliteConn::establish(url).boxed(),
+            );
             pool(manager, config).map(Pools::Sqlite)
         }
     }
 }
 
-/// A manager whose new connections run `session_sql` first and report their statements to
-/// `counter`.
+/// Opens one connection of a backend.
+type Establish<C> = fn(&str) -> BoxFuture<'_, ConnectionResult<C>>;
+
+/// A manager whose new connections are opened with `establish`, run `session_sql` first and
+/// report their statements to `counter`.
 fn manager<C>(
     url: &str,
     session_sql: String,
     counter: &QueryCounter,
+    establish: Establish<C>,
 ) -> AsyncDieselConnectionManager<C>
 where
     C: AsyncConnection + SimpleAsyncConnection + 'static,
@@ -113,7 +125,7 @@ where
         let counter = counter.clone();
         let url = url.to_owned();
         async move {
-            let mut conn = C::establish(&url).await?;
+            let mut conn = establish(&url).await?;
             conn.batch_execute(&session_sql)
                 .await
                 .map_err(ConnectionError::CouldntSetupConfiguration)?;

@@ -93,3 +93,29 @@ async fn postgres_connections_closed_by_the_server_are_replaced() {
     }
     assert!(matches!(outcomes.last(), Some(Ok(4))), "{outcomes:?}");
 }
+
+/// Postgres over TLS, as `sslmode=require` asks (the test server's certificate is the
+/// distribution's self-signed one: encrypted, not verified, as with libpq).
+#[tokio::test]
+async fn postgres_with_sslmode_require_connects_over_tls() {
+    let Some(db) = TestDatabase::create(Backend::Postgres).await else {
+        return;
+    };
+    drop(db.migrated_store().await);
+    let url = format!("{}?sslmode=require", db.url());
+    let store = Store::open(&StoreConfig::new(
+        DatabaseUrl::parse(&url).unwrap(),
+        Access::ReadOnly,
+    ))
+    .unwrap();
+    assert!(store.operators().await.unwrap().is_empty());
+    let disabled = Store::open(&StoreConfig::new(
+        DatabaseUrl::parse(&format!("{}?sslmode=disable", db.url())).unwrap(),
+        Access::ReadOnly,
+    ))
+    .unwrap();
+    assert!(
+        disabled.operators().await.unwrap().is_empty(),
+        "and without TLS when asked"
+    );
+}
