@@ -72,6 +72,9 @@ impl Redis {
     /// Prepares the connection; nothing is sent until the first call, so a Redis that is down
     /// at start-up does not stop the service.
     pub fn new(settings: RedisSettings) -> Result<Arc<Self>, InvalidRedisUrl> {
+        // TLS (rediss://) uses the process's rustls provider: ring, as for the call platform
+        // client. Err only means one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = redis::Client::open(settings.url.as_str())
             .map_err(|e| InvalidRedisUrl(e.to_string()))?;
         let config = redis::aio::ConnectionManagerConfig::new()

@@ -65,24 +65,39 @@ pub struct PrivateRedis {
     port: u16,
     /// Required of every client (`--requirepass`), when set.
     password: Option<String>,
+    /// Served over TLS only, with the distribution's self-signed certificate.
+    tls: bool,
     child: Option<Child>,
 }
+
+/// The self-signed certificate Debian's ssl-cert package makes (Postgres uses it too).
+const SNAKEOIL: (&str, &str) = (
+    "/etc/ssl/certs/ssl-cert-snakeoil.pem",
+    "/etc/ssl/private/ssl-cert-snakeoil.key",
+);
 
 impl PrivateRedis {
     /// Starts one, or `None` (skip) when `redis-server` cannot run and services are not
     /// required.
     #[must_use]
     pub fn start() -> Option<Self> {
-        Self::start_with(None)
+        Self::start_with(None, false)
     }
 
     /// Starts one that refuses clients without `password`.
     #[must_use]
     pub fn start_with_password(password: &str) -> Option<Self> {
-        Self::start_with(Some(password.to_owned()))
+        Self::start_with(Some(password.to_owned()), false)
     }
 
-    fn start_with(password: Option<String>) -> Option<Self> {
+    /// Starts one that speaks TLS only, with the self-signed certificate of Debian's ssl-cert
+    /// package (the URL skips verifying it: `#insecure`).
+    #[must_use]
+    pub fn start_with_tls() -> Option<Self> {
+        Self::start_with(None, true)
+    }
+
+    fn start_with(password: Option<String>, tls: bool) -> Option<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free loopback port")
@@ -90,6 +105,7 @@ impl PrivateRedis {
         let mut redis = Self {
             port,
             password,
+            tls,
             child: None,
         };
         redis.spawn()?;
@@ -99,16 +115,24 @@ impl PrivateRedis {
     /// Starts the server again on the same port (after [`stop`](Self::stop)), empty.
     pub fn spawn(&mut self) -> Option<()> {
         let mut command = Command::new("redis-server");
-        command.args([
-            "--port",
-            &self.port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]);
+        let port = self.port.to_string();
+        if self.tls {
+            command.args([
+                "--port",
+                "0",
+                "--tls-port",
+                &port,
+                "--tls-cert-file",
+                SNAKEOIL.0,
+                "--tls-key-file",
+                SNAKEOIL.1,
+                "--tls-auth-clients",
+                "no",
+            ]);
+        } else {
+            command.args(["--port", &port]);
+        }
+        command.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
         if let Some(password) = &self.password {
             command.args(["--requirepass", password]);
         }
@@ -133,9 +157,10 @@ impl PrivateRedis {
     /// `redis://127.0.0.1:PORT`, with `:PASSWORD@` when one is required.
     #[must_use]
     pub fn url(&self) -> String {
-        match &self.password {
-            Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
-            None => format!("redis://127.0.0.1:{}", self.port),
+        match (&self.password, self.tls) {
+            (_, true) => format!("rediss://127.0.0.1:{}/#insecure", self.port),
+            (Some(password), false) => format!("redis://:{password}@127.0.0.1:{}", self.port),
+            (None, false) => format!("redis://127.0.0.1:{}", self.port),
         }
     }
 

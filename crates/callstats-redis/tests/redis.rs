@@ -330,3 +330,35 @@ async fn a_redis_with_a_password_is_used_with_the_password_in_the_url() {
     assert_eq!(RedisCache::new(Arc::clone(&wrong)).get("k").await, None);
     assert!(wrong.is_down());
 }
+
+#[tokio::test]
+async fn a_redis_over_tls_is_used_with_a_rediss_url() {
+    let Some(redis) = PrivateRedis::start_with_tls() else {
+        return;
+    };
+    let shared = Redis::new(RedisSettings::new(redis.url())).unwrap();
+    let (cache, quota) = (
+        RedisCache::new(Arc::clone(&shared)),
+        RedisQuota::new(Arc::clone(&shared)),
+    );
+    cache
+        .put(
+            "k",
+            Bytes::from_static(b"over TLS"),
+            Duration::from_secs(60),
+        )
+        .await;
+    assert_eq!(cache.get("k").await, Some(Bytes::from_static(b"over TLS")));
+    assert_eq!(quota.increment(&bucket(12)).await, 1);
+    assert!(!shared.is_down());
+    // Plain text to a TLS-only port is refused, and the adapters degrade as for an outage.
+    let plain = Redis::new(RedisSettings::new(
+        redis
+            .url()
+            .replace("rediss://", "redis://")
+            .replace("/#insecure", ""),
+    ))
+    .unwrap();
+    assert_eq!(RedisCache::new(Arc::clone(&plain)).get("k").await, None);
+    assert!(plain.is_down());
+}
