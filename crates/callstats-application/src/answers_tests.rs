@@ -45,6 +45,7 @@ fn record(scopes: &str) -> ApiKeyRecord {
 /// A portal that knows one key, with these scopes.
 fn key_store(scopes: &'static str) -> MockPortalStore {
     let mut store = MockPortalStore::new();
+    store.expect_recently_absent().return_const(false);
     let digest = secret().digest();
     store
         .expect_find_key()

@@ -54,9 +54,14 @@ impl UpstreamError {
 pub trait PortalStore: Send + Sync + 'static {
     /// The key with this digest, revoked and expired ones included (the caller decides).
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError>;
-    /// The digest of every key, revoked and expired ones included: a digest not among them
-    /// needs no look-up.
+    /// The digest of every key, revoked and expired ones included.
     async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError>;
+    /// Whether a key cache in front of the store read every key's digest within its reuse
+    /// interval (10 s) and `digest` was not among them: a guess, or a key created since. A
+    /// store without such a cache cannot tell (`false`).
+    fn recently_absent(&self, _digest: &KeyDigest) -> bool {
+        false
+    }
     /// The whole roster, staff included.
     async fn operators(&self) -> Result<Vec<Operator>, StoreError>;
     /// The off-days dated in `month`.
@@ -140,6 +145,9 @@ pub enum CacheRead {
 pub trait QuotaCounter: Send + Sync + 'static {
     /// Adds one request to the bucket and returns its count including this one.
     async fn increment(&self, bucket: &QuotaBucket) -> u64;
+
+    /// The bucket's count so far, without adding to it.
+    async fn peek(&self, bucket: &QuotaBucket) -> u64;
 
     /// Adds one request and, on the same trip, reads the response cache's entry `cache_key`:
     /// a counter kept in the same store as the response cache (Redis) answers both in one

@@ -76,8 +76,9 @@ impl Access {
     ///
     /// Only requests that pass the key and Origin checks count against the key's quota.
     /// Every other request counts against the anonymous per-IP quota, which turns its answer
-    /// into a 429 once exceeded: key guessing stays slow, and a valid key is never held back
-    /// by it.
+    /// into a 429 once exceeded: key guessing stays slow, and a valid key is not held back by
+    /// it, with one exception: a key created in the last 10 seconds, presented from an address
+    /// that is over that quota, is refused until the replica has read the new key's digest.
     pub async fn admit(&self, caller: &Caller<'_>, endpoint: Endpoint) -> Admission {
         self.admit_reading(caller, endpoint, |_| None).await
     }
@@ -139,11 +140,22 @@ impl Access {
         }
     }
 
+    /// The presented key's record. A key that is not among the digests the key cache read
+    /// recently (a guess, or a key created in the last seconds) is not looked up for an
+    /// address already over its anonymous quota: a flood of guesses from one address costs the
+    /// portal database at most that quota in look-ups a minute.
     async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {
-        let secret = presented_key(caller.authorization, caller.x_api_key)?;
+        let digest = presented_key(caller.authorization, caller.x_api_key)?.digest();
+        if self.store.recently_absent(&digest) {
+            let bucket =
+                QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), self.clock.now());
+            if self.quota.peek(&bucket).await >= u64::from(self.anon_rate_limit) {
+                return Err(crate::access::Unauthorized::Invalid.into());
+            }
+        }
         let key = self
             .store
-            .find_key(&secret.digest())
+            .find_key(&digest)
             .await?
             .ok_or(crate::access::Unauthorized::Invalid)?;
         key.check_usable(self.clock.now())?;

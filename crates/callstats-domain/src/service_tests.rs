@@ -57,6 +57,7 @@ fn access_with(
     count: u64,
 ) -> (Access, Arc<std::sync::Mutex<Vec<String>>>) {
     let mut store = MockPortalStore::new();
+    store.expect_recently_absent().return_const(false);
     let digest = secret().digest();
     store
         .expect_find_key()
@@ -271,6 +272,7 @@ async fn key_without_the_endpoint_scope_is_403_naming_it() {
 #[tokio::test]
 async fn store_failure_during_key_lookup_is_503() {
     let mut store = MockPortalStore::new();
+    store.expect_recently_absent().return_const(false);
     store
         .expect_find_key()
         .returning(|_| Err(StoreError::new("connection refused")));
@@ -284,6 +286,32 @@ async fn store_failure_during_key_lookup_is_503() {
             "connection refused"
         )))
     );
+}
+
+#[tokio::test]
+async fn a_guess_from_an_address_over_its_anonymous_quota_is_refused_without_a_look_up() {
+    for (seen_from_address, looked_up) in [(59_u64, 1_usize), (60, 0)] {
+        let mut store = MockPortalStore::new();
+        // The key cache read every digest a moment ago, and this one was not among them.
+        store.expect_recently_absent().return_const(true);
+        store
+            .expect_find_key()
+            .times(looked_up)
+            .returning(|_| Ok(None));
+        let mut quota = MockQuotaCounter::new();
+        quota.expect_peek().return_const(seen_from_address);
+        quota.expect_increment().return_const(seen_from_address + 1);
+        let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);
+        let auth = bearer();
+        let admission = access.admit(&caller(Some(&auth)), Endpoint::Ping).await;
+        let expected = if looked_up == 1 { 401 } else { 429 };
+        let status = match admission.key {
+            Err(DomainError::Unauthorized(_)) => 401,
+            Err(DomainError::RateLimited(_)) => 429,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(status, expected, "{seen_from_address} requests seen");
+    }
 }
 
 #[tokio::test]

@@ -204,6 +204,14 @@ impl MemoryQuota {
         }
     }
 
+    /// The bucket's count so far, without adding to it.
+    #[must_use]
+    pub fn peek_now(&self, bucket: &QuotaBucket) -> u64 {
+        self.counters
+            .get(&(bucket.subject, bucket.minute))
+            .map_or(0, |counter| counter.load(Ordering::Relaxed))
+    }
+
     /// Adds one request and returns the bucket's count, without awaiting anything.
     #[must_use]
     pub fn increment_now(&self, bucket: &QuotaBucket) -> u64 {
@@ -219,6 +227,10 @@ impl MemoryQuota {
 impl QuotaCounter for MemoryQuota {
     async fn increment(&self, bucket: &QuotaBucket) -> u64 {
         self.increment_now(bucket)
+    }
+
+    async fn peek(&self, bucket: &QuotaBucket) -> u64 {
+        self.peek_now(bucket)
     }
 }
 
@@ -236,9 +248,8 @@ type Digests = Arc<HashSet<[u8; 32]>>;
 /// one query. Keys found and digests found unknown are kept apart, each bounded; failed
 /// look-ups are not kept. Everything else goes straight through.
 ///
-/// It also keeps the digests of every key, read at most once per interval: a presented key
-/// whose digest is not among them is unknown without a look-up of its own, so a flood of
-/// guessed keys costs the database one query per interval, not one per guess.
+/// After a look-up that found nothing it also reads the digests of every key, at most once per
+/// interval, so that [`PortalStore::recently_absent`] can tell a guess without a look-up.
 pub struct KeyCache {
     inner: Arc<dyn PortalStore>,
     ttl: Duration,
@@ -273,34 +284,31 @@ impl KeyCache {
         }
     }
 
-    /// Whether some key has this digest, from the digests read at most `ttl` ago.
-    async fn may_exist(&self, digest: &KeyDigest) -> Result<bool, StoreError> {
-        let recent = || {
-            self.digests
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-                .filter(|read| read.is_fresh())
-                .map(|read| read.value.contains(&digest.0))
-        };
-        if let Some(exists) = recent() {
-            return Ok(exists);
+    /// The digests read at most `ttl` ago, if any.
+    fn recent_digests(&self) -> Option<Digests> {
+        self.digests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|read| read.is_fresh())
+            .map(|read| Arc::clone(&read.value))
+    }
+
+    /// Reads every key's digest again unless that was done within `ttl` (one read at a time).
+    /// A failed read is not kept: guesses are then looked up one by one, as without it.
+    async fn read_digests(&self) {
+        if self.recent_digests().is_some() {
+            return;
         }
         let _reading = self.reading_digests.lock().await;
-        if let Some(exists) = recent() {
-            return Ok(exists);
+        if self.recent_digests().is_some() {
+            return;
         }
-        let digests: HashSet<[u8; 32]> = self
-            .inner
-            .key_digests()
-            .await?
-            .into_iter()
-            .map(|digest| digest.0)
-            .collect();
-        let exists = digests.contains(&digest.0);
-        *self.digests.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Expiring::new(Arc::new(digests), self.ttl));
-        Ok(exists)
+        if let Ok(digests) = self.inner.key_digests().await {
+            let digests = digests.into_iter().map(|digest| digest.0).collect();
+            *self.digests.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(Expiring::new(Arc::new(digests), self.ttl));
+        }
     }
 }
 
@@ -324,16 +332,18 @@ impl PortalStore for KeyCache {
             if fresh(&self.unknown, &digest.0).is_some() {
                 return Ok(None);
             }
-            let found = if self.may_exist(digest).await? {
-                self.inner.find_key(digest).await?
-            } else {
-                None
-            };
+            let found = self.inner.find_key(digest).await?;
             match &found {
                 Some(record) => {
                     let _ = guard.insert(Expiring::new(record.clone(), self.ttl));
                 }
-                None => self.unknown.insert(digest.0, Expiring::new((), self.ttl)),
+                None => {
+                    self.unknown.insert(digest.0, Expiring::new((), self.ttl));
+                    drop(guard);
+                    // Someone is guessing, perhaps: know every key, so the next guesses can be
+                    // told apart without a look-up each (see `recently_absent`).
+                    self.read_digests().await;
+                }
             }
             return Ok(found);
         }
@@ -341,6 +351,11 @@ impl PortalStore for KeyCache {
 
     async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError> {
         self.inner.key_digests().await
+    }
+
+    fn recently_absent(&self, digest: &KeyDigest) -> bool {
+        self.recent_digests()
+            .is_some_and(|digests| !digests.contains(&digest.0))
     }
 
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
@@ -540,10 +555,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn guessed_keys_cost_no_look_up_and_never_push_a_known_key_out() {
+    async fn guessed_keys_never_push_a_known_key_out_and_are_told_apart_after_one_read() {
         let known = ApiKeySecret::from_random_bytes(&[4; 32]).digest();
         let mut store = MockPortalStore::new();
-        // One read of every key's digest answers every guess of the interval.
+        // Every key's digest is read once in the interval, after the first guess.
         store
             .expect_key_digests()
             .times(1)
@@ -553,15 +568,22 @@ mod tests {
             .withf(move |digest| *digest == known)
             .times(1)
             .returning(|_| Ok(Some(record())));
+        store.expect_find_key().returning(|_| Ok(None));
         let cache = KeyCache::new(Arc::new(store), Duration::from_secs(10));
         assert_eq!(cache.find_key(&known).await.unwrap(), Some(record()));
-        // More guessed digests than the cache keeps keys.
-        for n in 0..u32::try_from(KNOWN_KEYS + 20_000).unwrap() {
+        let guess = |n: u32| {
             let mut bytes = [0_u8; 32];
             bytes[..4].copy_from_slice(&n.to_le_bytes());
             bytes[31] = 0xff;
-            assert_eq!(cache.find_key(&KeyDigest(bytes)).await.unwrap(), None);
+            KeyDigest(bytes)
+        };
+        assert!(!cache.recently_absent(&guess(0)), "nothing read yet");
+        // More guessed digests than the cache keeps keys.
+        for n in 0..u32::try_from(KNOWN_KEYS + 20_000).unwrap() {
+            assert_eq!(cache.find_key(&guess(n)).await.unwrap(), None);
         }
+        assert!(cache.recently_absent(&guess(7)));
+        assert!(!cache.recently_absent(&known));
         assert_eq!(
             cache.find_key(&known).await.unwrap(),
             Some(record()),
@@ -572,21 +594,15 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_digest_is_remembered_only_briefly() {
         let created = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let digest = ApiKeySecret::from_random_bytes(&[5; 32]).digest();
         let mut store = MockPortalStore::new();
+        store.expect_key_digests().returning(|| Ok(vec![]));
         let exists = Arc::clone(&created);
-        store.expect_key_digests().returning(move || {
-            Ok(if exists.load(Ordering::SeqCst) {
-                vec![digest]
-            } else {
-                vec![]
-            })
-        });
         store
             .expect_find_key()
-            .times(1)
-            .returning(|_| Ok(Some(record())));
+            .times(2)
+            .returning(move |_| Ok(exists.load(Ordering::SeqCst).then(record)));
         let cache = KeyCache::new(Arc::new(store), Duration::from_millis(100));
+        let digest = ApiKeySecret::from_random_bytes(&[5; 32]).digest();
         assert_eq!(cache.find_key(&digest).await.unwrap(), None);
         created.store(true, Ordering::SeqCst);
         assert_eq!(cache.find_key(&digest).await.unwrap(), None, "remembered");

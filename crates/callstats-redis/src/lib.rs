@@ -312,9 +312,13 @@ impl RedisQuota {
 }
 
 impl RedisQuota {
+    fn counter(&self, bucket: &QuotaBucket) -> String {
+        self.redis.key(&format!("quota:{}", bucket.name()))
+    }
+
     /// `INCR` and `EXPIRE` of the bucket's counter.
     fn count(&self, bucket: &QuotaBucket) -> redis::Pipeline {
-        let key = self.redis.key(&format!("quota:{}", bucket.name()));
+        let key = self.counter(bucket);
         let mut pipeline = redis::pipe();
         // A little past the window's end so a counter never vanishes while still in use.
         pipeline
@@ -332,6 +336,19 @@ impl QuotaCounter for RedisQuota {
         match self.redis.run::<(u64,)>("quota", &self.count(bucket)).await {
             Some((count,)) => count,
             None => self.fallback.increment_now(bucket),
+        }
+    }
+
+    async fn peek(&self, bucket: &QuotaBucket) -> u64 {
+        let mut pipeline = redis::pipe();
+        pipeline.get(self.counter(bucket));
+        match self
+            .redis
+            .run::<(Option<u64>,)>("quota peek", &pipeline)
+            .await
+        {
+            Some((count,)) => count.unwrap_or(0),
+            None => self.fallback.peek_now(bucket),
         }
     }
 
