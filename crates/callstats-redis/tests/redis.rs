@@ -27,6 +27,14 @@ fn settings(url: &str, test: &str) -> RedisSettings {
     }
 }
 
+/// One Redis at `url` and the cache and quota adapters on it, as a replica builds them.
+fn adapters(settings: RedisSettings) -> (Arc<Redis>, RedisCache, RedisQuota) {
+    let shared = Redis::new(settings).unwrap();
+    let cache = RedisCache::new(Arc::clone(&shared));
+    let quota = RedisQuota::new(Arc::clone(&shared));
+    (shared, cache, quota)
+}
+
 fn bucket(subject: i64) -> QuotaBucket {
     QuotaBucket::new(&QuotaSubject::Key(subject), OffsetDateTime::now_utc())
 }
@@ -188,11 +196,7 @@ async fn counting_a_request_reads_its_cached_answer_in_the_same_pipeline() {
     let Some(redis) = PrivateRedis::start() else {
         return;
     };
-    let shared = Redis::new(RedisSettings::new(redis.url())).unwrap();
-    let (cache, quota) = (
-        RedisCache::new(Arc::clone(&shared)),
-        RedisQuota::new(Arc::clone(&shared)),
-    );
+    let (_, cache, quota) = adapters(RedisSettings::new(redis.url()));
     cache
         .put(
             "v1/operators",
@@ -235,15 +239,10 @@ async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_c
     let Some(mut redis) = PrivateRedis::start() else {
         return;
     };
-    let shared = Redis::new(RedisSettings {
+    let (shared, cache, quota) = adapters(RedisSettings {
         retry_after: Duration::from_millis(200),
         ..RedisSettings::new(redis.url())
-    })
-    .unwrap();
-    let (cache, quota) = (
-        RedisCache::new(Arc::clone(&shared)),
-        RedisQuota::new(Arc::clone(&shared)),
-    );
+    });
     let bucket = bucket(9);
     cache
         .put("k", Bytes::from_static(b"shared"), Duration::from_secs(60))
@@ -306,11 +305,7 @@ async fn a_redis_with_a_password_is_used_with_the_password_in_the_url() {
     let url = redis
         .url()
         .replace("s3cret/with?odd@chars", "s3cret%2Fwith%3Fodd%40chars");
-    let shared = Redis::new(RedisSettings::new(url.clone())).unwrap();
-    let (cache, quota) = (
-        RedisCache::new(Arc::clone(&shared)),
-        RedisQuota::new(Arc::clone(&shared)),
-    );
+    let (shared, cache, quota) = adapters(RedisSettings::new(url.clone()));
     cache
         .put(
             "k",
@@ -336,11 +331,7 @@ async fn a_redis_over_tls_is_used_with_a_rediss_url() {
     let Some(redis) = PrivateRedis::start_with_tls() else {
         return;
     };
-    let shared = Redis::new(RedisSettings::new(redis.url())).unwrap();
-    let (cache, quota) = (
-        RedisCache::new(Arc::clone(&shared)),
-        RedisQuota::new(Arc::clone(&shared)),
-    );
+    let (shared, cache, quota) = adapters(RedisSettings::new(redis.url()));
     cache
         .put(
             "k",
