@@ -13,7 +13,7 @@ use std::fmt;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use callstats_redis::testing::PrivateRedis;
@@ -26,7 +26,7 @@ const PORT_WAIT: Duration = Duration::from_secs(30);
 /// The counter the call platform client increments for every page it asks for.
 const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
 /// Tashkent's offset from UTC (no daylight saving), which decides what "today" is.
-const TASHKENT_OFFSET_SECONDS: i64 = 5 * 3600;
+const TASHKENT: time::UtcOffset = time::macros::offset!(+5);
 /// Days in the longest range the API answers, and so in every measured window.
 const WINDOW_DAYS: i64 = 31;
 /// How many cold windows are asked for at the same time.
@@ -109,7 +109,7 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     ])?;
     let key = String::from_utf8(created)?.trim().to_owned();
 
-    let today = Day::today_in_tashkent()?;
+    let today = Day::today_in_tashkent();
     let yesterday = today.plus(-1);
     let settled = (yesterday.plus(1 - WINDOW_DAYS), yesterday);
     let slid = (today.plus(1 - WINDOW_DAYS), today);
@@ -460,65 +460,34 @@ fn earlier_windows(before: Day, count: usize) -> Vec<(Day, Day)> {
     windows
 }
 
-/// A calendar day as days since 1970-01-01. xtask has no date crate: the conversions are
-/// Howard Hinnant's `days_from_civil` and `civil_from_days` (proleptic Gregorian).
+/// A calendar day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Day(i64);
+pub(crate) struct Day(time::Date);
 
 impl Day {
-    /// Today in Tashkent, as the service counts days (what load.rs asks `date` for).
-    fn today_in_tashkent() -> Result<Self> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .context("the clock is before 1970")?;
-        Ok(Self::in_tashkent(i64::try_from(now.as_secs())?))
+    /// Today in Tashkent, as the service counts days.
+    pub(crate) fn today_in_tashkent() -> Self {
+        Self::in_tashkent(time::OffsetDateTime::now_utc())
     }
 
-    /// The Tashkent date of a Unix time.
-    fn in_tashkent(unix_seconds: i64) -> Self {
-        Self((unix_seconds + TASHKENT_OFFSET_SECONDS).div_euclid(86_400))
+    /// The Tashkent date of an instant.
+    fn in_tashkent(instant: time::OffsetDateTime) -> Self {
+        Self(instant.to_offset(TASHKENT).date())
     }
 
-    fn from_civil(year: i64, month: i64, day: i64) -> Self {
-        let year = if month <= 2 { year - 1 } else { year };
-        let era = year.div_euclid(400);
-        let year_of_era = year - era * 400;
-        let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
-        let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-        Self(era * 146_097 + day_of_era - 719_468)
-    }
-
-    /// Year, month (1 to 12) and day of the month.
-    fn civil(self) -> (i64, i64, i64) {
-        let days = self.0 + 719_468;
-        let era = days.div_euclid(146_097);
-        let day_of_era = days - era * 146_097;
-        let year_of_era =
-            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-        let shifted_month = (5 * day_of_year + 2) / 153;
-        let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-        let month = if shifted_month < 10 {
-            shifted_month + 3
-        } else {
-            shifted_month - 9
-        };
-        (year_of_era + era * 400 + i64::from(month <= 2), month, day)
-    }
-
-    const fn plus(self, days: i64) -> Self {
-        Self(self.0 + days)
+    /// The day `days` later (earlier when negative); the calendar's ends stay where they are.
+    fn plus(self, days: i64) -> Self {
+        Self(self.0.saturating_add(time::Duration::days(days)))
     }
 
     fn first_of_month(self) -> Self {
-        let (year, month, _) = self.civil();
-        Self::from_civil(year, month, 1)
+        Self(self.0.replace_day(1).unwrap_or(self.0))
     }
 }
 
 impl fmt::Display for Day {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (year, month, day) = self.civil();
+        let (year, month, day) = (self.0.year(), u8::from(self.0.month()), self.0.day());
         write!(f, "{year:04}-{month:02}-{day:02}")
     }
 }
@@ -529,13 +498,20 @@ mod tests {
     use super::*;
 
     fn day(text: &str) -> Day {
-        let mut parts = text.split('-').map(|part| part.parse::<i64>().unwrap());
-        let (year, month, day) = (
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-        );
-        Day::from_civil(year, month, day)
+        Day(time::Date::parse(
+            text,
+            time::macros::format_description!("[year]-[month]-[day]"),
+        )
+        .unwrap())
+    }
+
+    /// Days from `start` to `end`.
+    fn between(start: Day, end: Day) -> i64 {
+        (end.0 - start.0).whole_days()
+    }
+
+    fn at(unix_seconds: i64) -> time::OffsetDateTime {
+        time::OffsetDateTime::from_unix_timestamp(unix_seconds).unwrap()
     }
 
     #[test]
@@ -565,8 +541,7 @@ callstats_upstream_requests_total 10
 
     #[test]
     fn days_convert_to_and_from_the_calendar() {
-        assert_eq!(Day::from_civil(1970, 1, 1), Day(0));
-        assert_eq!(day("2000-03-01"), Day(11_017));
+        assert_eq!(between(day("1970-01-01"), day("2000-03-01")), 11_017);
         for text in ["1969-12-31", "2024-02-29", "2026-11-23", "2100-03-01"] {
             assert_eq!(day(text).to_string(), text);
         }
@@ -583,9 +558,18 @@ callstats_upstream_requests_total 10
     #[test]
     fn today_is_the_tashkent_date() {
         // 2026-11-22T18:59:59Z is 23:59:59 in Tashkent; a second later it is the 23rd there.
-        assert_eq!(Day::in_tashkent(1_795_373_999).to_string(), "2026-11-22");
-        assert_eq!(Day::in_tashkent(1_795_374_000).to_string(), "2026-11-23");
-        assert_eq!(Day::in_tashkent(-5 * 3600 - 1).to_string(), "1969-12-31");
+        assert_eq!(
+            Day::in_tashkent(at(1_795_373_999)).to_string(),
+            "2026-11-22"
+        );
+        assert_eq!(
+            Day::in_tashkent(at(1_795_374_000)).to_string(),
+            "2026-11-23"
+        );
+        assert_eq!(
+            Day::in_tashkent(at(-5 * 3600 - 1)).to_string(),
+            "1969-12-31"
+        );
     }
 
     #[test]
@@ -608,7 +592,7 @@ callstats_upstream_requests_total 10
             let before = day("2023-01-01").plus(first);
             let mut previous_start = before;
             for (start, end) in earlier_windows(before, 5) {
-                assert_eq!(end.0 - start.0 + 1, WINDOW_DAYS);
+                assert_eq!(between(start, end) + 1, WINDOW_DAYS);
                 assert_eq!(end.plus(1).first_of_month(), end.plus(1));
                 assert!(end < previous_start);
                 previous_start = start;

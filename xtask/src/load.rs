@@ -106,7 +106,7 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     }
     let key = String::from_utf8(created.stdout)?.trim().to_owned();
 
-    let today = today_in_tashkent()?;
+    let today = crate::cold::Day::today_in_tashkent();
     let header = format!("X-API-Key: {key}");
     let cached_path = "/api/v1/operators".to_owned();
     let computed_path = format!("/api/v1/calls/summary?start={today}");
@@ -245,13 +245,4 @@ fn wait_until_answering(url: &str, header: &str) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-}
-
-/// Today's date in Tashkent (UTC+5, no daylight saving), from `date`.
-fn today_in_tashkent() -> Result<String> {
-    let output = Command::new("date")
-        .args(["-u", "-d", "+5 hours", "+%Y-%m-%d"])
-        .output()
-        .context("could not run date")?;
-    Ok(String::from_utf8(output.stdout)?.trim().to_owned())
 }
