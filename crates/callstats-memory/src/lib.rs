@@ -158,12 +158,6 @@ impl MemoryCallDays {
             days: Arc::new(Cache::with_weighter(items, max_bytes.max(1), DayBytes)),
         }
     }
-
-    /// The bytes the kept days weigh.
-    #[must_use]
-    pub fn weight(&self) -> u64 {
-        self.days.weight()
-    }
 }
 
 #[async_trait]
@@ -473,7 +467,7 @@ mod tests {
             tier.put(call_day(20_000 + number, 1_000), Duration::from_secs(60))
                 .await;
         }
-        assert!(tier.weight() <= 200_000, "{}", tier.weight());
+        assert!(tier.days.weight() <= 200_000, "{}", tier.days.weight());
         let newest = call_day(20_039, 0).day();
         assert!(
             tier.get(&[newest]).await[0].is_some(),
