@@ -1,7 +1,7 @@
 //! The call-platform port over HTTP, both ends of it.
 //!
 //! - [`HttpCallPlatform`] is the adapter the service uses: it pages through the upstream call
-//!   platform's `/calls` (decisions.md section 6), bounded in time and attempts, behind a
+//!   platform's `/calls` (docs/call-platform.md), bounded in time and attempts, behind a
 //!   circuit breaker, and turns whatever it cannot get whole into the domain's
 //!   `UpstreamError` (the API's 503).
 //! - [`sim`] serves the synthetic platform of `callstats-synthetic` over that same contract,

@@ -1,4 +1,4 @@
-//! The upstream contract on the wire (decisions.md section 6), in one place for both sides:
+//! The upstream contract on the wire (docs/call-platform.md), in one place for both sides:
 //! the typed page the adapter reads and the page the sim writes.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! The portal data fixture of `callstats seed --file` (decisions.md section 7): its format,
+//! The portal data fixture of `callstats seed --file` (docs/portal-schema.md): its format,
 //! strict parsing, and the checks that make a [`ValidFixture`] safe to seed.
 //!
 //! Every error names the JSON path of the offending value in the form `scripts[3].views` and

@@ -1,4 +1,4 @@
-//! The command line (decisions.md section 2). Every setting has a `--flag` and a `CALLSTATS_*`
+//! The command line (docs/command-line.md). Every setting has a `--flag` and a `CALLSTATS_*`
 //! environment variable.
 
 use clap::{Parser, Subcommand};

@@ -1,4 +1,4 @@
-//! The command-line contract of decisions.md section 2, driven through the real binary on both
+//! The command-line contract of docs/command-line.md, driven through the real binary on both
 //! backends.
 
 #![allow(

@@ -23,7 +23,7 @@ use time::OffsetDateTime;
 
 use crate::serve::serve;
 
-/// The portal every test starts from (decisions.md section 7 format).
+/// The portal every test starts from (the fixture format of docs/portal-schema.md).
 pub const PORTAL: &str = include_str!("data/portal.json");
 
 /// A day the sim serves calls for, and the month of the fixture's published sheets.
@@ -136,7 +136,7 @@ impl Answer {
             .to_owned()
     }
 
-    /// The headers every response carries (decisions.md section 5), whatever its status.
+    /// The headers every response carries (docs/behaviour.md, Quota and Cache), whatever its status.
     #[track_caller]
     pub fn assert_common_headers(&self, context: &str) {
         assert_eq!(
