@@ -1,13 +1,18 @@
-//! Domain errors as HTTP answers: one status per variant and a JSON body that tells the partner
-//! what to fix. Internal causes never reach the body.
+//! The API's error answer: a domain error with the quota the rate-limit headers report, as one
+//! [`ResponseError`], so handlers return `Result` and use `?`. One status per domain error and
+//! a JSON body that tells the partner what to fix; internal causes never reach the body, they
+//! travel to the request log with the response.
 
-use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
+use actix_web::http::header::{HeaderValue, RETRY_AFTER};
+use actix_web::{HttpResponse, ResponseError};
+use callstats_application::CacheStatus;
 use callstats_domain::DomainError;
+use callstats_domain::access::QuotaStatus;
 use callstats_domain::scope::Scope;
 use serde::Serialize;
 
-use crate::pipeline::json;
+use crate::response::{FailureCause, internal_error, json, set_headers};
 
 /// Every error body: `{"error": "..."}`, plus `required_scope` on a 403 for a missing scope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -29,8 +34,81 @@ impl ErrorBody {
     }
 }
 
+impl From<&DomainError> for ErrorBody {
+    fn from(err: &DomainError) -> Self {
+        Self {
+            error: err.to_string(),
+            required_scope: match err {
+                DomainError::MissingScope(scope) => Some(*scope),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A request that ends in an error: what went wrong and, once the request was counted, the
+/// quota its rate-limit headers show.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub(crate) struct ApiError {
+    #[source]
+    error: DomainError,
+    quota: Option<QuotaStatus>,
+}
+
+impl ApiError {
+    /// `error`, answered with the rate-limit headers of `quota`.
+    pub(crate) const fn counted(error: DomainError, quota: QuotaStatus) -> Self {
+        Self {
+            error,
+            quota: Some(quota),
+        }
+    }
+
+    /// A handler that failed before any quota was known (a panic): a 500 whose cause is logged.
+    pub(crate) const fn internal(cause: String) -> Self {
+        Self {
+            error: DomainError::Internal(cause),
+            quota: None,
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        status_of(&self.error)
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = match &self.error {
+            DomainError::Internal(cause) => internal_error(cause.clone()),
+            err => {
+                let mut response = json(status_of(err), &ErrorBody::from(err));
+                match err {
+                    DomainError::RateLimited(_) => {
+                        response
+                            .headers_mut()
+                            .insert(RETRY_AFTER, HeaderValue::from_static("60"));
+                    }
+                    DomainError::StoreUnavailable(_) | DomainError::UpstreamUnavailable(_) => {
+                        response
+                            .extensions_mut()
+                            .insert(FailureCause(err.cause_chain()));
+                    }
+                    _ => {}
+                }
+                response
+            }
+        };
+        if let Some(quota) = &self.quota {
+            set_headers(response.headers_mut(), quota, CacheStatus::Miss);
+        }
+        response
+    }
+}
+
 /// The status a domain error answers with.
-pub(crate) fn status_of(err: &DomainError) -> StatusCode {
+const fn status_of(err: &DomainError) -> StatusCode {
     match err {
         DomainError::BadRequest(_) => StatusCode::BAD_REQUEST,
         DomainError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
@@ -44,78 +122,116 @@ pub(crate) fn status_of(err: &DomainError) -> StatusCode {
     }
 }
 
-/// The response for a domain error; a 429 also says when to retry.
-pub(crate) fn error_response(err: &DomainError) -> HttpResponse {
-    let body = ErrorBody {
-        error: err.to_string(),
-        required_scope: match err {
-            DomainError::MissingScope(scope) => Some(*scope),
-            _ => None,
-        },
-    };
-    let mut response = json(status_of(err), &body);
-    if matches!(err, DomainError::RateLimited(_)) {
-        response.headers_mut().insert(
-            actix_web::http::header::RETRY_AFTER,
-            actix_web::http::header::HeaderValue::from_static("60"),
-        );
-    }
-    response
-}
-
 #[cfg(test)]
 mod tests {
-    use callstats_domain::access::Unauthorized;
+    use actix_web::body::MessageBody as _;
+    use callstats_domain::access::{QuotaStatus, Unauthorized};
+    use callstats_domain::ports::{StoreError, UpstreamError};
 
     use super::*;
 
+    fn quota() -> QuotaStatus {
+        QuotaStatus {
+            limit: 120,
+            remaining: 0,
+            reset_seconds: 17,
+            exceeded: true,
+        }
+    }
+
+    fn answer(err: DomainError) -> (StatusCode, serde_json::Value, HttpResponse) {
+        let response = ApiError::counted(err, quota()).error_response();
+        let status = response.status();
+        let (response, body) = response.into_parts();
+        let bytes = body.try_into_bytes().unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap(),
+            response.map_into_boxed_body(),
+        )
+    }
+
     #[test]
-    fn scope_403_names_the_required_scope_and_others_do_not() {
-        let body = |err: DomainError| {
-            serde_json::to_value(ErrorBody {
-                error: err.to_string(),
-                required_scope: if let DomainError::MissingScope(s) = err {
-                    Some(s)
-                } else {
-                    None
-                },
-            })
-            .unwrap()
-        };
+    fn a_scope_403_names_the_required_scope_and_an_origin_403_does_not() {
+        let (status, body, _) = answer(DomainError::MissingScope(Scope::KpiAggregate));
+        assert_eq!(status, StatusCode::FORBIDDEN);
         assert_eq!(
-            body(DomainError::MissingScope(Scope::KpiAggregate)),
+            body,
             serde_json::json!({
                 "error": "this endpoint needs the 'kpi:aggregate' scope, which the API key does not hold",
                 "required_scope": "kpi:aggregate"
             })
         );
+        let (status, body, _) = answer(DomainError::OriginNotAllowed);
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert_eq!(body, serde_json::json!({"error": "origin not allowed"}));
+    }
+
+    #[test]
+    fn each_domain_error_has_its_status_and_the_quota_headers() {
+        for (err, status) in [
+            (
+                DomainError::Unauthorized(Unauthorized::Missing),
+                StatusCode::UNAUTHORIZED,
+            ),
+            (DomainError::NotFound("x".into()), StatusCode::NOT_FOUND),
+            (
+                DomainError::StoreUnavailable(StoreError::new("down")),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                DomainError::UpstreamUnavailable(UpstreamError::new("down")),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                DomainError::RateLimited(quota()),
+                StatusCode::TOO_MANY_REQUESTS,
+            ),
+        ] {
+            let (got, _, response) = answer(err);
+            assert_eq!(got, status);
+            let headers = response.headers();
+            assert_eq!(headers.get("x-ratelimit-limit").unwrap(), "120");
+            assert_eq!(headers.get("x-ratelimit-remaining").unwrap(), "0");
+            assert_eq!(headers.get("x-ratelimit-reset").unwrap(), "17");
+            assert_eq!(headers.get("x-cache").unwrap(), "MISS");
+            assert_eq!(
+                headers.get("retry-after").is_some(),
+                status == StatusCode::TOO_MANY_REQUESTS
+            );
+        }
+    }
+
+    #[test]
+    fn a_503_keeps_its_cause_for_the_log_and_out_of_the_body() {
+        let (_, body, response) = answer(DomainError::StoreUnavailable(StoreError::new(
+            "pool timed out",
+        )));
         assert_eq!(
-            body(DomainError::OriginNotAllowed),
-            serde_json::json!({"error": "origin not allowed"})
+            body,
+            serde_json::json!({"error": "portal database unavailable"})
+        );
+        let cause = response
+            .extensions()
+            .get::<FailureCause>()
+            .map(|c| c.0.clone());
+        assert_eq!(
+            cause.as_deref(),
+            Some("portal database unavailable: portal store unavailable: pool timed out")
         );
     }
 
     #[test]
-    fn each_domain_error_has_its_status() {
-        assert_eq!(
-            status_of(&DomainError::Unauthorized(Unauthorized::Missing)),
-            StatusCode::UNAUTHORIZED
-        );
-        assert_eq!(
-            status_of(&DomainError::NotFound("x".into())),
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(
-            status_of(&DomainError::StoreUnavailable(
-                callstats_domain::ports::StoreError::new("down")
-            )),
-            StatusCode::SERVICE_UNAVAILABLE
-        );
-        assert_eq!(
-            status_of(&DomainError::UpstreamUnavailable(
-                callstats_domain::ports::UpstreamError::new("down")
-            )),
-            StatusCode::SERVICE_UNAVAILABLE
-        );
+    fn a_panic_is_a_generic_500_with_its_cause_kept_for_the_log() {
+        let response = ApiError::internal("index out of bounds".into()).error_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(response.headers().get("x-ratelimit-limit").is_none());
+        let cause = response
+            .extensions()
+            .get::<FailureCause>()
+            .map(|c| c.0.clone());
+        assert_eq!(cause.as_deref(), Some("index out of bounds"));
+        let bytes = response.into_body().try_into_bytes().unwrap();
+        assert_eq!(&bytes[..], br#"{"error":"internal server error"}"#);
     }
 }

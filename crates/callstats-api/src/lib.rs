@@ -5,11 +5,12 @@
 //! there is no statistics logic and no caching policy here. Everything reaches the domain through its ports, so this crate never depends on
 //! a database, an HTTP client or Redis.
 
+mod caller;
 mod error;
 mod middleware;
 pub mod openapi;
 pub mod ops;
-mod pipeline;
+mod response;
 mod routes;
 
 use std::net::TcpListener;
@@ -19,10 +20,14 @@ use std::time::Duration;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
+use bytes::Bytes;
 use callstats_application::Answers;
 use utoipa_actix_web::AppExt as _;
 
 pub use error::ErrorBody;
+
+/// Where the API lives.
+pub const PREFIX: &str = "/api/v1";
 
 /// Everything the handlers share.
 #[derive(Clone)]
@@ -30,6 +35,8 @@ pub struct ApiState {
     answers: Answers,
     trust_proxy: bool,
     readiness: Arc<ops::Readiness>,
+    /// The OpenAPI document as served.
+    document: Bytes,
 }
 
 impl ApiState {
@@ -41,6 +48,7 @@ impl ApiState {
             answers,
             trust_proxy,
             readiness: Arc::new(ops::Readiness::new(Vec::new())),
+            document: openapi::document_bytes(),
         }
     }
 
@@ -91,7 +99,7 @@ pub fn app(
         .configure(routes::register_all)
         .into_app()
         .app_data(web::Data::new(state))
-        .default_service(web::to(pipeline::unrouted))
+        .default_service(web::to(routes::unrouted))
         .wrap(middleware::Observe)
 }
 

@@ -14,7 +14,7 @@ use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_
 use futures::future::LocalBoxFuture;
 
 use crate::error::ErrorBody;
-use crate::pipeline::{FailureCause, X_CACHE, json, route_of};
+use crate::response::{FailureCause, X_CACHE, json};
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
@@ -166,8 +166,11 @@ fn finish<B>(
     let status = response.status();
     let elapsed = started.elapsed();
     let request = response.request();
-    let route = route_of(request.path()).unwrap_or("unmatched");
-    metrics::counter!("callstats_http_requests_total", "route" => route, "status" => status_label(status))
+    // The pattern the path belongs to, whatever the method, from actix's own resource map.
+    let route = request
+        .match_pattern()
+        .map_or(metrics::SharedString::const_str("unmatched"), Into::into);
+    metrics::counter!("callstats_http_requests_total", "route" => route.clone(), "status" => status_label(status))
         .increment(1);
     metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
         .record(elapsed.as_secs_f64());

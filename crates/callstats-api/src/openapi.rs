@@ -33,10 +33,8 @@ use utoipa::openapi::{
 };
 use utoipa_actix_web::AppExt as _;
 
+use crate::PREFIX;
 use crate::error::ErrorBody;
-
-/// Where the API lives.
-pub const PREFIX: &str = "/api/v1";
 
 #[derive(utoipa::OpenApi)]
 #[openapi(

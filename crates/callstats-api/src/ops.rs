@@ -14,7 +14,7 @@ use serde::Serialize;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::ApiState;
-use crate::pipeline::json;
+use crate::response::json;
 
 /// How long one readiness probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);

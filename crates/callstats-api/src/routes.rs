@@ -1,26 +1,38 @@
-//! The routes. Each handler names its endpoint and hands the request to the shared pipeline;
-//! the `#[utoipa::path]` above it is where the OpenAPI document gets the path from, so the
-//! document and the routes cannot drift apart.
+//! The routes. Each handler names its endpoint and answers through [`answer`]: the caller and
+//! the raw parameters read from the request, the application layer's `Answers::serve`, and
+//! the reply written with the headers every response carries. The `#[utoipa::path]` above a
+//! handler is where the OpenAPI document gets the path from, so the document and the routes
+//! cannot drift apart.
 
 // utoipa's path macro qualifies the parameter types it expands.
 #![allow(unused_qualifications)]
 
+use std::panic::AssertUnwindSafe;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use callstats_application::flight::panic_message;
+use callstats_application::{Asked, CacheStatus, Reply};
+use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
 };
-use callstats_domain::params::Direction;
+use callstats_domain::params::{Direction, QueryParams};
 use callstats_domain::request::Endpoint;
+use futures::FutureExt as _;
 use utoipa::IntoParams;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::ApiState;
-use crate::pipeline::serve;
+use crate::caller::{caller, client_ip};
+use crate::error::{ApiError, ErrorBody};
+use crate::response::{bytes_response, json, set_headers};
+use crate::{ApiState, PREFIX};
 
 /// Every route: the API under its prefix, and the operations endpoints at the root.
 pub(crate) fn register_all(cfg: &mut ServiceConfig<'_>) {
-    cfg.service(utoipa_actix_web::scope(crate::openapi::PREFIX).configure(register))
+    cfg.service(utoipa_actix_web::scope(PREFIX).configure(register))
         .configure(crate::ops::register);
 }
 
@@ -144,8 +156,8 @@ struct ScriptsQuery {
 /// Reports the key's name, scopes and quota. Needs no scope; never cached (`X-Cache: MISS`).
 #[utoipa::path(tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
 #[get("/ping")]
-async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::Ping).await
+async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::Ping)).await
 }
 
 /// Call volumes and peaks.
@@ -159,8 +171,11 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
 /// deadline (15 s for the whole request), the answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(RangeQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
 #[get("/calls/summary")]
-async fn calls_summary(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::CallsSummary).await
+async fn calls_summary(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::CallsSummary)).await
 }
 
 /// Agent leaderboard.
@@ -175,8 +190,11 @@ async fn calls_summary(state: web::Data<ApiState>, req: HttpRequest) -> HttpResp
 /// (15 s for the whole request), the answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
 #[get("/calls/agents")]
-async fn calls_agents(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::CallsAgents).await
+async fn calls_agents(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::CallsAgents)).await
 }
 
 /// Published KPI sheets.
@@ -185,8 +203,11 @@ async fn calls_agents(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespo
 /// ignored. Cached 1 minute.
 #[utoipa::path(tag = "kpi", responses((status = 200, description = "The sheets.", body = SheetsResponse)))]
 #[get("/kpi/months")]
-async fn kpi_months(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::KpiMonths).await
+async fn kpi_months(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::KpiMonths)).await
 }
 
 /// One month's KPI sheet.
@@ -199,8 +220,8 @@ async fn kpi_months(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespons
 /// 1 minute.
 #[utoipa::path(tag = "kpi", params(MonthPath, KpiQuery), responses((status = 200, description = "The sheet.", body = KpiMonthResponse)))]
 #[get("/kpi/{month}")]
-async fn kpi_month(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::KpiMonth).await
+async fn kpi_month(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::KpiMonth)).await
 }
 
 /// Operator roster.
@@ -209,8 +230,8 @@ async fn kpi_month(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse
 /// views). Usernames, phones and credentials are never returned. Cached 1 minute.
 #[utoipa::path(tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
 #[get("/operators")]
-async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::Operators).await
+async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::Operators)).await
 }
 
 /// Off-day schedule of a month.
@@ -218,8 +239,8 @@ async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse
 /// By date, then agent number. A month without off-days gives an empty list. Cached 1 minute.
 #[utoipa::path(tag = "operators", params(ScheduleQuery), responses((status = 200, description = "The schedule.", body = Schedule)))]
 #[get("/schedule")]
-async fn schedule(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::Schedule).await
+async fn schedule(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::Schedule)).await
 }
 
 /// Script view counts.
@@ -227,8 +248,11 @@ async fn schedule(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse 
 /// The most viewed scripts, by views descending then id. Cached 1 minute.
 #[utoipa::path(tag = "scripts", params(ScriptsQuery), responses((status = 200, description = "The scripts.", body = ScriptsResponse)))]
 #[get("/scripts/stats")]
-async fn scripts_stats(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    serve(state, req, Endpoint::ScriptsStats).await
+async fn scripts_stats(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Endpoint::ScriptsStats)).await
 }
 
 /// This OpenAPI document.
@@ -236,6 +260,87 @@ async fn scripts_stats(state: web::Data<ApiState>, req: HttpRequest) -> HttpResp
 /// Needs no key; counts against the per-client-IP quota.
 #[utoipa::path(tag = "meta", security(()), responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json")))]
 #[get("/openapi.json")]
-async fn openapi_json(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
-    crate::pipeline::serve_document(state, req).await
+async fn openapi_json(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let quota = state
+        .answers
+        .count_anonymous(client_ip(&req, state.trust_proxy))
+        .await;
+    if quota.exceeded {
+        return Err(ApiError::counted(DomainError::RateLimited(quota), quota));
+    }
+    let mut response = bytes_response(StatusCode::OK, state.document.clone());
+    set_headers(response.headers_mut(), &quota, CacheStatus::Miss);
+    Ok(response)
+}
+
+/// Answers a path or method the API does not have: the key is still checked and counted (so
+/// the response carries the quota headers), then 405 for a known path, else 404.
+pub(crate) async fn unrouted(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, None).await
+}
+
+/// Admits the request and answers it. A handler that panics answers a 500 whose cause the
+/// request observer logs.
+async fn answer(
+    state: &ApiState,
+    req: &HttpRequest,
+    endpoint: Option<Endpoint>,
+) -> Result<HttpResponse, ApiError> {
+    AssertUnwindSafe(admit_and_answer(state, req, endpoint))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| Err(ApiError::internal(panic_message(panic.as_ref()))))
+}
+
+async fn admit_and_answer(
+    state: &ApiState,
+    req: &HttpRequest,
+    endpoint: Option<Endpoint>,
+) -> Result<HttpResponse, ApiError> {
+    let query = QueryParams::new(form_urlencoded::parse(req.query_string().as_bytes()));
+    let asked = Asked {
+        endpoint,
+        query: &query,
+        path_month: req.match_info().get("month"),
+    };
+    let served = state
+        .answers
+        .serve(&caller(req, state.trust_proxy), asked)
+        .await;
+    let quota = served.quota;
+    let (mut response, cache) = match served.reply {
+        Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), CacheStatus::Miss),
+        Ok(Reply::Body(bytes, cache)) => (bytes_response(StatusCode::OK, bytes), cache),
+        Ok(Reply::Unrouted) => (not_routed(req), CacheStatus::Miss),
+        Err(err) => return Err(ApiError::counted(err, quota)),
+    };
+    set_headers(response.headers_mut(), &quota, cache);
+    Ok(response)
+}
+
+/// 405 with `Allow: GET` for a path the app has (asked with another method), 404 otherwise.
+/// actix's resource map knows every registered pattern, the probes at the root included.
+fn not_routed(req: &HttpRequest) -> HttpResponse {
+    let path = req.path();
+    if req.resource_map().has_resource(path) {
+        let mut response = json(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &ErrorBody::new(format!("method {} not allowed: use GET", req.method())),
+        );
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET"));
+        response
+    } else {
+        json(
+            StatusCode::NOT_FOUND,
+            &ErrorBody::new(format!("no such endpoint: {path}")),
+        )
+    }
 }
