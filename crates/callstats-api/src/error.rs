@@ -65,12 +65,14 @@ impl ApiError {
         }
     }
 
+    /// `error`, before any quota was known: without rate-limit headers.
+    pub(crate) const fn new(error: DomainError) -> Self {
+        Self { error, quota: None }
+    }
+
     /// A handler that failed before any quota was known (a panic): a 500 whose cause is logged.
     pub(crate) const fn internal(cause: String) -> Self {
-        Self {
-            error: DomainError::Internal(cause),
-            quota: None,
-        }
+        Self::new(DomainError::Internal(cause))
     }
 }
 

@@ -10,6 +10,7 @@ mod error;
 mod middleware;
 pub mod openapi;
 pub mod ops;
+mod query;
 mod response;
 mod routes;
 

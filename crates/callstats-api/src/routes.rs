@@ -1,6 +1,7 @@
-//! The routes. Each handler names its endpoint and answers through [`answer`]: the caller and
-//! the raw parameters read from the request, the application layer's `Answers::serve`, and
-//! the reply written with the headers every response carries. The `#[utoipa::path]` above a
+//! The routes. Each handler takes its endpoint's typed query (and path) as extractors and
+//! answers through [`answer`]: the caller read from the request, the application layer's
+//! `Answers::serve` (which validates the parameters once the caller is admitted), and the reply
+//! written with the headers every response carries. The `#[utoipa::path]` above a
 //! handler is where the OpenAPI document gets the path from, so the document and the routes
 //! cannot drift apart.
 
@@ -13,20 +14,22 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use callstats_application::flight::panic_message;
-use callstats_application::{Asked, CacheStatus, Reply};
+use callstats_application::{CacheStatus, Reply};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
 };
-use callstats_domain::params::{Direction, QueryParams};
-use callstats_domain::request::Endpoint;
+use callstats_domain::params::{
+    AgentsQuery, KpiQuery, MonthPath, ScheduleQuery, ScriptsQuery, SummaryQuery,
+};
+use callstats_domain::request::Asked;
 use futures::FutureExt as _;
-use utoipa::IntoParams;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::caller::{caller, client_ip};
 use crate::error::{ApiError, ErrorBody};
+use crate::query::Query;
 use crate::response::{bytes_response, json, set_headers};
 use crate::{ApiState, PREFIX};
 
@@ -50,114 +53,13 @@ fn register(cfg: &mut ServiceConfig<'_>) {
         .service(kpi_month);
 }
 
-/// Query of the call endpoints (documentation only: the domain parses the raw query).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[expect(
-    dead_code,
-    reason = "describes the query for the OpenAPI document; parsing is the domain's"
-)]
-struct RangeQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[param(value_type = String, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01")]
-    start: String,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
-    /// days keeps its latest 31 days.
-    #[param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07")]
-    end: Option<String>,
-    /// Call direction, case-sensitive; default `inbound`.
-    #[param(inline)]
-    direction: Option<Direction>,
-}
-
-/// Query of /calls/agents (documentation only).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[expect(
-    dead_code,
-    reason = "describes the query for the OpenAPI document; parsing is the domain's"
-)]
-struct AgentsQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[param(value_type = String, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01")]
-    start: String,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
-    /// days keeps its latest 31 days.
-    #[param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07")]
-    end: Option<String>,
-    /// Accepted and validated (a bad value is a 400) but ignored: the leaderboard counts both
-    /// directions.
-    #[param(inline)]
-    direction: Option<Direction>,
-}
-
-/// Query of /kpi/{month} (documentation only).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[expect(
-    dead_code,
-    reason = "describes the query for the OpenAPI document; parsing is the domain's"
-)]
-struct KpiQuery {
-    /// Shift label of the sheet to show (1 to 64 characters, no control characters). Without
-    /// it, the lowest-sorting shift (byte-wise) is shown; a shift with no published sheet that
-    /// month is a 404 listing the shifts that exist.
-    // The pattern excludes exactly what `char::is_control` refuses (Unicode category Cc).
-    #[param(
-        min_length = 1,
-        max_length = 64,
-        pattern = r"^[^\x00-\x1F\x7F-\x9F]+$",
-        example = "day"
-    )]
-    shift: Option<String>,
-}
-
-/// Path of /kpi/{month} (documentation only).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Path)]
-#[expect(
-    dead_code,
-    reason = "describes the path for the OpenAPI document; parsing is the domain's"
-)]
-struct MonthPath {
-    /// The month, `YYYY-MM` with month 01 to 12 (`2026-13` is a 400).
-    #[param(pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
-    month: String,
-}
-
-/// Query of /schedule (documentation only).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[expect(
-    dead_code,
-    reason = "describes the query for the OpenAPI document; parsing is the domain's"
-)]
-struct ScheduleQuery {
-    /// The month, `YYYY-MM` with month 01 to 12. Required.
-    #[param(pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
-    month: String,
-}
-
-/// Query of /scripts/stats (documentation only).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[expect(
-    dead_code,
-    reason = "describes the query for the OpenAPI document; parsing is the domain's"
-)]
-struct ScriptsQuery {
-    /// How many scripts, ASCII digits only, 1 to 100.
-    #[param(minimum = 1, maximum = 100, default = 20, example = 10)]
-    limit: Option<u8>,
-}
-
 /// Check a key.
 ///
 /// Reports the key's name, scopes and quota. Needs no scope; never cached (`X-Cache: MISS`).
 #[utoipa::path(tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
 #[get("/ping")]
 async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::Ping)).await
+    answer(&state, &req, Some(Asked::Ping)).await
 }
 
 /// Call volumes and peaks.
@@ -169,13 +71,14 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
 /// Days after today have no calls (count 0). Today's calls are at most a minute older than the
 /// answer. When any day of the period cannot be fetched from the call platform within the fetch
 /// deadline (15 s for the whole request), the answer is 503, never partial figures.
-#[utoipa::path(tag = "calls", params(RangeQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
+#[utoipa::path(tag = "calls", params(SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
 #[get("/calls/summary")]
 async fn calls_summary(
     state: web::Data<ApiState>,
     req: HttpRequest,
+    Query(query): Query<SummaryQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::CallsSummary)).await
+    answer(&state, &req, Some(Asked::CallsSummary(query))).await
 }
 
 /// Agent leaderboard.
@@ -193,8 +96,9 @@ async fn calls_summary(
 async fn calls_agents(
     state: web::Data<ApiState>,
     req: HttpRequest,
+    Query(query): Query<AgentsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::CallsAgents)).await
+    answer(&state, &req, Some(Asked::CallsAgents(query))).await
 }
 
 /// Published KPI sheets.
@@ -207,7 +111,7 @@ async fn kpi_months(
     state: web::Data<ApiState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::KpiMonths)).await
+    answer(&state, &req, Some(Asked::KpiMonths)).await
 }
 
 /// One month's KPI sheet.
@@ -220,8 +124,18 @@ async fn kpi_months(
 /// 1 minute.
 #[utoipa::path(tag = "kpi", params(MonthPath, KpiQuery), responses((status = 200, description = "The sheet.", body = KpiMonthResponse)))]
 #[get("/kpi/{month}")]
-async fn kpi_month(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::KpiMonth)).await
+async fn kpi_month(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<MonthPath>,
+    Query(query): Query<KpiQuery>,
+) -> Result<HttpResponse, ApiError> {
+    answer(
+        &state,
+        &req,
+        Some(Asked::KpiMonth(path.into_inner(), query)),
+    )
+    .await
 }
 
 /// Operator roster.
@@ -231,7 +145,7 @@ async fn kpi_month(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpR
 #[utoipa::path(tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
 #[get("/operators")]
 async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::Operators)).await
+    answer(&state, &req, Some(Asked::Operators)).await
 }
 
 /// Off-day schedule of a month.
@@ -239,8 +153,12 @@ async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpR
 /// By date, then agent number. A month without off-days gives an empty list. Cached 1 minute.
 #[utoipa::path(tag = "operators", params(ScheduleQuery), responses((status = 200, description = "The schedule.", body = Schedule)))]
 #[get("/schedule")]
-async fn schedule(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::Schedule)).await
+async fn schedule(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    Query(query): Query<ScheduleQuery>,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(Asked::Schedule(query))).await
 }
 
 /// Script view counts.
@@ -251,8 +169,9 @@ async fn schedule(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRe
 async fn scripts_stats(
     state: web::Data<ApiState>,
     req: HttpRequest,
+    Query(query): Query<ScriptsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Endpoint::ScriptsStats)).await
+    answer(&state, &req, Some(Asked::ScriptsStats(query))).await
 }
 
 /// This OpenAPI document.
@@ -290,9 +209,9 @@ pub(crate) async fn unrouted(
 async fn answer(
     state: &ApiState,
     req: &HttpRequest,
-    endpoint: Option<Endpoint>,
+    asked: Option<Asked>,
 ) -> Result<HttpResponse, ApiError> {
-    AssertUnwindSafe(admit_and_answer(state, req, endpoint))
+    AssertUnwindSafe(admit_and_answer(state, req, asked.as_ref()))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| Err(ApiError::internal(panic_message(panic.as_ref()))))
@@ -301,14 +220,8 @@ async fn answer(
 async fn admit_and_answer(
     state: &ApiState,
     req: &HttpRequest,
-    endpoint: Option<Endpoint>,
+    asked: Option<&Asked>,
 ) -> Result<HttpResponse, ApiError> {
-    let query = QueryParams::new(form_urlencoded::parse(req.query_string().as_bytes()));
-    let asked = Asked {
-        endpoint,
-        query: &query,
-        path_month: req.match_info().get("month"),
-    };
     let served = state
         .answers
         .serve(&caller(req, state.trust_proxy), asked)

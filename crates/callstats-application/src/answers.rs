@@ -8,8 +8,8 @@
 //!   client stopped waiting for is still cached) and, with a shared cache, once per deployment:
 //!   a lock per entry, and the replicas that do not get it wait for its bytes.
 //!
-//! The web layer only turns the HTTP request into a [`Caller`] and an endpoint's raw
-//! parameters, calls [`Answers::serve`] and writes what it gets.
+//! The web layer only turns the HTTP request into a [`Caller`] and an [`Asked`] (the endpoint
+//! with its typed query, not yet validated), calls [`Answers::serve`] and writes what it gets.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -19,9 +19,9 @@ use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::model::KeyInfo;
-use callstats_domain::params::{ParamError, QueryParams};
+use callstats_domain::params::ParamError;
 use callstats_domain::ports::{CacheRead, ResponseCache};
-use callstats_domain::request::{ApiRequest, Endpoint};
+use callstats_domain::request::{ApiRequest, Asked, Endpoint};
 use callstats_domain::scope::KpiView;
 use callstats_domain::service::{Access, CallStats, Caller};
 
@@ -60,16 +60,6 @@ pub struct Served {
     pub reply: Result<Reply, DomainError>,
 }
 
-/// A request as the web layer hands it over.
-#[derive(Debug, Clone, Copy)]
-pub struct Asked<'a, 'q> {
-    /// `None` for a path or method the API does not have: admitted like /ping.
-    pub endpoint: Option<Endpoint>,
-    pub query: &'a QueryParams<'q>,
-    /// The `{month}` segment of /kpi/{month}.
-    pub path_month: Option<&'a str>,
-}
-
 /// The request use case. Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct Answers {
@@ -96,17 +86,16 @@ impl Answers {
         }
     }
 
-    /// Admits the request and answers it.
-    pub async fn serve(&self, caller: &Caller<'_>, asked: Asked<'_, '_>) -> Served {
+    /// Admits the request and answers it; `asked` is `None` for a path or method the API does
+    /// not have, which is admitted like /ping (a valid key, no scope).
+    pub async fn serve(&self, caller: &Caller<'_>, asked: Option<&Asked>) -> Served {
         let access = &self.inner.access;
-        // Unknown paths need a valid key but no scope: they are checked like /ping.
-        let endpoint = asked.endpoint.unwrap_or(Endpoint::Ping);
+        let endpoint = asked.map_or(Endpoint::Ping, Asked::endpoint);
         let mut parsed: Option<Result<ApiRequest, ParamError>> = None;
         let admission = access
             .admit_reading(caller, endpoint, |key| {
                 let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
-                let request =
-                    ApiRequest::parse(endpoint, asked.query, asked.path_month, view).transpose()?;
+                let request = asked?.request(view).transpose()?;
                 let cache_key = request.as_ref().ok().map(ApiRequest::cache_key);
                 parsed = Some(request);
                 cache_key
@@ -115,7 +104,7 @@ impl Answers {
         if let Err(DomainError::RateLimited(_)) = &admission.key {
             metrics::counter!("callstats_quota_rejections_total").increment(1);
         }
-        let reply = match (admission.key, asked.endpoint, parsed) {
+        let reply = match (admission.key, asked, parsed) {
             (Err(err), _, _) => Err(err),
             (Ok(_), None, _) => Ok(Reply::Unrouted),
             (Ok(key), Some(_), None) => Ok(Reply::Key(access.ping(&key))),

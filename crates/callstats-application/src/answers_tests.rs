@@ -93,19 +93,10 @@ fn caller(authorization: &str) -> Caller<'_> {
     }
 }
 
-async fn serve(answers: &Answers, endpoint: Endpoint, pairs: &[(&str, &str)]) -> Served {
+async fn serve(answers: &Answers, endpoint: Endpoint, query: &str) -> Served {
     let bearer = format!("Bearer {}", secret().expose());
-    let query = QueryParams::new(pairs.iter().copied());
-    answers
-        .serve(
-            &caller(&bearer),
-            Asked {
-                endpoint: Some(endpoint),
-                query: &query,
-                path_month: None,
-            },
-        )
-        .await
+    let asked = Asked::from_query(endpoint, query, "").unwrap();
+    answers.serve(&caller(&bearer), Some(&asked)).await
 }
 
 fn roster_bytes() -> Bytes {
@@ -203,13 +194,13 @@ async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
         .returning(|_, _| (1, CacheRead::Hit(roster_bytes())));
     quota.expect_increment().times(1).return_const(2_u64);
     let answers = answers(portal("operators", &reads), quota, MockResponseCache::new());
-    let no_scope = serve(&answers, Endpoint::ScriptsStats, &[("limit", "20")]).await;
+    let no_scope = serve(&answers, Endpoint::ScriptsStats, "limit=20").await;
     assert_eq!(
         no_scope.reply,
         Err(DomainError::MissingScope(Scope::Scripts))
     );
     // Malformed parameters: nothing to read, counted all the same, then refused for the scope.
-    let both = serve(&answers, Endpoint::ScriptsStats, &[("limit", "0")]).await;
+    let both = serve(&answers, Endpoint::ScriptsStats, "limit=0").await;
     assert_eq!(both.reply, Err(DomainError::MissingScope(Scope::Scripts)));
     assert_eq!(both.quota.remaining, 3);
 }
@@ -220,7 +211,7 @@ async fn malformed_parameters_are_a_400_after_admission_without_a_read() {
     let mut quota = MockQuotaCounter::new();
     quota.expect_increment().times(1).return_const(1_u64);
     let answers = answers(portal("calls", &reads), quota, MockResponseCache::new());
-    let served = serve(&answers, Endpoint::CallsSummary, &[("start", "2026-02-30")]).await;
+    let served = serve(&answers, Endpoint::CallsSummary, "start=2026-02-30").await;
     assert!(
         matches!(served.reply, Err(DomainError::BadRequest(_))),
         "{:?}",
@@ -286,6 +277,6 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
 
 impl Answers {
     async fn serve_operators(&self) -> Served {
-        serve(self, Endpoint::Operators, &[]).await
+        serve(self, Endpoint::Operators, "").await
     }
 }

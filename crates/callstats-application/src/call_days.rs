@@ -21,8 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::CallDay;
-use callstats_domain::params::{DateRange, Day};
 use callstats_domain::ports::{CallDayCache, CallDays, CallPlatform, Clock, UpstreamError};
 use callstats_domain::tz;
 use futures::FutureExt as _;

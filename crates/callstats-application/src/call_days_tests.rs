@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use callstats_domain::model::{AgentNumber, CallRecord};
-use callstats_domain::params::{Direction, Param};
+use callstats_domain::params::Direction;
 use callstats_memory::MemoryCallDays;
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -26,7 +26,7 @@ use super::*;
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15 UTC);
 
 fn day(raw: &str) -> Day {
-    Day::parse(raw, Param::query("start")).unwrap()
+    Day::parse(raw).unwrap()
 }
 
 fn range(start: &str, end: &str) -> DateRange {

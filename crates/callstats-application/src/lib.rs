@@ -15,5 +15,5 @@ pub mod answers;
 pub mod call_days;
 pub mod flight;
 
-pub use answers::{Answers, Asked, CacheStatus, Reply, Served};
+pub use answers::{Answers, CacheStatus, Reply, Served};
 pub use call_days::{CallDaySettings, CallDayStore};

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig, SimOptions, serve_sim};
-use callstats_domain::params::{DateRange, Day, Param};
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::ports::CallPlatform;
 
 #[global_allocator]
@@ -84,7 +84,7 @@ fn scenario(calls_per_day: u32) {
         .build()
         .unwrap();
     let platform = HttpCallPlatform::new(HttpPlatformConfig::new(base_url, None)).unwrap();
-    let day = |raw| Day::parse(raw, Param::query("start")).unwrap();
+    let day = |raw| Day::parse(raw).unwrap();
     let range = DateRange::new(day("2026-11-01"), day("2026-12-01")).unwrap();
     assert_eq!(range.days(), 31);
     let fetch = || runtime.block_on(platform.calls(range)).unwrap();

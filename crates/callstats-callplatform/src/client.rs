@@ -7,8 +7,8 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use callstats_domain::calendar::DateRange;
 use callstats_domain::model::CallRecord;
-use callstats_domain::params::DateRange;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
 use compact_str::CompactString;
 use reqwest::StatusCode;

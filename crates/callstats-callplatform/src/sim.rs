@@ -19,7 +19,7 @@ use actix_web::http::header::{AUTHORIZATION, ContentType};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use callstats_domain::params::Day;
+use callstats_domain::calendar::Day;
 use callstats_domain::tz;
 use callstats_synthetic::{DEFAULT_CALLS_PER_DAY, DEFAULT_SEED, Generator, SyntheticCall};
 use serde::{Deserialize, Serialize};
@@ -456,7 +456,7 @@ mod tests {
     #[test]
     fn day_numbers_map_to_calendar_days() {
         assert_eq!(day_of(0).unwrap().to_string(), "1970-01-01");
-        let day = Day::parse("2026-11-01", callstats_domain::params::Param::query("d")).unwrap();
+        let day = Day::parse("2026-11-01").unwrap();
         assert_eq!(day_of(day.number()), Some(day));
     }
 

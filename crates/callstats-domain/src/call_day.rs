@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 
+use crate::calendar::{DateRange, Day};
 use crate::model::{AgentNumber, CallRecord};
-use crate::params::{DateRange, Day, Direction};
+use crate::params::Direction;
 use crate::tz;
 
 const SECONDS_PER_DAY: u32 = 86_400;

@@ -3,17 +3,18 @@
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::calendar::{DateRange, Day, LocalDateTime, Month};
 use crate::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, Metric, Operator, Sentiment, Sheet,
 };
-use crate::params::{DateRange, Day, Direction, LocalDateTime, Month, Param};
+use crate::params::Direction;
 
 pub(crate) fn day(raw: &str) -> Day {
-    Day::parse(raw, Param::query("start")).unwrap()
+    Day::parse(raw).unwrap()
 }
 
 pub(crate) fn month(raw: &str) -> Month {
-    Month::parse(raw, Param::path("month")).unwrap()
+    Month::parse(raw).unwrap()
 }
 
 pub(crate) fn range(start: &str, end: &str) -> DateRange {

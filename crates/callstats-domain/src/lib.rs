@@ -6,6 +6,7 @@
 //! reach it only through the traits in [`ports`].
 
 pub mod access;
+pub mod calendar;
 pub mod call_day;
 pub mod error;
 pub mod model;

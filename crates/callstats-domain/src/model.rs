@@ -9,7 +9,8 @@ use std::fmt;
 use compact_str::CompactString;
 use serde::Serialize;
 
-use crate::params::{Day, Direction, LocalDateTime, Month, Period};
+use crate::calendar::{Day, LocalDateTime, Month, Period};
+use crate::params::Direction;
 use crate::scope::ScopeSet;
 
 /// Currency of every money figure.

@@ -6,8 +6,8 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaFormat,
 use utoipa::openapi::{KnownFormat, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::calendar::{Day, LocalDateTime, Month};
 use crate::model::AgentNumber;
-use crate::params::{Day, LocalDateTime, Month};
 use crate::scope::{Scope, ScopeSet};
 
 fn string(description: &str, pattern: &str, example: &str) -> ObjectBuilder {

@@ -12,9 +12,9 @@ use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
+use crate::calendar::{DateRange, Day, Month};
 use crate::call_day::CallDay;
 use crate::model::{CallRecord, CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use crate::params::{DateRange, Day, Month};
 
 /// The portal database could not answer. The cause is for logs; the API says only
 /// "portal database unavailable".

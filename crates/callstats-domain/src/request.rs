@@ -3,7 +3,11 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::params::{DateRange, Direction, Month, Param, QueryParams, ScriptsLimit, Shift};
+use crate::calendar::{DateRange, Month};
+use crate::params::{
+    self, AgentsQuery, Direction, KpiQuery, MonthPath, Param, ParamError, ScheduleQuery,
+    ScriptsLimit, ScriptsQuery, Shift, SummaryQuery,
+};
 use crate::scope::{KpiView, Scope};
 
 /// Lifetime of cached call statistics.
@@ -65,6 +69,92 @@ impl Endpoint {
     }
 }
 
+/// A request to one of the endpoints, with its parameters as the request gave them. They are
+/// validated only once the caller is admitted: a bad parameter is a 400 only for a caller
+/// allowed to ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Ping,
+    CallsSummary(SummaryQuery),
+    CallsAgents(AgentsQuery),
+    KpiMonths,
+    KpiMonth(MonthPath, KpiQuery),
+    Operators,
+    Schedule(ScheduleQuery),
+    ScriptsStats(ScriptsQuery),
+}
+
+impl Asked {
+    #[must_use]
+    pub const fn endpoint(&self) -> Endpoint {
+        match self {
+            Self::Ping => Endpoint::Ping,
+            Self::CallsSummary(_) => Endpoint::CallsSummary,
+            Self::CallsAgents(_) => Endpoint::CallsAgents,
+            Self::KpiMonths => Endpoint::KpiMonths,
+            Self::KpiMonth(..) => Endpoint::KpiMonth,
+            Self::Operators => Endpoint::Operators,
+            Self::Schedule(_) => Endpoint::Schedule,
+            Self::ScriptsStats(_) => Endpoint::ScriptsStats,
+        }
+    }
+
+    /// The request these parameters make: validated, defaulted and clamped, the path before
+    /// the query. `kpi_view` is the view the key's scopes allow on /kpi/{month}. `None` for
+    /// /ping, which takes no parameters and is never cached.
+    pub fn request(&self, kpi_view: KpiView) -> Result<Option<ApiRequest>, ParamError> {
+        let request = match self {
+            Self::Ping => return Ok(None),
+            Self::CallsSummary(query) => {
+                let (range, direction) = query.parse()?;
+                ApiRequest::CallsSummary { range, direction }
+            }
+            Self::CallsAgents(query) => ApiRequest::CallsAgents {
+                range: query.parse()?,
+            },
+            Self::KpiMonths => ApiRequest::KpiMonths,
+            Self::KpiMonth(path, query) => ApiRequest::KpiMonth {
+                month: params::month(&path.month, Param::path("month"))?,
+                shift: query.parse()?,
+                view: kpi_view,
+            },
+            Self::Operators => ApiRequest::Operators,
+            Self::Schedule(query) => ApiRequest::Schedule {
+                month: query.parse()?,
+            },
+            Self::ScriptsStats(query) => ApiRequest::ScriptsStats {
+                limit: query.parse()?,
+            },
+        };
+        Ok(Some(request))
+    }
+
+    /// The request to `endpoint` with the query string `query` and, for /kpi/{month}, the
+    /// path segment `path_month`, deserialised as the web layer's extractors do. For tests.
+    #[cfg(any(test, feature = "mock"))]
+    pub fn from_query(
+        endpoint: Endpoint,
+        query: &str,
+        path_month: &str,
+    ) -> Result<Self, serde_html_form::de::Error> {
+        Ok(match endpoint {
+            Endpoint::Ping => Self::Ping,
+            Endpoint::CallsSummary => Self::CallsSummary(serde_html_form::from_str(query)?),
+            Endpoint::CallsAgents => Self::CallsAgents(serde_html_form::from_str(query)?),
+            Endpoint::KpiMonths => Self::KpiMonths,
+            Endpoint::KpiMonth => Self::KpiMonth(
+                MonthPath {
+                    month: path_month.to_owned(),
+                },
+                serde_html_form::from_str(query)?,
+            ),
+            Endpoint::Operators => Self::Operators,
+            Endpoint::Schedule => Self::Schedule(serde_html_form::from_str(query)?),
+            Endpoint::ScriptsStats => Self::ScriptsStats(serde_html_form::from_str(query)?),
+        })
+    }
+}
+
 /// A request to a cacheable endpoint, with every parameter validated, defaulted and clamped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ApiRequest {
@@ -91,45 +181,6 @@ pub enum ApiRequest {
 }
 
 impl ApiRequest {
-    /// Parses the parameters of `endpoint`. `path_month` is the `{month}` segment of
-    /// /kpi/{month}; `kpi_view` is the view the key's scopes allow there. Returns `None` for
-    /// /ping, which takes no parameters and is never cached.
-    pub fn parse(
-        endpoint: Endpoint,
-        query: &QueryParams<'_>,
-        path_month: Option<&str>,
-        kpi_view: KpiView,
-    ) -> Result<Option<Self>, crate::params::ParamError> {
-        let request = match endpoint {
-            Endpoint::Ping => return Ok(None),
-            Endpoint::CallsSummary => Self::CallsSummary {
-                range: DateRange::from_query(query)?,
-                direction: Direction::from_query(query)?,
-            },
-            Endpoint::CallsAgents => {
-                let range = DateRange::from_query(query)?;
-                // Accepted and validated so a shared query string works on both call endpoints,
-                // but the leaderboard always counts both directions.
-                Direction::from_query(query)?;
-                Self::CallsAgents { range }
-            }
-            Endpoint::KpiMonths => Self::KpiMonths,
-            Endpoint::KpiMonth => Self::KpiMonth {
-                month: Month::parse(path_month.unwrap_or_default(), Param::path("month"))?,
-                shift: Shift::from_query(query)?,
-                view: kpi_view,
-            },
-            Endpoint::Operators => Self::Operators,
-            Endpoint::Schedule => Self::Schedule {
-                month: Month::from_query(query)?,
-            },
-            Endpoint::ScriptsStats => Self::ScriptsStats {
-                limit: ScriptsLimit::from_query(query)?,
-            },
-        };
-        Ok(Some(request))
-    }
-
     #[must_use]
     pub const fn endpoint(&self) -> Endpoint {
         match self {
@@ -207,17 +258,15 @@ fn encode(raw: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse(
-        endpoint: Endpoint,
-        pairs: &[(&str, &str)],
-        month: Option<&str>,
-    ) -> Result<Option<ApiRequest>, String> {
-        let query = QueryParams::new(pairs.iter().copied());
-        ApiRequest::parse(endpoint, &query, month, KpiView::Aggregate).map_err(|e| e.to_string())
+    fn parse(endpoint: Endpoint, query: &str, month: &str) -> Result<Option<ApiRequest>, String> {
+        Asked::from_query(endpoint, query, month)
+            .unwrap()
+            .request(KpiView::Aggregate)
+            .map_err(|e| e.to_string())
     }
 
-    fn key(endpoint: Endpoint, pairs: &[(&str, &str)], month: Option<&str>) -> String {
-        parse(endpoint, pairs, month).unwrap().unwrap().cache_key()
+    fn key(endpoint: Endpoint, query: &str) -> String {
+        parse(endpoint, query, "").unwrap().unwrap().cache_key()
     }
 
     #[test]
@@ -245,63 +294,41 @@ mod tests {
     fn cache_key_uses_parameters_after_defaults_and_ignores_unknown_ones() {
         let explicit = key(
             Endpoint::CallsSummary,
-            &[
-                ("start", "2026-11-01"),
-                ("end", "2026-11-01"),
-                ("direction", "inbound"),
-            ],
-            None,
+            "start=2026-11-01&end=2026-11-01&direction=inbound",
         );
-        let defaulted = key(
-            Endpoint::CallsSummary,
-            &[("utm", "x"), ("start", "2026-11-01")],
-            None,
-        );
+        let defaulted = key(Endpoint::CallsSummary, "utm=x&start=2026-11-01");
         assert_eq!(explicit, defaulted);
         assert_eq!(
             explicit,
             "v1/calls/summary?start=2026-11-01&end=2026-11-01&direction=inbound&clamped=false"
         );
         assert_eq!(
-            key(Endpoint::ScriptsStats, &[], None),
-            key(Endpoint::ScriptsStats, &[("limit", "20")], None)
+            key(Endpoint::ScriptsStats, ""),
+            key(Endpoint::ScriptsStats, "limit=20")
         );
     }
 
     #[test]
     fn cache_key_of_a_clamped_range_is_that_of_the_range_used_plus_the_flag() {
-        let clamped = key(
-            Endpoint::CallsAgents,
-            &[("start", "2026-01-01"), ("end", "2026-11-20")],
-            None,
-        );
+        let clamped = key(Endpoint::CallsAgents, "start=2026-01-01&end=2026-11-20");
         assert_eq!(
             clamped,
             "v1/calls/agents?start=2026-10-21&end=2026-11-20&clamped=true"
         );
-        let exact = key(
-            Endpoint::CallsAgents,
-            &[("start", "2026-10-21"), ("end", "2026-11-20")],
-            None,
-        );
+        let exact = key(Endpoint::CallsAgents, "start=2026-10-21&end=2026-11-20");
         assert_ne!(clamped, exact);
     }
 
     #[test]
     fn cache_key_separates_kpi_granularities_and_encodes_shifts() {
-        let query = QueryParams::new([("shift", "tun&granularity=detail")]);
-        let aggregate = ApiRequest::parse(
+        let asked = Asked::from_query(
             Endpoint::KpiMonth,
-            &query,
-            Some("2026-11"),
-            KpiView::Aggregate,
+            "shift=tun%26granularity%3Ddetail",
+            "2026-11",
         )
-        .unwrap()
         .unwrap();
-        let detail =
-            ApiRequest::parse(Endpoint::KpiMonth, &query, Some("2026-11"), KpiView::Detail)
-                .unwrap()
-                .unwrap();
+        let aggregate = asked.request(KpiView::Aggregate).unwrap().unwrap();
+        let detail = asked.request(KpiView::Detail).unwrap().unwrap();
         assert_eq!(
             aggregate.cache_key(),
             "v1/kpi/2026-11?granularity=aggregate&shift=tun%26granularity%3Ddetail"
@@ -312,20 +339,20 @@ mod tests {
     #[test]
     fn calls_are_cached_ten_minutes_and_portal_data_one() {
         assert_eq!(
-            parse(Endpoint::CallsAgents, &[("start", "2026-11-01")], None)
+            parse(Endpoint::CallsAgents, "start=2026-11-01", "")
                 .unwrap()
                 .unwrap()
                 .cache_ttl(),
             CALLS_TTL
         );
         assert_eq!(
-            parse(Endpoint::Operators, &[], None)
+            parse(Endpoint::Operators, "", "")
                 .unwrap()
                 .unwrap()
                 .cache_ttl(),
             PORTAL_TTL
         );
-        assert_eq!(parse(Endpoint::Ping, &[], None).unwrap(), None);
+        assert_eq!(parse(Endpoint::Ping, "", "").unwrap(), None);
     }
 
     #[test]
@@ -333,26 +360,63 @@ mod tests {
         assert!(
             parse(
                 Endpoint::CallsAgents,
-                &[("start", "2026-11-01"), ("direction", "sideways")],
-                None
+                "start=2026-11-01&direction=sideways",
+                ""
             )
             .is_err()
         );
         assert_eq!(
-            key(
-                Endpoint::CallsAgents,
-                &[("start", "2026-11-01"), ("direction", "outbound")],
-                None
-            ),
-            key(Endpoint::CallsAgents, &[("start", "2026-11-01")], None)
+            key(Endpoint::CallsAgents, "start=2026-11-01&direction=outbound"),
+            key(Endpoint::CallsAgents, "start=2026-11-01")
         );
     }
 
     #[test]
     fn kpi_month_path_is_validated() {
         assert_eq!(
-            parse(Endpoint::KpiMonth, &[], Some("2026-13")).unwrap_err(),
+            parse(Endpoint::KpiMonth, "", "2026-13").unwrap_err(),
             r#"invalid path segment 'month' "2026-13": expected a month YYYY-MM with month 01 to 12"#
+        );
+    }
+
+    #[test]
+    fn a_query_string_gives_every_value_of_a_known_name_and_drops_unknown_names() {
+        let asked = Asked::from_query(
+            Endpoint::CallsSummary,
+            "direction=out%62ound&x=1&x=2&start=2026-11-01&start=2026-11-02&end",
+            "",
+        )
+        .unwrap();
+        let Asked::CallsSummary(query) = &asked else {
+            panic!("{asked:?}")
+        };
+        assert_eq!(
+            query.start,
+            ["2026-11-01", "2026-11-02"].into_iter().collect()
+        );
+        assert_eq!(query.end, [""].into_iter().collect());
+        assert_eq!(query.direction, ["outbound"].into_iter().collect());
+        assert_eq!(
+            asked.request(KpiView::Aggregate).unwrap_err().to_string(),
+            "query parameter 'start' is given more than once"
+        );
+    }
+
+    #[test]
+    fn the_first_error_follows_the_endpoint_s_order_not_the_query_string_s() {
+        for query in [
+            "direction=up&end=2026-13-01&start=nope",
+            "start=nope&end=2026-13-01&direction=up",
+        ] {
+            assert_eq!(
+                parse(Endpoint::CallsSummary, query, "").unwrap_err(),
+                r#"invalid query parameter 'start' "nope": expected a calendar date YYYY-MM-DD"#
+            );
+        }
+        assert!(
+            parse(Endpoint::KpiMonth, "shift=", "2026-13")
+                .unwrap_err()
+                .starts_with("invalid path segment 'month'")
         );
     }
 }

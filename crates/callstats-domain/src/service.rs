@@ -10,12 +10,13 @@ use time::macros::format_description;
 use crate::access::{
     ApiKeyRecord, ClientAddress, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
 };
+use crate::calendar::{DateRange, Month, Period};
 use crate::error::DomainError;
 use crate::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
 };
-use crate::params::{DateRange, Direction, Month, Period, ScriptsLimit, Shift};
+use crate::params::{Direction, ScriptsLimit, Shift};
 use crate::ports::{CacheRead, CallDays, Clock, PortalStore, QuotaCounter};
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};

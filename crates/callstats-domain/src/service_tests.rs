@@ -7,16 +7,17 @@ use time::macros::datetime;
 
 use super::*;
 use crate::access::{ApiKeySecret, Unauthorized};
+use crate::calendar::Day;
 use crate::call_day::CallDay;
 use crate::fixtures::{call, month, operator, range, row, sheet};
 use crate::model::{
     AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
     SheetContent,
 };
-use crate::params::{Day, Param};
 use crate::ports::{
     MockCallDays, MockClock, MockPortalStore, MockQuotaCounter, StoreError, UpstreamError,
 };
+use crate::request::Asked;
 use crate::scope::Scope;
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
@@ -522,7 +523,7 @@ async fn schedule_joins_off_days_with_the_roster() {
         .returning(|_| {
             Ok(vec![OffDayRecord {
                 agent_number: AgentNumber::new("101").unwrap(),
-                date: Day::parse("2026-11-03", Param::query("date")).unwrap(),
+                date: Day::parse("2026-11-03").unwrap(),
                 kind: OffDayKind::Unpaid,
                 source: OffDaySource::Swap,
             }])
@@ -559,8 +560,9 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
             })
             .collect())
     });
-    let query = crate::params::QueryParams::new([("limit", "2")]);
-    let request = ApiRequest::parse(Endpoint::ScriptsStats, &query, None, KpiView::Aggregate)
+    let request = Asked::from_query(Endpoint::ScriptsStats, "limit=2", "")
+        .unwrap()
+        .request(KpiView::Aggregate)
         .unwrap()
         .unwrap();
     let body = stats(store, MockCallDays::new())

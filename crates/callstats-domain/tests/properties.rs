@@ -7,12 +7,11 @@
 )]
 
 use callstats_domain::access::{origin_host, presented_key};
+use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow};
-use callstats_domain::params::{
-    DateRange, Day, Direction, Month, Param, QueryParams, ScriptsLimit, Shift,
-};
-use callstats_domain::request::{ApiRequest, Endpoint};
+use callstats_domain::params::{Direction, ScriptsLimit, Shift};
+use callstats_domain::request::{Asked, Endpoint};
 use callstats_domain::scope::KpiView;
 use callstats_domain::stats::kpi::{spread, totals};
 use callstats_domain::stats::round::round2;
@@ -99,7 +98,7 @@ proptest! {
         let (year, month, dom) = (date.year(), u8::from(date.month()), date.day());
         prop_assert_eq!(&text, &format!("{year:04}-{month:02}-{dom:02}"));
         if (0..=9999).contains(&year) {
-            prop_assert_eq!(Day::parse(&text, Param::query("start")).unwrap(), day);
+            prop_assert_eq!(Day::parse(&text).unwrap(), day);
         }
     }
 
@@ -174,15 +173,16 @@ proptest! {
     #[test]
     fn dates_and_months_round_trip_through_their_text(day in day_strategy()) {
         let text = day.to_string();
-        prop_assert_eq!(Day::parse(&text, Param::query("start")).unwrap(), day);
+        prop_assert_eq!(Day::parse(&text).unwrap(), day);
         let month = day.month();
-        prop_assert_eq!(Month::parse(&month.to_string(), Param::query("month")).unwrap(), month);
+        prop_assert_eq!(Month::parse(&month.to_string()).unwrap(), month);
     }
 
     #[test]
     fn parsers_never_panic_on_arbitrary_text(raw in any::<String>()) {
-        let _ = Day::parse(&raw, Param::query("start"));
-        let _ = Month::parse(&raw, Param::path("month"));
+        let _ = Day::parse(&raw);
+        let _ = Month::parse(&raw);
+        let _ = LocalDateTime::parse(&raw);
         let _ = Direction::parse(&raw);
         let _ = ScriptsLimit::parse(&raw);
         let _ = Shift::parse(&raw);
@@ -197,9 +197,10 @@ proptest! {
         pairs in prop::collection::vec((prop::sample::select(vec!["start", "end", "direction", "month", "limit", "shift", "x"]), ".{0,12}"), 0..5),
         month in ".{0,10}",
     ) {
-        let query = QueryParams::new(pairs);
+        let query = serde_html_form::to_string(&pairs).unwrap();
         for endpoint in Endpoint::ALL {
-            if let Err(err) = ApiRequest::parse(endpoint, &query, Some(&month), KpiView::Aggregate) {
+            let asked = Asked::from_query(endpoint, &query, &month).unwrap();
+            if let Err(err) = asked.request(KpiView::Aggregate) {
                 let message = err.to_string();
                 prop_assert!(message.contains("parameter '") || message.contains("segment 'month'"), "{message}");
             }

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubject};
+use callstats_domain::calendar::{DateRange, Day, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use callstats_domain::params::{DateRange, Day, Month};
 use callstats_domain::ports::{
     CallDayCache, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
 };

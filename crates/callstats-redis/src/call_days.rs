@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use callstats_domain::calendar::Day;
 use callstats_domain::call_day::{CallDay, DayCall};
 use callstats_domain::model::AgentNumber;
-use callstats_domain::params::{Day, Direction};
+use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayCache;
 use serde::{Deserialize, Serialize};
 
@@ -163,13 +164,13 @@ impl CallDayCache for RedisCallDays {
 #[cfg(test)]
 mod tests {
     use callstats_domain::model::CallRecord;
-    use callstats_domain::params::Param;
+
     use callstats_domain::tz;
 
     use super::*;
 
     fn day(raw: &str) -> Day {
-        Day::parse(raw, Param::query("start")).unwrap()
+        Day::parse(raw).unwrap()
     }
 
     fn sample() -> CallDay {

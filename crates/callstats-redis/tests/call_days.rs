@@ -12,16 +12,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord};
-use callstats_domain::params::{Day, Direction, Param};
+use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayCache;
 use callstats_domain::tz;
 use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
 use callstats_redis::{Redis, RedisCallDays, RedisSettings};
 
 fn day(raw: &str) -> Day {
-    Day::parse(raw, Param::query("start")).unwrap()
+    Day::parse(raw).unwrap()
 }
 
 fn kept(raw: &str) -> Arc<CallDay> {

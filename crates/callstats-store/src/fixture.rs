@@ -15,8 +15,11 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::hash::Hash;
 
+use callstats_domain::calendar::{
+    DATE_FORM, DATE_TIME_FORM, Day, LocalDateTime, MONTH_FORM, Month,
+};
 use callstats_domain::model::{AgentNumber, OffDayKind, OffDaySource, Sentiment};
-use callstats_domain::params::{Day, LocalDateTime, Month, Param, Shift};
+use callstats_domain::params::Shift;
 use serde::de::{self, Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -259,15 +262,11 @@ fn optional_agent_number<'de, D: Deserializer<'de>>(
 }
 
 fn day<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Day, D::Error> {
-    parsed(deserializer, "a calendar date YYYY-MM-DD", |raw| {
-        Day::parse(raw, Param::query("date")).ok()
-    })
+    parsed(deserializer, DATE_FORM, |raw| Day::parse(raw).ok())
 }
 
 fn month<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Month, D::Error> {
-    parsed(deserializer, "a month YYYY-MM with month 01 to 12", |raw| {
-        Month::parse(raw, Param::query("month")).ok()
-    })
+    parsed(deserializer, MONTH_FORM, |raw| Month::parse(raw).ok())
 }
 
 fn shift<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
@@ -283,11 +282,9 @@ fn shift<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error>
 }
 
 fn local_date_time<'de, D: Deserializer<'de>>(deserializer: D) -> Result<LocalDateTime, D::Error> {
-    parsed(
-        deserializer,
-        "a date and time YYYY-MM-DD HH:MM:SS",
-        LocalDateTime::parse,
-    )
+    parsed(deserializer, DATE_TIME_FORM, |raw| {
+        LocalDateTime::parse(raw).ok()
+    })
 }
 
 fn text_code<'de, D: Deserializer<'de>, T: TextCode>(deserializer: D) -> Result<T, D::Error> {

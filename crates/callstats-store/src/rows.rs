@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 
 use callstats_domain::access::ApiKeyRecord;
+use callstats_domain::calendar::{LocalDateTime, Month};
 use callstats_domain::model::{
     AgentNumber, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric, OffDayKind,
     OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet,
 };
-use callstats_domain::params::{LocalDateTime, Month, Param};
 use callstats_domain::ports::StoreError;
 use callstats_domain::scope::ScopeSet;
 use diesel::prelude::*;
@@ -129,7 +129,7 @@ impl TryFrom<OffDayRow> for OffDayRecord {
     fn try_from(row: OffDayRow) -> Result<Self, StoreError> {
         Ok(Self {
             agent_number: agent("off_days", &row.agent_number)?,
-            date: callstats_domain::params::Day::new(row.day),
+            date: callstats_domain::calendar::Day::new(row.day),
             kind: code("off_days", "kind", &row.kind)?,
             source: code("off_days", "source", &row.source)?,
         })
@@ -154,7 +154,7 @@ impl TryFrom<SheetRow> for Sheet {
     fn try_from(row: SheetRow) -> Result<Self, StoreError> {
         Ok(Self {
             id: row.id,
-            month: Month::parse(&row.month, Param::path("month"))
+            month: Month::parse(&row.month)
                 .map_err(|_| corrupt("kpi_sheets", "month", format!("{:?}", row.month)))?,
             name: row.name,
             shift: row.shift,

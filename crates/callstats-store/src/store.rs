@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
+use callstats_domain::calendar::{DateRange, Month};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use callstats_domain::params::{DateRange, Month};
 use callstats_domain::ports::{PortalStore, StoreError};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;

@@ -8,8 +8,9 @@
 //! Depends on the domain only: no I/O, no clock, no OS randomness.
 
 use async_trait::async_trait;
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::model::{AgentNumber, CallRecord};
-use callstats_domain::params::{DateRange, Day, Direction};
+use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
 use callstats_domain::tz;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime, Time, Weekday};
@@ -279,10 +280,9 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use callstats_domain::params::Param;
 
     fn day(raw: &str) -> Day {
-        Day::parse(raw, Param::query("start")).unwrap()
+        Day::parse(raw).unwrap()
     }
 
     fn week() -> Vec<Vec<SyntheticCall>> {

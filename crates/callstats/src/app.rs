@@ -12,8 +12,8 @@ use callstats_api::{ApiState, Application, ServerSettings};
 use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
+use callstats_domain::calendar::{DateRange, Month};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use callstats_domain::params::{DateRange, Month};
 use callstats_domain::ports::{
     CallDayCache, CallPlatform, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
 };

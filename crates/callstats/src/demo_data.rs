@@ -1,7 +1,7 @@
 //! The demo data set wired to the synthetic call platform: the same agents, and checklist
 //! scores on the very calls `callstats demo` serves (its default seed and volume).
 
-use callstats_domain::params::Day;
+use callstats_domain::calendar::Day;
 use callstats_domain::tz;
 use callstats_store::demo::{ScorableCall, demo_fixture as build};
 use callstats_store::fixture::Fixture;
@@ -35,13 +35,11 @@ pub fn demo_fixture(seed: u64, anchor: Day) -> Fixture {
 mod tests {
     use std::collections::HashMap;
 
-    use callstats_domain::params::Param;
-
     use super::*;
 
     #[test]
     fn demo_operators_are_the_synthetic_platforms_agents_and_scores_its_calls() {
-        let anchor = Day::parse("2026-11-21", Param::query("start")).unwrap();
+        let anchor = Day::parse("2026-11-21").unwrap();
         let fixture = demo_fixture(42, anchor);
         let roster: Vec<_> = fixture
             .operators

@@ -10,11 +10,12 @@ use async_trait::async_trait;
 use callstats_api::ApiState;
 use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
+use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
     OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
 };
-use callstats_domain::params::{DateRange, Day, Direction, LocalDateTime, Month, Param};
+use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, Clock, PortalStore, StoreError, UpstreamError};
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::service::{Access, CallStats, StatsSettings};
@@ -160,7 +161,7 @@ impl CallPlatform for FakePlatform {
 }
 
 pub fn day(raw: &str) -> Day {
-    Day::parse(raw, Param::query("start")).unwrap()
+    Day::parse(raw).unwrap()
 }
 
 fn agent(n: &str) -> AgentNumber {
@@ -188,7 +189,7 @@ fn sheet(id: i64, month: &str, shift: &str) -> Sheet {
     Sheet {
         id,
         name: format!("Sheet {id}"),
-        month: Month::parse(month, Param::path("month")).unwrap(),
+        month: Month::parse(month).unwrap(),
         shift: shift.into(),
         updated_at: LocalDateTime::parse("2026-11-20 18:00:00").unwrap(),
     }

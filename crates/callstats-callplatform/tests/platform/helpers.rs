@@ -3,7 +3,7 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use callstats_callplatform::{BearerToken, HttpCallPlatform, HttpPlatformConfig};
-use callstats_domain::params::{DateRange, Day, Param};
+use callstats_domain::calendar::{DateRange, Day};
 use serde_json::{Value, json};
 use tracing::subscriber::DefaultGuard;
 use wiremock::ResponseTemplate;
@@ -11,7 +11,7 @@ use wiremock::ResponseTemplate;
 pub const TOKEN: &str = "tok-3f9a1c7e-never-print-me";
 
 pub fn day(raw: &str) -> Day {
-    Day::parse(raw, Param::query("start")).unwrap()
+    Day::parse(raw).unwrap()
 }
 
 pub fn range(start: &str, end: &str) -> DateRange {

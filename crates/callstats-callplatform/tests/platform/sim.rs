@@ -77,7 +77,7 @@ async fn adapter_counts_match_the_generator_at_the_default_volume() {
     let records = platform(sim_config(&sim)).calls(days).await.unwrap();
     let generator = Generator::default();
     for day in days.iter_days() {
-        let (from, to) = callstats_domain::params::DateRange::new(day, day)
+        let (from, to) = callstats_domain::calendar::DateRange::new(day, day)
             .unwrap()
             .unix_window();
         let got = records

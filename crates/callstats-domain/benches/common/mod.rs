@@ -1,13 +1,14 @@
 //! Bench data: 31 days × 5,000 calls of ~80 agents, from a fixed-seed generator.
 
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::model::{AgentNumber, CallRecord, CallScore, Sentiment};
-use callstats_domain::params::{DateRange, Day, Direction, Param};
+use callstats_domain::params::Direction;
 
 pub const CALLS_PER_DAY: u32 = 5_000;
 pub const AGENTS: u32 = 80;
 
 pub fn range() -> DateRange {
-    let day = |raw| Day::parse(raw, Param::query("start")).unwrap();
+    let day = |raw| Day::parse(raw).unwrap();
     DateRange::new(day("2026-10-01"), day("2026-10-31")).unwrap()
 }
 

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 
+use crate::calendar::DateRange;
 use crate::call_day::CallDay;
 use crate::model::{AgentEntry, AgentNumber, CallScore, Operator, Sentiment};
-use crate::params::{DateRange, Direction};
+use crate::params::Direction;
 use crate::stats::round::round2;
 
 /// Weight `C` of the prior in the checklist score: how many calls' worth of the overall mean

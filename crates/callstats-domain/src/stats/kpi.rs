@@ -3,12 +3,13 @@
 
 use std::cmp::Ordering;
 
+use crate::calendar::Month;
 use crate::error::DomainError;
 use crate::model::{
     CURRENCY, Distribution, KpiAggregate, KpiDetail, KpiMonthResponse, KpiOperatorRow, KpiTotals,
     Metric, Rank, Sheet, SheetContent, Spread,
 };
-use crate::params::{Month, Shift};
+use crate::params::Shift;
 use crate::scope::KpiView;
 use crate::stats::round::{round2, round4};
 

@@ -2,11 +2,12 @@
 
 use std::collections::HashMap;
 
+use crate::calendar::Month;
 use crate::model::{
     OffDay, OffDayRecord, Operator, OperatorsResponse, Schedule, Script, ScriptsResponse, Sheet,
     SheetsResponse,
 };
-use crate::params::{Month, ScriptsLimit};
+use crate::params::ScriptsLimit;
 
 /// The roster ordered by agent number. Staff stay in: `staff_role` lets partners filter.
 #[must_use]
@@ -67,14 +68,14 @@ pub fn top_scripts(mut scripts: Vec<Script>, limit: ScriptsLimit) -> ScriptsResp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calendar::Day;
     use crate::fixtures::{operator, sheet};
     use crate::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource};
-    use crate::params::{Day, Param};
 
     fn off(agent: &str, date: &str) -> OffDayRecord {
         OffDayRecord {
             agent_number: AgentNumber::new(agent).unwrap(),
-            date: Day::parse(date, Param::query("date")).unwrap(),
+            date: Day::parse(date).unwrap(),
             kind: OffDayKind::Dam,
             source: OffDaySource::Auto,
         }
@@ -109,7 +110,7 @@ mod tests {
 
     #[test]
     fn schedule_joins_names_and_orders_by_date_then_agent_number() {
-        let month = Month::parse("2026-11", Param::query("month")).unwrap();
+        let month = Month::parse("2026-11").unwrap();
         let records = vec![
             off("102", "2026-11-05"),
             off("999", "2026-11-03"),
@@ -139,7 +140,7 @@ mod tests {
 
     #[test]
     fn schedule_of_a_month_without_off_days_is_empty() {
-        let month = Month::parse("2027-01", Param::query("month")).unwrap();
+        let month = Month::parse("2027-01").unwrap();
         assert!(schedule(month, vec![], &[]).off_days.is_empty());
     }
 

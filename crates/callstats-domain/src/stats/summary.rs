@@ -1,8 +1,9 @@
 //! /calls/summary: daily series, hourly histogram and peaks of one direction.
 
+use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{CallSummary, DayCount, HourCount};
-use crate::params::{DateRange, Direction, Period};
+use crate::params::Direction;
 use crate::tz;
 
 /// Summarises the calls of `direction` in `range`, in Tashkent days and hours.

@@ -21,8 +21,8 @@
 
 mod words;
 
+use callstats_domain::calendar::{Day, LocalDateTime, Month};
 use callstats_domain::model::{AgentNumber, OffDayKind, OffDaySource, Sentiment};
-use callstats_domain::params::{Day, LocalDateTime, Month};
 use time::{Date, Duration, OffsetDateTime, PrimitiveDateTime, Time};
 
 use crate::fixture::{

@@ -1,7 +1,5 @@
 use std::collections::{BTreeMap, BTreeSet};
 
-use callstats_domain::params::Param;
-
 use super::*;
 
 fn agents() -> Vec<AgentNumber> {
@@ -11,7 +9,7 @@ fn agents() -> Vec<AgentNumber> {
 }
 
 fn anchor() -> Day {
-    Day::parse("2026-11-21", Param::query("start")).unwrap()
+    Day::parse("2026-11-21").unwrap()
 }
 
 /// 200 answered calls a day, spread over the agents and the day.

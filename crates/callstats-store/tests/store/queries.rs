@@ -1,7 +1,7 @@
 //! Reads take a bounded number of statements, whatever the size of the data.
 
+use callstats_domain::calendar::LocalDateTime;
 use callstats_domain::model::AgentNumber;
-use callstats_domain::params::LocalDateTime;
 use callstats_domain::ports::PortalStore;
 use callstats_store::backend_tests;
 use callstats_store::config::Access;
@@ -87,7 +87,7 @@ backend_tests! {
         admin.seed(&big_sheet(50, 3).validate().unwrap(), callstats_store::Existing::Replace).await.unwrap();
         let store = db.store(Access::ReadOnly);
         let digest = callstats_domain::access::ApiKeySecret::from_random_bytes(&[9; 32]).digest();
-        let range = callstats_domain::params::DateRange::new(
+        let range = callstats_domain::calendar::DateRange::new(
             crate::support::day("2026-10-01"),
             crate::support::day("2026-10-31"),
         )

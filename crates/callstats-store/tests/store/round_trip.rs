@@ -1,9 +1,9 @@
 //! Seed the portal fixture, read every resource back, compare field by field.
 
+use callstats_domain::calendar::{DateRange, LocalDateTime};
 use callstats_domain::model::{
     AgentNumber, KpiTotals, LocalizedText, Metric, OffDayKind, OffDaySource, Sentiment,
 };
-use callstats_domain::params::{DateRange, LocalDateTime};
 use callstats_domain::ports::PortalStore;
 use callstats_store::backend_tests;
 use time::macros::datetime;

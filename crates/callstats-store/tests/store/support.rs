@@ -1,6 +1,6 @@
 //! Shared test data and helpers.
 
-use callstats_domain::params::{Day, Month, Param};
+use callstats_domain::calendar::{Day, Month};
 use callstats_store::Store;
 use callstats_store::config::Access;
 use callstats_store::fixture::ValidFixture;
@@ -15,11 +15,11 @@ pub fn portal() -> ValidFixture {
 }
 
 pub fn month(raw: &str) -> Month {
-    Month::parse(raw, Param::query("month")).unwrap()
+    Month::parse(raw).unwrap()
 }
 
 pub fn day(raw: &str) -> Day {
-    Day::parse(raw, Param::query("start")).unwrap()
+    Day::parse(raw).unwrap()
 }
 
 /// A migrated database seeded with [`PORTAL`], and a read-only store on it as the API uses.

@@ -92,7 +92,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
 fn print_welcome(
     secret: &ApiKeySecret,
     bind: &str,
-    today: callstats_domain::params::Day,
+    today: callstats_domain::calendar::Day,
 ) -> std::io::Result<()> {
     let base = format!("http://{bind}/api/v1");
     let key = secret.expose();

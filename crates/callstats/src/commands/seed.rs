@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use callstats_domain::params::{Day, Param};
+use callstats_domain::calendar::Day;
 use callstats_store::Existing;
 use callstats_store::fixture::ValidFixture;
 use clap::{ArgGroup, Args};
@@ -50,7 +50,7 @@ pub async fn run(args: SeedArgs) -> Result<(), Failure> {
         Some(path) => (read_fixture(path)?, format!("fixture {}", path.display())),
         None => {
             let anchor = match &args.anchor {
-                Some(raw) => Day::parse(raw, Param::query("anchor")).map_err(|_| {
+                Some(raw) => Day::parse(raw).map_err(|_| {
                     Failure::config(anyhow::anyhow!(
                         "invalid --anchor {raw:?}: expected a date YYYY-MM-DD"
                     ))

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use callstats_domain::access::ApiKeySecret;
-use callstats_domain::params::{DateRange, Day, Param};
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::ports::PortalStore;
 use callstats_store::backend_tests;
 use callstats_store::config::Access;
@@ -103,7 +103,7 @@ async fn portal_state(db: &TestDatabase) -> String {
         );
     }
     text += &format!("{:?}", store.scripts().await.unwrap());
-    let day = |raw| Day::parse(raw, Param::query("start")).unwrap();
+    let day = |raw| Day::parse(raw).unwrap();
     let range = DateRange::new(day("2026-11-01"), day("2026-11-21")).unwrap();
     text + &format!("{:?}", store.call_scores(range).await.unwrap())
 }

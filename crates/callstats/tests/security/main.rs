@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use callstats_callplatform::{SimOptions, spawn_sim};
-use callstats_domain::params::{Day, Param};
+use callstats_domain::calendar::Day;
 use serde_json::Value;
 
 const ANCHOR: &str = "2026-11-21";
@@ -67,7 +67,7 @@ fn demo_with(name: &str, upstream: &str, env: &[(&str, &str)]) -> Demo {
 
 /// What must never be seen: keys, the upstream token, usernames and phones of the data set.
 fn secrets(keys: &[&str]) -> Vec<String> {
-    let anchor = Day::parse(ANCHOR, Param::query("start")).unwrap();
+    let anchor = Day::parse(ANCHOR).unwrap();
     let fixture = callstats::demo_data::demo_fixture(callstats_synthetic::DEFAULT_SEED, anchor);
     let mut secrets: Vec<String> = keys.iter().map(|&key| key.to_owned()).collect();
     secrets.push(UPSTREAM_TOKEN.to_owned());
@@ -131,7 +131,7 @@ impl Session {
 }
 
 fn names_and_agent_numbers() -> (BTreeSet<String>, BTreeSet<String>) {
-    let anchor = Day::parse(ANCHOR, Param::query("start")).unwrap();
+    let anchor = Day::parse(ANCHOR).unwrap();
     let fixture = callstats::demo_data::demo_fixture(callstats_synthetic::DEFAULT_SEED, anchor);
     let mut names = BTreeSet::new();
     let mut numbers = BTreeSet::new();

@@ -1,0 +1,492 @@
+//! The house's calendar: Tashkent days, date ranges of at most 31 days, months and the portal's
+//! local date-times, each written and read in one fixed form (parsed with `time`'s format
+//! descriptions).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Serialize, Serializer};
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
+use time::parsing::Parsed;
+use time::{Date, Duration, PrimitiveDateTime, Time};
+
+use crate::tz;
+
+/// The longest date range the call endpoints compute; longer ranges keep their latest days.
+pub const MAX_RANGE_DAYS: u32 = 31;
+
+/// How a day is written, and what a request is told to send.
+pub const DATE_FORM: &str = "a calendar date YYYY-MM-DD";
+/// How a month is written, and what a request is told to send.
+pub const MONTH_FORM: &str = "a month YYYY-MM with month 01 to 12";
+/// How the portal writes a date and time.
+pub const DATE_TIME_FORM: &str = "a date and time YYYY-MM-DD HH:MM:SS";
+
+const DATE: &[BorrowedFormatItem<'_>] = format_description!("[year]-[month]-[day]");
+const MONTH: &[BorrowedFormatItem<'_>] = format_description!("[year]-[month]");
+const DATE_TIME: &[BorrowedFormatItem<'_>] =
+    format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+
+/// Text that is not a value of the calendar in its one written form; says the form expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("expected {expected}")]
+pub struct NotInCalendar {
+    pub expected: &'static str,
+}
+
+/// Parses `raw` against `format`, the whole of it. `[year]` also takes a sign (`+2026`, which
+/// the house's forms do not have), so a leading sign is refused first.
+fn parse_items(
+    raw: &str,
+    format: &[BorrowedFormatItem<'_>],
+    expected: &'static str,
+) -> Result<Parsed, NotInCalendar> {
+    let not = NotInCalendar { expected };
+    if raw.starts_with(['+', '-']) {
+        return Err(not);
+    }
+    let mut parsed = Parsed::new();
+    match parsed.parse_items(raw.as_bytes(), format) {
+        Ok([]) => Ok(parsed),
+        _ => Err(not),
+    }
+}
+
+/// A real calendar date, written `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Day(Date);
+
+impl Day {
+    #[must_use]
+    pub const fn new(date: Date) -> Self {
+        Self(date)
+    }
+
+    /// Parses exactly `YYYY-MM-DD` naming a date that exists (2026-02-30 does not).
+    pub fn parse(raw: &str) -> Result<Self, NotInCalendar> {
+        let parsed = parse_items(raw, DATE, DATE_FORM)?;
+        Date::try_from(parsed).map(Self).map_err(|_| NotInCalendar {
+            expected: DATE_FORM,
+        })
+    }
+
+    #[must_use]
+    pub const fn date(self) -> Date {
+        self.0
+    }
+
+    /// Days since 1970-01-01.
+    #[must_use]
+    pub fn number(self) -> i64 {
+        tz::day_number(self.0)
+    }
+
+    /// The day `days` later (earlier when negative), or `None` outside the calendar's range.
+    #[must_use]
+    pub fn plus_days(self, days: i64) -> Option<Self> {
+        self.0.checked_add(Duration::days(days)).map(Self)
+    }
+
+    #[must_use]
+    pub fn month(self) -> Month {
+        Month::new(self.0.year(), self.0.month())
+    }
+}
+
+impl FromStr for Day {
+    type Err = NotInCalendar;
+
+    fn from_str(raw: &str) -> Result<Self, NotInCalendar> {
+        Self::parse(raw)
+    }
+}
+
+impl fmt::Display for Day {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let date = self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}",
+            date.year(),
+            u8::from(date.month()),
+            date.day()
+        )
+    }
+}
+
+impl Serialize for Day {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// `end` is before `start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("query parameter 'end' ({end}) is before query parameter 'start' ({start})")]
+pub struct EndBeforeStart {
+    pub start: Day,
+    pub end: Day,
+}
+
+/// An inclusive range of Tashkent days, at most [`MAX_RANGE_DAYS`] long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DateRange {
+    start: Day,
+    end: Day,
+    clamped: bool,
+}
+
+impl DateRange {
+    /// Builds a range; one longer than 31 days keeps its latest 31 and is marked clamped.
+    pub fn new(start: Day, end: Day) -> Result<Self, EndBeforeStart> {
+        if end < start {
+            return Err(EndBeforeStart { start, end });
+        }
+        let span = end.number() - start.number() + 1;
+        if span > i64::from(MAX_RANGE_DAYS) {
+            let start = end
+                .plus_days(1 - i64::from(MAX_RANGE_DAYS))
+                .unwrap_or(start);
+            return Ok(Self {
+                start,
+                end,
+                clamped: true,
+            });
+        }
+        Ok(Self {
+            start,
+            end,
+            clamped: false,
+        })
+    }
+
+    /// The one-day range of `day`.
+    #[must_use]
+    pub const fn day(day: Day) -> Self {
+        Self {
+            start: day,
+            end: day,
+            clamped: false,
+        }
+    }
+
+    #[must_use]
+    pub const fn start(&self) -> Day {
+        self.start
+    }
+
+    #[must_use]
+    pub const fn end(&self) -> Day {
+        self.end
+    }
+
+    /// True when the requested range was longer than 31 days and was trimmed.
+    #[must_use]
+    pub const fn clamped(&self) -> bool {
+        self.clamped
+    }
+
+    /// Number of days in the range (1..=31).
+    #[must_use]
+    pub fn days(&self) -> usize {
+        usize::try_from(self.end.number() - self.start.number() + 1).unwrap_or(1)
+    }
+
+    #[must_use]
+    pub fn is_single_day(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// Every day of the range in order.
+    pub fn iter_days(&self) -> impl Iterator<Item = Day> + use<> {
+        let start = self.start;
+        (0..self.days()).filter_map(move |offset| start.plus_days(i64::try_from(offset).ok()?))
+    }
+
+    /// The window as Unix seconds: Tashkent midnight of `start` (inclusive) to the midnight
+    /// after `end` (exclusive).
+    #[must_use]
+    pub fn unix_window(&self) -> (i64, i64) {
+        (
+            tz::local_midnight_unix(self.start.0),
+            tz::local_midnight_unix(self.end.0) + 86_400,
+        )
+    }
+
+    /// The window as Tashkent-offset instants, as the upstream call platform wants it; `None`
+    /// when it ends past the calendar (a range ending on 9999-12-31).
+    #[must_use]
+    pub fn window(&self) -> Option<(time::OffsetDateTime, time::OffsetDateTime)> {
+        let start =
+            PrimitiveDateTime::new(self.start.0, Time::MIDNIGHT).assume_offset(tz::TASHKENT);
+        let end = start.checked_add(Duration::days(i64::try_from(self.days()).ok()?))?;
+        Some((start, end))
+    }
+}
+
+/// The `period` object of the call responses: the dates actually used.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Period {
+    pub start_date: Day,
+    pub end_date: Day,
+}
+
+impl From<&DateRange> for Period {
+    fn from(range: &DateRange) -> Self {
+        Self {
+            start_date: range.start,
+            end_date: range.end,
+        }
+    }
+}
+
+/// A calendar month, written `YYYY-MM`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Month {
+    year: i32,
+    /// 1..=12; kept as a number so months order by (year, month).
+    month: u8,
+}
+
+impl Month {
+    /// Parses exactly `YYYY-MM` with month 01..=12 (2026-13 and 2026-00 are errors).
+    pub fn parse(raw: &str) -> Result<Self, NotInCalendar> {
+        let parsed = parse_items(raw, MONTH, MONTH_FORM)?;
+        match (parsed.year(), parsed.month()) {
+            (Some(year), Some(month)) => Ok(Self::new(year, month)),
+            _ => Err(NotInCalendar {
+                expected: MONTH_FORM,
+            }),
+        }
+    }
+
+    #[must_use]
+    pub fn new(year: i32, month: time::Month) -> Self {
+        Self {
+            year,
+            month: u8::from(month),
+        }
+    }
+
+    #[must_use]
+    pub const fn year(self) -> i32 {
+        self.year
+    }
+
+    #[must_use]
+    pub fn month(self) -> time::Month {
+        time::Month::try_from(self.month).unwrap_or(time::Month::January)
+    }
+
+    /// Whether `day` falls in this month.
+    #[must_use]
+    pub fn contains(self, day: Day) -> bool {
+        day.month() == self
+    }
+}
+
+impl FromStr for Month {
+    type Err = NotInCalendar;
+
+    fn from_str(raw: &str) -> Result<Self, NotInCalendar> {
+        Self::parse(raw)
+    }
+}
+
+impl fmt::Display for Month {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}", self.year, self.month)
+    }
+}
+
+impl Serialize for Month {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A portal date and time, `YYYY-MM-DD HH:MM:SS`, in Tashkent local time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LocalDateTime(PrimitiveDateTime);
+
+impl LocalDateTime {
+    #[must_use]
+    pub const fn new(value: PrimitiveDateTime) -> Self {
+        Self(value)
+    }
+
+    /// Parses exactly `YYYY-MM-DD HH:MM:SS` naming a real instant.
+    pub fn parse(raw: &str) -> Result<Self, NotInCalendar> {
+        let parsed = parse_items(raw, DATE_TIME, DATE_TIME_FORM)?;
+        PrimitiveDateTime::try_from(parsed)
+            .map(Self)
+            .map_err(|_| NotInCalendar {
+                expected: DATE_TIME_FORM,
+            })
+    }
+
+    #[must_use]
+    pub const fn value(self) -> PrimitiveDateTime {
+        self.0
+    }
+}
+
+impl FromStr for LocalDateTime {
+    type Err = NotInCalendar;
+
+    fn from_str(raw: &str) -> Result<Self, NotInCalendar> {
+        Self::parse(raw)
+    }
+}
+
+impl fmt::Display for LocalDateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (h, m, s) = self.0.time().as_hms();
+        write!(f, "{} {h:02}:{m:02}:{s:02}", Day(self.0.date()))
+    }
+}
+
+impl Serialize for LocalDateTime {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::date;
+
+    fn day(raw: &str) -> Day {
+        Day::parse(raw).unwrap()
+    }
+
+    #[test]
+    fn dates_must_be_real_calendar_dates_in_one_form() {
+        assert_eq!(day("2024-02-29").date(), date!(2024 - 02 - 29));
+        assert_eq!(day("0000-01-01").to_string(), "0000-01-01");
+        for bad in [
+            "2026-02-30",
+            "2025-02-29",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-01-00",
+            "2026-1-01",
+            "26-01-01",
+            "2026/01/01",
+            "+2026-01-01",
+            "-2026-01-01",
+            "2026-01-01T00:00",
+            "2026-01-01 ",
+            " 2026-01-01",
+            "２０２６-01-01",
+            "",
+        ] {
+            assert_eq!(
+                Day::parse(bad),
+                Err(NotInCalendar {
+                    expected: DATE_FORM
+                }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn range_with_end_before_start_is_rejected() {
+        let err = DateRange::new(day("2026-11-03"), day("2026-11-02")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "query parameter 'end' (2026-11-02) is before query parameter 'start' (2026-11-03)"
+        );
+    }
+
+    #[test]
+    fn range_of_31_days_is_not_clamped() {
+        let range = DateRange::new(day("2026-10-01"), day("2026-10-31")).unwrap();
+        assert_eq!((range.days(), range.clamped()), (31, false));
+    }
+
+    #[test]
+    fn range_longer_than_31_days_keeps_its_latest_31() {
+        let range = DateRange::new(day("2026-01-01"), day("2026-11-20")).unwrap();
+        assert_eq!(
+            (range.start(), range.end(), range.clamped()),
+            (day("2026-10-21"), day("2026-11-20"), true)
+        );
+        assert_eq!(range.days(), 31);
+    }
+
+    #[test]
+    fn range_window_runs_from_tashkent_midnight_to_the_midnight_after_end() {
+        let range = DateRange::new(day("2026-11-01"), day("2026-11-02")).unwrap();
+        let (from, to) = range.window().unwrap();
+        assert_eq!(from.to_string(), "2026-11-01 0:00:00.0 +05:00:00");
+        assert_eq!(to.to_string(), "2026-11-03 0:00:00.0 +05:00:00");
+        assert_eq!(
+            range.unix_window(),
+            (from.unix_timestamp(), to.unix_timestamp())
+        );
+        assert_eq!(
+            range.iter_days().map(|d| d.to_string()).collect::<Vec<_>>(),
+            ["2026-11-01", "2026-11-02"]
+        );
+    }
+
+    #[test]
+    fn a_window_past_the_calendar_is_none_not_a_panic() {
+        let last = DateRange::new(day("9999-12-30"), day("9999-12-31")).unwrap();
+        assert_eq!(last.window(), None);
+        assert_eq!(
+            last.unix_window().1 - last.unix_window().0,
+            2 * 86_400,
+            "Unix seconds go on past the calendar"
+        );
+        assert!(DateRange::day(day("9999-12-30")).window().is_some());
+    }
+
+    #[test]
+    fn months_accept_01_to_12_only() {
+        assert_eq!(Month::parse("2026-11").unwrap().to_string(), "2026-11");
+        assert_eq!(
+            "0042-01".parse::<Month>().unwrap(),
+            Month::new(42, time::Month::January)
+        );
+        for bad in [
+            "2026-13",
+            "2026-00",
+            "2026-1",
+            "2026-011",
+            "2026/11",
+            "",
+            "2026-11-01",
+            "+2026-11",
+        ] {
+            assert_eq!(
+                Month::parse(bad),
+                Err(NotInCalendar {
+                    expected: MONTH_FORM
+                }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn local_date_times_round_trip_in_portal_format() {
+        let value = LocalDateTime::parse("2026-11-20 18:00:05").unwrap();
+        assert_eq!(value.to_string(), "2026-11-20 18:00:05");
+        for bad in [
+            "2026-11-20T18:00:05",
+            "2026-11-20 24:00:00",
+            "2026-11-20 23:59:60",
+            "2026-02-30 10:00:00",
+            "2026-11-20 18:00",
+            "2026-11-20 18:00:05.5",
+        ] {
+            assert!(LocalDateTime::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
