@@ -1,0 +1,311 @@
+//! HTTP edges over real sockets against a spawned `callstats demo`: methods other than GET,
+//! over-long request lines and headers, slow clients, percent-encoded and non-ASCII parameter
+//! values. Raw TCP on purpose: an HTTP client library would refuse to send most of these.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::support::demo;
+
+use demo::Demo;
+
+fn demo(name: &str) -> Demo {
+    Demo::start(name, |_, _| {})
+}
+
+/// One parsed answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_owned())
+        })
+    }
+
+    fn error_message(&self) -> String {
+        let body: serde_json::Value = serde_json::from_str(&self.body)
+            .unwrap_or_else(|err| panic!("not JSON ({err}): {:?}", self.body));
+        body["error"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Demo {
+    fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        // A bound on every read: a hang fails the test instead of stalling the suite.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        stream
+    }
+
+    /// Sends raw bytes and reads until the server closes the connection.
+    fn raw(&self, request: &[u8]) -> Answer {
+        let mut stream = self.connect();
+        // The server may answer and close before it has read everything; that is fine.
+        let _ = stream.write_all(request);
+        read_answer(&mut stream)
+    }
+
+    /// A request with the demo key and `Connection: close`.
+    fn request(&self, method: &str, target: &[u8]) -> Answer {
+        let mut request = format!("{method} ").into_bytes();
+        request.extend_from_slice(target);
+        request.extend_from_slice(
+            format!(
+                " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                self.key
+            )
+            .as_bytes(),
+        );
+        self.raw(&request)
+    }
+}
+
+fn read_answer(stream: &mut TcpStream) -> Answer {
+    let mut bytes = Vec::new();
+    match stream.read_to_end(&mut bytes) {
+        Ok(_) => {}
+        // A reset after the answer was written still leaves the answer in `bytes`.
+        Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(err) => panic!("no answer: {err} (after {} bytes)", bytes.len()),
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {head:?}"));
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
+}
+
+#[test]
+fn methods_other_than_get_get_405_with_allow_get() {
+    let demo = demo("methods");
+    for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+        for path in [
+            "/api/v1/ping",
+            "/api/v1/calls/summary?start=2026-11-01",
+            "/api/v1/kpi/2026-11",
+            "/api/v1/openapi.json",
+        ] {
+            let answer = demo.request(method, path.as_bytes());
+            assert_eq!(answer.status, 405, "{method} {path}: {answer:?}");
+            assert_eq!(
+                answer.header("allow").as_deref(),
+                Some("GET"),
+                "{method} {path}"
+            );
+            assert!(!answer.error_message().is_empty());
+        }
+    }
+}
+
+#[test]
+fn an_over_long_request_line_is_refused_with_414_and_a_json_reason() {
+    let demo = demo("long-url");
+    let target = format!(
+        "/api/v1/calls/summary?start=2026-11-01&pad={}",
+        "a".repeat(16 * 1024)
+    );
+    let started = Instant::now();
+    let answer = demo.request("GET", target.as_bytes());
+    assert_eq!(answer.status, 414, "{answer:?}");
+    assert!(answer.error_message().contains("longer than 8192 bytes"));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_request_line_beyond_what_the_http_parser_takes_is_refused_not_hung() {
+    let demo = demo("huge-url");
+    let target = format!("/api/v1/ping?pad={}", "a".repeat(200 * 1024));
+    let started = Instant::now();
+    let answer = demo.request("GET", target.as_bytes());
+    // The HTTP parser refuses it before the app sees it: 400 (URI) or 431 (head size).
+    assert!([400, 414, 431].contains(&answer.status), "{answer:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn over_long_headers_are_refused_with_431_not_a_hang() {
+    let demo = demo("long-header");
+    for (size, json) in [(32 * 1024, true), (200 * 1024, false)] {
+        let request = format!(
+            "GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nX-Padding: {}\r\nConnection: close\r\n\r\n",
+            demo.key,
+            "b".repeat(size)
+        );
+        let started = Instant::now();
+        let answer = demo.raw(request.as_bytes());
+        assert_eq!(answer.status, 431, "{size} bytes: {answer:?}");
+        // Past 128 KiB the HTTP parser answers itself, without a body.
+        if json {
+            assert!(answer.error_message().contains("longer than 16384 bytes"));
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    // Many small headers add up the same way.
+    let mut request = format!(
+        "GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n",
+        demo.key
+    );
+    for i in 0..80 {
+        request.push_str(&format!("X-Pad-{i}: {}\r\n", "c".repeat(300)));
+    }
+    request.push_str("Connection: close\r\n\r\n");
+    let answer = demo.raw(request.as_bytes());
+    assert_eq!(answer.status, 431, "{answer:?}");
+}
+
+#[test]
+fn ordinary_requests_stay_well_inside_the_bounds() {
+    let demo = demo("inside");
+    let target = format!("/api/v1/kpi/2026-11?shift={}", "d".repeat(64));
+    let answer = demo.request("GET", target.as_bytes());
+    assert!([200, 404].contains(&answer.status), "{answer:?}");
+    let request = format!(
+        "GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nUser-Agent: {}\r\nConnection: close\r\n\r\n",
+        demo.key,
+        "u".repeat(2048)
+    );
+    assert_eq!(demo.raw(request.as_bytes()).status, 200);
+}
+
+#[test]
+fn a_client_that_never_finishes_its_request_head_is_cut_by_the_request_timeout() {
+    let demo = demo("slow-client");
+    let mut stream = demo.connect();
+    stream
+        .write_all(b"GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let mut bytes = Vec::new();
+    // The server answers 408 and closes, or just closes: either way the read ends.
+    let _ = stream.read_to_end(&mut bytes);
+    let waited = started.elapsed();
+    // The default request timeout is 5 s; the read timeout (20 s) would mean no cut at all.
+    assert!(waited < Duration::from_secs(15), "cut after {waited:?}");
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_client_that_trickles_its_head_byte_by_byte_is_cut_as_well() {
+    let demo = demo("trickle");
+    let mut stream = demo.connect();
+    let started = Instant::now();
+    let head = b"GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
+    stream.write_all(head).unwrap();
+    let mut cut = false;
+    while started.elapsed() < Duration::from_secs(20) {
+        if stream.write_all(b"z").is_err() {
+            cut = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let mut probe = [0_u8; 1];
+        stream
+            .set_read_timeout(Some(Duration::from_millis(1)))
+            .unwrap();
+        match stream.read(&mut probe) {
+            Ok(_) => {
+                cut = true;
+                break;
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {
+                cut = true;
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    assert!(cut, "still connected after {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn percent_encoded_parameters_are_decoded_before_they_are_checked() {
+    let demo = demo("percent");
+    // `%31` is `1`, `%2D` is `-`: the same day as `2026-11-01`.
+    let plain = demo.request("GET", b"/api/v1/calls/summary?start=2026-11-01");
+    let encoded = demo.request("GET", b"/api/v1/calls/summary?start=2026%2D11%2D0%31");
+    assert_eq!(plain.status, 200, "{plain:?}");
+    assert_eq!(encoded.status, 200, "{encoded:?}");
+    let days = |answer: &Answer| {
+        let body: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+        body["daily"].clone()
+    };
+    assert_eq!(days(&plain), days(&encoded));
+}
+
+#[test]
+fn non_ascii_and_malformed_parameter_values_get_a_clear_400_never_a_500() {
+    let demo = demo("non-ascii");
+    let targets: [&[u8]; 10] = [
+        b"/api/v1/calls/summary?start=%D0%B4%D0%B0%D1%82%D0%B0",
+        b"/api/v1/calls/summary?start=2026-11-0%D9%A1",
+        b"/api/v1/calls/summary?start=%FF%FE",
+        b"/api/v1/calls/summary?start=%",
+        b"/api/v1/calls/summary?start=2026-11-01&direction=%00",
+        b"/api/v1/calls/summary?start=2026-11-01&end=2026-11-01%00",
+        b"/api/v1/calls/agents?start=%EF%BC%92%EF%BC%90%EF%BC%92%EF%BC%96-11-01",
+        b"/api/v1/schedule?month=%E2%80%AE2026-11",
+        b"/api/v1/scripts/stats?limit=%EF%BC%91",
+        b"/api/v1/kpi/2026-%31%33",
+    ];
+    for target in targets {
+        let shown = String::from_utf8_lossy(target);
+        let answer = demo.request("GET", target);
+        assert_eq!(answer.status, 400, "{shown}: {answer:?}");
+        assert!(!answer.error_message().is_empty(), "{shown}: {answer:?}");
+    }
+}
+
+#[test]
+fn percent_encoded_non_ascii_shift_labels_and_paths_get_json_answers_never_a_500() {
+    let demo = demo("non-ascii-ok");
+    let targets: [&[u8]; 4] = [
+        b"/api/v1/kpi/2026-11?shift=%D0%B4%D0%B5%D0%BD%D1%8C",
+        b"/api/v1/kpi/2026-11?shift=%0A",
+        b"/api/v1/%D0%BA%D0%BF%D0%B8",
+        b"/api/v1/kpi/%D0%BA%D0%BF%D0%B8",
+    ];
+    for target in targets {
+        let shown = String::from_utf8_lossy(target);
+        let answer = demo.request("GET", target);
+        assert!([400, 404].contains(&answer.status), "{shown}: {answer:?}");
+        assert!(!answer.error_message().is_empty(), "{shown}: {answer:?}");
+    }
+}
+
+#[test]
+fn raw_non_ascii_bytes_in_the_request_line_are_refused_by_the_http_parser_with_400() {
+    let demo = demo("raw-bytes");
+    for target in [
+        "/api/v1/calls/summary?start=2026-11-0\u{0661}",
+        "/api/v1/kpi/2026-11?shift=\u{043d}\u{043e}\u{0447}\u{044c}",
+        "/api/v1/\u{043a}\u{043f}\u{0438}/2026-11",
+    ] {
+        let answer = demo.request("GET", target.as_bytes());
+        assert_eq!(answer.status, 400, "{target}: {answer:?}");
+    }
+}

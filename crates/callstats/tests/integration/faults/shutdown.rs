@@ -1,0 +1,73 @@
+//! SIGTERM under load, on the real binary: requests in flight complete, new connections are
+//! refused, and the process exits 0.
+
+use std::process::Command;
+use std::time::Duration;
+
+use callstats_callplatform::{SimOptions, spawn_sim};
+
+use crate::faults::harness::{client, get};
+use crate::support::demo::Demo;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_and_exits_0() {
+    // Every upstream page takes a second, so requests are surely in flight at the signal.
+    let sim = spawn_sim(SimOptions {
+        calls_per_day: 300,
+        latency: Duration::from_secs(1),
+        ..SimOptions::default()
+    })
+    .unwrap();
+    let upstream = sim.base_url();
+    let mut demo = tokio::task::spawn_blocking(move || {
+        Demo::start("sigterm", |_, command| {
+            command
+                .args(["--shutdown-timeout-secs", "20"])
+                .env("CALLSTATS_CALL_PLATFORM_URL", upstream);
+        })
+    })
+    .await
+    .unwrap();
+    let (base, key, pid) = (demo.base(), demo.key.clone(), demo.pid().to_string());
+    let client = client();
+
+    // Distinct days, so no two requests share an upstream fetch.
+    let in_flight: Vec<_> = (1..=10)
+        .map(|day| {
+            let (client, base, key) = (client.clone(), base.clone(), key.clone());
+            tokio::spawn(async move {
+                let path = format!("/api/v1/calls/summary?start=2026-10-{day:02}");
+                get(&client, &base, &path, &key).await.0
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let signalled = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(signalled.success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let late = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap()
+        .get(format!("{base}/api/v1/ping"))
+        .bearer_auth(&key)
+        .send()
+        .await;
+    assert!(
+        late.is_err(),
+        "a request after SIGTERM was served: {late:?}"
+    );
+
+    for request in in_flight {
+        assert_eq!(
+            request.await.unwrap(),
+            200,
+            "an in-flight request was not completed"
+        );
+    }
+    let status = tokio::task::spawn_blocking(move || demo.wait_for_exit(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}

@@ -1,0 +1,27 @@
+//! The integration tests of the callstats binary and its assembly, in one test binary (one link
+//! of the whole stack instead of one per suite).
+//!
+//! - `cli`: the command-line contract, through the real binary on both backends.
+//! - `e2e`: the service end to end, assembled as `serve` assembles it, on both backends.
+//! - `edges`: HTTP edges over raw sockets against a spawned `callstats demo`.
+//! - `faults`: an upstream that is down, slow or garbled; a Postgres that goes away; SIGTERM.
+//! - `replicas`: several replicas sharing one store and one Redis.
+//! - `security`: nothing secret in any response or log line.
+//! - `sim`: `callstats sim` over the upstream contract.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests: a panic is a failed test"
+)]
+
+mod cli;
+mod e2e;
+mod edges;
+mod faults;
+mod replicas;
+mod security;
+mod sim;
+mod support;

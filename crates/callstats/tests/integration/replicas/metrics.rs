@@ -1,0 +1,94 @@
+//! The metrics a replica reports besides requests, cache and quota: upstream calls and
+//! failures, pool usage, and answers given without Redis. This is the only test of the binary
+//! that installs the process-wide recorder.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use callstats_api::ops::{install_metrics, metrics_server};
+use callstats_callplatform::{SimOptions, spawn_sim};
+use callstats_redis::RedisSettings;
+use callstats_store::testing::{Backend, TestDatabase};
+
+use crate::replicas::{Replica, SUMMARY, admin, client, eventually, get, key};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbacks() {
+    let handle = install_metrics().expect("the only recorder of this test binary");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let metrics_url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    let server = metrics_server(listener, handle).unwrap();
+    let stop_metrics = server.handle();
+    tokio::spawn(server);
+
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
+    let healthy = spawn_sim(SimOptions::default()).unwrap();
+    let failing = spawn_sim(SimOptions {
+        fail_rate: 1.0,
+        ..SimOptions::default()
+    })
+    .unwrap();
+    // Nothing listens on this port: every Redis call fails.
+    let dead_port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let without_redis = Replica::start(
+        &db,
+        Some(RedisSettings::new(format!("redis://127.0.0.1:{dead_port}"))),
+        &healthy.base_url(),
+    );
+    let upstream_down = Replica::start(&db, None, &failing.base_url());
+
+    let client = client();
+    let answer = get(&client, &without_redis.base, SUMMARY, &key).await;
+    assert_eq!(answer.status, 200);
+    let answer = get(&client, &upstream_down.base, SUMMARY, &key).await;
+    assert_eq!(answer.status, 503);
+
+    let expected = [
+        r#"callstats_upstream_requests_total{outcome="ok"}"#,
+        r#"callstats_upstream_requests_total{outcome="transient_error"}"#,
+        r#"callstats_upstream_fetches_total{outcome="ok"}"#,
+        r#"callstats_upstream_fetches_total{outcome="failed"}"#,
+        r#"callstats_redis_fallbacks_total{operation="cache read"}"#,
+        r#"callstats_redis_fallbacks_total{operation="quota"}"#,
+        "callstats_db_pool_max_connections ",
+        "callstats_db_pool_open_connections ",
+        "callstats_db_pool_in_use_connections ",
+        "callstats_db_pool_waiting ",
+    ];
+    let (client, url) = (&client, metrics_url.as_str());
+    eventually(
+        Duration::from_secs(10),
+        "every metric reported",
+        move || async move {
+            let text = client.get(url).send().await.unwrap().text().await.unwrap();
+            let missing: Vec<_> = expected
+                .iter()
+                .filter(|name| !text.contains(**name))
+                .collect();
+            if !missing.is_empty() {
+                eprintln!("not yet reported: {missing:?}");
+            }
+            missing.is_empty()
+        },
+    )
+    .await;
+    let text = client.get(url).send().await.unwrap().text().await.unwrap();
+    let max: f64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("callstats_db_pool_max_connections "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(max >= 1.0, "pool bound {max}");
+
+    without_redis.stop().await;
+    upstream_down.stop().await;
+    healthy.stop().await;
+    failing.stop().await;
+    stop_metrics.stop(false).await;
+}
