@@ -72,11 +72,15 @@ pub struct ServerSettings {
     pub client_request_timeout: Duration,
 }
 
+impl ServerSettings {
+    pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+}
+
 impl Default for ServerSettings {
     fn default() -> Self {
         Self {
             workers: 0,
-            shutdown_timeout: Duration::from_secs(30),
+            shutdown_timeout: Self::DEFAULT_SHUTDOWN_TIMEOUT,
             client_request_timeout: Duration::from_secs(5),
         }
     }

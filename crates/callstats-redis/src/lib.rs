@@ -41,11 +41,13 @@ pub struct RedisSettings {
 }
 
 impl RedisSettings {
+    pub const DEFAULT_PREFIX: &str = "callstats:";
+
     #[must_use]
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
-            prefix: "callstats:".into(),
+            prefix: Self::DEFAULT_PREFIX.into(),
             timeout: Duration::from_millis(250),
             retry_after: Duration::from_secs(1),
         }

@@ -26,8 +26,8 @@ use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisQuota, RedisSetting
 use callstats_store::Store;
 use callstats_synthetic::{Generator, SyntheticPlatform};
 
+use crate::args::ServiceArgs;
 use crate::failure::Failure;
-use crate::service_args::ServiceArgs;
 
 /// Where call records come from.
 #[derive(Debug, Clone)]
@@ -68,16 +68,13 @@ impl Service {
         Ok(Self {
             store,
             upstream,
-            redis: args.redis_url.as_ref().map(|url| RedisSettings {
-                prefix: args.redis_prefix.clone(),
-                ..RedisSettings::new(url.expose())
-            }),
+            redis: args.redis(),
             prior_weight: args.prior_weight()?,
             anon_rate_limit: args.anon_rate_limit,
             trust_proxy: args.trust_proxy,
-            cache_max_bytes: args.cache_max_mb.saturating_mul(1 << 20),
+            cache_max_bytes: args.cache_max_mb.bytes(),
             call_days: args.call_day_settings(),
-            call_day_cache_max_bytes: args.call_day_cache_mb.saturating_mul(1 << 20),
+            call_day_cache_max_bytes: args.call_day_cache_mb.bytes(),
             clock: Arc::new(SystemClock),
         })
     }
@@ -276,11 +273,7 @@ impl Listen {
         Self {
             bind: args.bind.clone(),
             metrics_bind: args.metrics_bind.clone(),
-            server: ServerSettings {
-                workers: args.workers,
-                shutdown_timeout: Duration::from_secs(args.shutdown_timeout_secs),
-                ..ServerSettings::default()
-            },
+            server: args.server(),
         }
     }
 

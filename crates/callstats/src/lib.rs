@@ -3,11 +3,10 @@
 //! tests build the service through [`app`] exactly as `serve` and `demo` do.
 
 pub mod app;
+pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod demo_data;
 pub mod failure;
 pub mod logging;
 pub mod secret;
-pub mod service_args;
-pub mod settings;

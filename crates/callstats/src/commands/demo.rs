@@ -14,12 +14,13 @@ use clap::Args;
 use time::OffsetDateTime;
 
 use crate::app::{Listen, Service, Upstream};
+use crate::args::PoolArgs;
+use crate::args::ServiceArgs;
 use crate::commands::keys::issue;
+use crate::commands::migrated;
 use crate::demo_data::{demo_fixture, today_in_tashkent};
 use crate::failure::Failure;
 use crate::secret::Secret;
-use crate::service_args::ServiceArgs;
-use crate::settings::{PoolArgs, migrated};
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {

@@ -12,8 +12,9 @@ use clap::{Args, Subcommand};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::args::DatabaseArgs;
+use crate::commands::migrated;
 use crate::failure::Failure;
-use crate::settings::{DatabaseArgs, migrated};
 
 #[derive(Debug, Args)]
 pub struct KeysArgs {

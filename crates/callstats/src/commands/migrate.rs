@@ -2,8 +2,8 @@
 
 use clap::Args;
 
+use crate::args::DatabaseArgs;
 use crate::failure::Failure;
-use crate::settings::DatabaseArgs;
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {

@@ -7,6 +7,8 @@ pub mod seed;
 pub mod serve;
 pub mod sim;
 
+use callstats_store::Store;
+
 use crate::cli::Command;
 use crate::failure::Failure;
 
@@ -19,4 +21,21 @@ pub async fn run(command: Command) -> Result<(), Failure> {
         Command::Demo(args) => demo::run(*args).await,
         Command::Sim(args) => sim::run(args).await,
     }
+}
+
+/// Applies pending migrations, saying so when there were any: the admin commands work on a
+/// fresh database as they do on a migrated one.
+pub async fn migrated(store: Store) -> Result<Store, Failure> {
+    let applied = store
+        .migrate()
+        .await
+        .map_err(|error| anyhow::anyhow!("cannot migrate {}: {error}", store.url()))?;
+    if !applied.is_empty() {
+        eprintln!(
+            "applied {} pending migration(s) to {}",
+            applied.len(),
+            store.url()
+        );
+    }
+    Ok(store)
 }

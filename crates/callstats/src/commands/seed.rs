@@ -11,9 +11,10 @@ use callstats_store::Existing;
 use callstats_store::fixture::ValidFixture;
 use clap::{ArgGroup, Args};
 
+use crate::args::DatabaseArgs;
+use crate::commands::migrated;
 use crate::demo_data;
 use crate::failure::Failure;
-use crate::settings::{DatabaseArgs, migrated};
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["demo", "file"])))]

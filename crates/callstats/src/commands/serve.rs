@@ -5,9 +5,10 @@ use anyhow::anyhow;
 use clap::Args;
 
 use crate::app::{Listen, Service, Upstream};
+use crate::args::DatabaseArgs;
+use crate::args::ServiceArgs;
+use crate::commands::migrated;
 use crate::failure::Failure;
-use crate::service_args::ServiceArgs;
-use crate::settings::{DatabaseArgs, migrated};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
