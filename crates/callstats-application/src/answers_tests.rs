@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
-    MockCallDays, MockClock, MockPortalStore, MockQuotaCounter, MockResponseCache,
+    MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter, MockResponseCache,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -42,9 +42,9 @@ fn record(scopes: &str) -> ApiKeyRecord {
     }
 }
 
-/// A portal that knows one key, with these scopes.
-fn key_store(scopes: &'static str) -> MockPortalStore {
-    let mut store = MockPortalStore::new();
+/// A key store that knows one key, with these scopes.
+fn key_store(scopes: &'static str) -> MockKeyStore {
+    let mut store = MockKeyStore::new();
     store.expect_recently_absent().return_const(false);
     let digest = secret().digest();
     store
@@ -53,33 +53,35 @@ fn key_store(scopes: &'static str) -> MockPortalStore {
     store
 }
 
-/// [`key_store`] with an empty roster, counting its reads.
-fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> MockPortalStore {
-    let mut store = key_store(scopes);
+/// [`key_store`] and a portal with an empty roster, counting its reads.
+fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> Stores {
+    let mut store = MockPortalStore::new();
     let reads = Arc::clone(roster_reads);
     store.expect_operators().returning(move || {
         reads.fetch_add(1, Ordering::SeqCst);
         Ok(Vec::<Operator>::new())
     });
-    store
+    (key_store(scopes), store)
 }
 
-fn answers(store: MockPortalStore, quota: MockQuotaCounter, cache: impl ResponseCache) -> Answers {
-    answers_on(store, quota, Arc::new(cache))
+/// The key store and the portal.
+type Stores = (MockKeyStore, MockPortalStore);
+
+fn answers(stores: Stores, quota: MockQuotaCounter, cache: impl ResponseCache) -> Answers {
+    answers_on(stores, quota, Arc::new(cache))
 }
 
 fn answers_on(
-    store: MockPortalStore,
+    (keys, store): Stores,
     quota: MockQuotaCounter,
     cache: Arc<dyn ResponseCache>,
 ) -> Answers {
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
-    let store = Arc::new(store);
-    let access = Access::new(store.clone(), Arc::new(quota), clock, 60);
+    let access = Access::new(Arc::new(keys), Arc::new(quota), clock, 60);
     let stats = CallStats::new(
-        store,
+        Arc::new(store),
         Arc::new(MockCallDays::new()),
         StatsSettings::default(),
     );
@@ -236,7 +238,7 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
     }
 
     let recording = Arc::new(Recording::default());
-    let mut store = key_store("operators");
+    let mut store = MockPortalStore::new();
     store.expect_operators().returning(|| {
         // Slower than the caller is willing to wait.
         std::thread::sleep(Duration::from_millis(100));
@@ -246,7 +248,7 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
     quota
         .expect_increment_and_read()
         .returning(|_, _| (1, CacheRead::Miss));
-    let answers = answers_on(store, quota, recording.clone());
+    let answers = answers_on((key_store("operators"), store), quota, recording.clone());
     let given_up = tokio::time::timeout(Duration::from_millis(20), answers.serve_operators()).await;
     assert!(given_up.is_err(), "the caller gave up first");
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -255,7 +257,7 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
 
 #[tokio::test]
 async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() {
-    let mut store = key_store("operators");
+    let mut store = MockPortalStore::new();
     store
         .expect_operators()
         .returning(|| panic!("store exploded"));
@@ -268,7 +270,9 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
     cache.expect_try_lock().returning(|_, _| true);
     // The lock is given up, so other replicas do not wait out its lifetime.
     cache.expect_unlock().times(1).return_const(());
-    let served = answers(store, quota, cache).serve_operators().await;
+    let served = answers((key_store("operators"), store), quota, cache)
+        .serve_operators()
+        .await;
     assert_eq!(
         served.reply,
         Err(DomainError::Internal("store exploded".to_owned()))

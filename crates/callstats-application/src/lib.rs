@@ -7,6 +7,7 @@
 //!   entries kept in process and (optionally) in a tier every replica shares, fetching the
 //!   missing days from the call platform concurrently, once, within one deadline.
 //! - [`flight`]: single flight, so concurrent requests for one thing do the work once.
+//! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
 //! Depends on the domain (its types and ports) and on Tokio's timers and semaphores; never on
 //! the web framework, a database, an HTTP client or Redis, which reach it only as ports.
@@ -17,3 +18,13 @@ pub mod flight;
 
 pub use answers::{Answers, CacheStatus, Reply, Served};
 pub use call_days::{CallDaySettings, CallDayStore};
+
+/// The real clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl callstats_domain::ports::Clock for SystemClock {
+    fn now(&self) -> time::OffsetDateTime {
+        time::OffsetDateTime::now_utc()
+    }
+}

@@ -8,10 +8,10 @@
 //! ```
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -133,19 +133,19 @@ pub(crate) fn format_instant(instant: OffsetDateTime) -> Result<String, time::er
     instant.format(&Rfc3339)
 }
 
-/// Percent-encodes a query value: everything but RFC 3986 unreserved characters and `:`, so a
-/// window reads `2026-11-01T00:00:00%2B05:00` as in the contract.
+/// What a query value keeps as it is: RFC 3986's unreserved characters and `:`, so a window
+/// reads `2026-11-01T00:00:00%2B05:00` byte for byte as in the contract (a form encoder, as
+/// reqwest's query builder uses, would write `%3A` for each `:`).
+const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b':');
+
+/// Percent-encodes a query value (a window instant, a cursor).
 pub(crate) fn encode_query_value(raw: &str) -> String {
-    let mut encoded = String::with_capacity(raw.len());
-    for byte in raw.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b':') {
-            encoded.push(char::from(byte));
-        } else {
-            // Writing to a String cannot fail.
-            let _ = write!(encoded, "%{byte:02X}");
-        }
-    }
-    encoded
+    utf8_percent_encode(raw, QUERY_VALUE).to_string()
 }
 
 #[cfg(test)]

@@ -48,10 +48,10 @@ impl UpstreamError {
     }
 }
 
-/// The call centre portal's data. Read-only; drafts are never returned.
+/// The API keys, as admission reads them.
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]
-pub trait PortalStore: Send + Sync + 'static {
+pub trait KeyStore: Send + Sync + 'static {
     /// The key with this digest, revoked and expired ones included (the caller decides).
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError>;
     /// The digest of every key, revoked and expired ones included.
@@ -62,6 +62,12 @@ pub trait PortalStore: Send + Sync + 'static {
     fn recently_absent(&self, _digest: &KeyDigest) -> bool {
         false
     }
+}
+
+/// The call centre portal's data. Read-only; drafts are never returned.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait PortalStore: Send + Sync + 'static {
     /// The whole roster, staff included.
     async fn operators(&self) -> Result<Vec<Operator>, StoreError>;
     /// The off-days dated in `month`.

@@ -1,7 +1,8 @@
 //! The endpoints, what each needs, and a request parsed into valid values with its cache policy.
 
-use std::fmt::Write as _;
 use std::time::Duration;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::calendar::{DateRange, Month};
 use crate::params::{
@@ -220,7 +221,7 @@ impl ApiRequest {
                 // Percent-encoded so that no shift label can imitate another entry's key.
                 let shift = shift
                     .as_ref()
-                    .map(|s| format!("&shift={}", encode(s.as_str())))
+                    .map(|s| format!("&shift={}", utf8_percent_encode(s.as_str(), KEY_VALUE)))
                     .unwrap_or_default();
                 format!("v1/kpi/{month}?granularity={}{shift}", view.as_str())
             }
@@ -241,18 +242,12 @@ impl ApiRequest {
     }
 }
 
-/// Percent-encodes everything but unreserved ASCII.
-fn encode(raw: &str) -> String {
-    raw.bytes()
-        .fold(String::with_capacity(raw.len()), |mut out, b| {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-                out.push(char::from(b));
-            } else {
-                let _ = write!(out, "%{b:02X}");
-            }
-            out
-        })
-}
+/// Everything but RFC 3986's unreserved characters is percent-encoded in a cache key.
+const KEY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@ use crate::model::{
     ScriptsResponse, SheetsResponse,
 };
 use crate::params::{Direction, ScriptsLimit, Shift};
-use crate::ports::{CacheRead, CallDays, Clock, PortalStore, QuotaCounter};
+use crate::ports::{CacheRead, CallDays, Clock, KeyStore, PortalStore, QuotaCounter};
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::{self, PriorWeight};
@@ -50,7 +50,7 @@ pub struct Admission {
 /// Authentication, Origin pinning, quotas and scopes.
 #[derive(Clone)]
 pub struct Access {
-    store: Arc<dyn PortalStore>,
+    keys: Arc<dyn KeyStore>,
     quota: Arc<dyn QuotaCounter>,
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
@@ -59,13 +59,13 @@ pub struct Access {
 impl Access {
     #[must_use]
     pub fn new(
-        store: Arc<dyn PortalStore>,
+        keys: Arc<dyn KeyStore>,
         quota: Arc<dyn QuotaCounter>,
         clock: Arc<dyn Clock>,
         anon_rate_limit: u32,
     ) -> Self {
         Self {
-            store,
+            keys,
             quota,
             clock,
             anon_rate_limit,
@@ -147,7 +147,7 @@ impl Access {
     /// portal database at most that quota in look-ups a minute.
     async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {
         let digest = presented_key(caller.authorization, caller.x_api_key)?.digest();
-        if self.store.recently_absent(&digest) {
+        if self.keys.recently_absent(&digest) {
             let bucket =
                 QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), self.clock.now());
             if self.quota.peek(&bucket).await >= u64::from(self.anon_rate_limit) {
@@ -155,7 +155,7 @@ impl Access {
             }
         }
         let key = self
-            .store
+            .keys
             .find_key(&digest)
             .await?
             .ok_or(crate::access::Unauthorized::Invalid)?;

@@ -15,7 +15,8 @@ use crate::model::{
     SheetContent,
 };
 use crate::ports::{
-    MockCallDays, MockClock, MockPortalStore, MockQuotaCounter, StoreError, UpstreamError,
+    MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter, StoreError,
+    UpstreamError,
 };
 use crate::request::Asked;
 use crate::scope::Scope;
@@ -57,7 +58,7 @@ fn access_with(
     record: Option<ApiKeyRecord>,
     count: u64,
 ) -> (Access, Arc<std::sync::Mutex<Vec<String>>>) {
-    let mut store = MockPortalStore::new();
+    let mut store = MockKeyStore::new();
     store.expect_recently_absent().return_const(false);
     let digest = secret().digest();
     store
@@ -126,7 +127,7 @@ async fn admit_reads_the_x_api_key_header_too() {
 
 #[tokio::test]
 async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup() {
-    let mut store = MockPortalStore::new();
+    let mut store = MockKeyStore::new();
     store.expect_find_key().never();
     let mut quota = MockQuotaCounter::new();
     quota
@@ -272,7 +273,7 @@ async fn key_without_the_endpoint_scope_is_403_naming_it() {
 
 #[tokio::test]
 async fn store_failure_during_key_lookup_is_503() {
-    let mut store = MockPortalStore::new();
+    let mut store = MockKeyStore::new();
     store.expect_recently_absent().return_const(false);
     store
         .expect_find_key()
@@ -292,7 +293,7 @@ async fn store_failure_during_key_lookup_is_503() {
 #[tokio::test]
 async fn a_guess_from_an_address_over_its_anonymous_quota_is_refused_without_a_look_up() {
     for (seen_from_address, looked_up) in [(59_u64, 1_usize), (60, 0)] {
-        let mut store = MockPortalStore::new();
+        let mut store = MockKeyStore::new();
         // The key cache read every digest a moment ago, and this one was not among them.
         store.expect_recently_absent().return_const(true);
         store

@@ -1,7 +1,6 @@
 //! In-process adapters: the response cache and quota counters a single replica uses when no
 //! Redis is configured (and falls back to when Redis is unreachable), the in-process tier of
-//! the call-day store, a short-lived cache of key look-ups in front of any portal store, and
-//! the system clock.
+//! the call-day store, and a short-lived cache of key look-ups in front of any key store.
 //!
 //! The caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
 //! on one shard, with nothing recorded for later and no background work, because every request
@@ -20,27 +19,14 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubject};
-use callstats_domain::calendar::{DateRange, Day, Month};
+use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
-use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use callstats_domain::ports::{
-    CallDayCache, Clock, PortalStore, QuotaCounter, ResponseCache, StoreError,
-};
+use callstats_domain::ports::{CallDayCache, KeyStore, QuotaCounter, ResponseCache, StoreError};
 use quick_cache::sync::Cache;
 use quick_cache::{Equivalent, Weighter};
 
 /// The longest a key look-up may be reused: a revoked key stops working within this time.
 pub const MAX_KEY_CACHE_TTL: Duration = Duration::from_secs(10);
-
-/// The real clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> time::OffsetDateTime {
-        time::OffsetDateTime::now_utc()
-    }
-}
 
 /// A cached value and the moment it stops being served.
 #[derive(Clone)]
@@ -243,9 +229,9 @@ type Digests = Arc<HashSet<[u8; 32]>>;
 /// look-ups are not kept. Everything else goes straight through.
 ///
 /// After a look-up that found nothing it also reads the digests of every key, at most once per
-/// interval, so that [`PortalStore::recently_absent`] can tell a guess without a look-up.
+/// interval, so that [`KeyStore::recently_absent`] can tell a guess without a look-up.
 pub struct KeyCache {
-    inner: Arc<dyn PortalStore>,
+    inner: Arc<dyn KeyStore>,
     ttl: Duration,
     known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
     unknown: Cache<[u8; 32], Expiring<()>>,
@@ -267,7 +253,7 @@ impl KeyCache {
 
     /// `ttl` is capped at [`MAX_KEY_CACHE_TTL`].
     #[must_use]
-    pub fn new(inner: Arc<dyn PortalStore>, ttl: Duration) -> Self {
+    pub fn new(inner: Arc<dyn KeyStore>, ttl: Duration) -> Self {
         Self {
             inner,
             ttl: ttl.min(MAX_KEY_CACHE_TTL),
@@ -307,7 +293,7 @@ impl KeyCache {
 }
 
 #[async_trait]
-impl PortalStore for KeyCache {
+impl KeyStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
         loop {
             if let Some(found) = self.known_key(digest) {
@@ -351,37 +337,13 @@ impl PortalStore for KeyCache {
         self.recent_digests()
             .is_some_and(|digests| !digests.contains(&digest.0))
     }
-
-    async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
-        self.inner.operators().await
-    }
-
-    async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError> {
-        self.inner.off_days(month).await
-    }
-
-    async fn published_sheets(&self, month: Option<Month>) -> Result<Vec<Sheet>, StoreError> {
-        self.inner.published_sheets(month).await
-    }
-
-    async fn sheet_content(&self, sheet_id: i64) -> Result<Option<SheetContent>, StoreError> {
-        self.inner.sheet_content(sheet_id).await
-    }
-
-    async fn scripts(&self) -> Result<Vec<Script>, StoreError> {
-        self.inner.scripts().await
-    }
-
-    async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError> {
-        self.inner.call_scores(range).await
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use callstats_domain::access::{ApiKeySecret, ClientAddress};
-    use callstats_domain::ports::MockPortalStore;
+    use callstats_domain::ports::MockKeyStore;
     use callstats_domain::scope::ScopeSet;
     use time::macros::datetime;
 
@@ -523,9 +485,9 @@ mod tests {
     }
 
     /// A store whose keys have these digests.
-    fn holding(digests: &[KeyDigest]) -> MockPortalStore {
+    fn holding(digests: &[KeyDigest]) -> MockKeyStore {
         let digests = digests.to_vec();
-        let mut store = MockPortalStore::new();
+        let mut store = MockKeyStore::new();
         store
             .expect_key_digests()
             .returning(move || Ok(digests.clone()));
@@ -551,7 +513,7 @@ mod tests {
     #[tokio::test]
     async fn guessed_keys_never_push_a_known_key_out_and_are_told_apart_after_one_read() {
         let known = ApiKeySecret::from_random_bytes(&[4; 32]).digest();
-        let mut store = MockPortalStore::new();
+        let mut store = MockKeyStore::new();
         // Every key's digest is read once in the interval, after the first guess.
         store
             .expect_key_digests()
@@ -588,7 +550,7 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_digest_is_remembered_only_briefly() {
         let created = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut store = MockPortalStore::new();
+        let mut store = MockKeyStore::new();
         store.expect_key_digests().returning(|| Ok(vec![]));
         let exists = Arc::clone(&created);
         store
@@ -628,7 +590,7 @@ mod tests {
 
     #[test]
     fn key_cache_ttl_is_capped_at_ten_seconds() {
-        let cache = KeyCache::new(Arc::new(MockPortalStore::new()), Duration::from_secs(3600));
+        let cache = KeyCache::new(Arc::new(MockKeyStore::new()), Duration::from_secs(3600));
         assert_eq!(cache.ttl, MAX_KEY_CACHE_TTL);
     }
 

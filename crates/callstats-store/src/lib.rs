@@ -49,6 +49,7 @@
 
 pub mod config;
 pub mod demo;
+mod detached;
 pub mod fixture;
 pub mod keys;
 pub mod migrate;
@@ -61,5 +62,6 @@ mod store;
 pub mod testing;
 mod tls;
 
+pub use detached::Detached;
 pub use seed::{Existing, SeedError};
 pub use store::{PoolStatus, Store};

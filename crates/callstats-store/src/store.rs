@@ -1,10 +1,13 @@
-//! The store: one pool, and the API's reads (the [`PortalStore`] port).
+//! The store: one pool, the API's reads (the [`KeyStore`] and [`PortalStore`] ports) and its pool gauges.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
 use callstats_domain::calendar::{DateRange, Month};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
-use callstats_domain::ports::{PortalStore, StoreError};
+use callstats_domain::ports::{KeyStore, PortalStore, StoreError};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::Date;
@@ -80,6 +83,33 @@ impl Store {
         }
     }
 
+    /// Keeps the pool gauges (`callstats_db_pool_*`) current, every 5 seconds, while the store
+    /// lives; outside a Tokio runtime there is nothing to report to, and nothing is started.
+    pub fn report_pool_usage(self: &Arc<Self>) {
+        const INTERVAL: Duration = Duration::from_secs(5);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let store = Arc::downgrade(self);
+        runtime.spawn(async move {
+            let mut interval = tokio::time::interval(INTERVAL);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(store) = store.upgrade() else {
+                    break;
+                };
+                let status = store.pool_status();
+                let value = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                metrics::gauge!("callstats_db_pool_max_connections").set(value(status.max_size));
+                metrics::gauge!("callstats_db_pool_open_connections").set(value(status.open));
+                metrics::gauge!("callstats_db_pool_in_use_connections")
+                    .set(value(status.open.saturating_sub(status.idle)));
+                metrics::gauge!("callstats_db_pool_waiting").set(value(status.waiting));
+            }
+        });
+    }
+
     /// Where the store points, password redacted when shown.
     #[must_use]
     pub fn url(&self) -> &DatabaseUrl {
@@ -114,7 +144,7 @@ fn month_bounds(month: Month) -> Result<(Date, Date), StoreError> {
 }
 
 #[async_trait]
-impl PortalStore for Store {
+impl KeyStore for Store {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
         let hex = digest.to_hex();
         let row: Option<KeyRow> = with_connection!(&self.pools, |conn| {
@@ -147,7 +177,10 @@ impl PortalStore for Store {
             })
             .collect()
     }
+}
 
+#[async_trait]
+impl PortalStore for Store {
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
         let rows: Vec<OperatorRow> = with_connection!(&self.pools, |conn| {
             operators::table

@@ -9,4 +9,5 @@ pub mod commands;
 pub mod demo_data;
 pub mod failure;
 pub mod logging;
+pub mod probes;
 pub mod secret;

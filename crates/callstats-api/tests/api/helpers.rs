@@ -16,7 +16,9 @@ use callstats_domain::model::{
     OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
 };
 use callstats_domain::params::Direction;
-use callstats_domain::ports::{CallPlatform, Clock, PortalStore, StoreError, UpstreamError};
+use callstats_domain::ports::{
+    CallPlatform, Clock, KeyStore, PortalStore, StoreError, UpstreamError,
+};
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::service::{Access, CallStats, StatsSettings};
 use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryQuota};
@@ -68,7 +70,7 @@ impl FakeStore {
 }
 
 #[async_trait]
-impl PortalStore for FakeStore {
+impl KeyStore for FakeStore {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
         self.check()?;
         self.key_lookups.fetch_add(1, Ordering::SeqCst);
@@ -79,7 +81,10 @@ impl PortalStore for FakeStore {
         self.check()?;
         Ok(self.keys.lock().unwrap().keys().copied().collect())
     }
+}
 
+#[async_trait]
+impl PortalStore for FakeStore {
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
         self.check()?;
         Ok(self.roster.clone())
@@ -331,7 +336,7 @@ impl TestApp {
         let store = Arc::new(store);
         let platform = Arc::new(platform);
         let clock = Arc::new(TestClock(Mutex::new(datetime!(2026-11-21 06:15:30 UTC))));
-        let keys: Arc<dyn PortalStore> =
+        let keys: Arc<dyn KeyStore> =
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
         let access = Access::new(keys, Arc::new(MemoryQuota::new()), clock.clone(), 60);
         let call_days = CallDayStore::new(

@@ -2,7 +2,7 @@
 //! judge; revocation by id or by name.
 
 use callstats_domain::access::{ApiKeySecret, DEFAULT_RATE_LIMIT, Unauthorized};
-use callstats_domain::ports::PortalStore;
+use callstats_domain::ports::KeyStore;
 use callstats_domain::scope::ScopeSet;
 use callstats_store::backend_tests;
 use callstats_store::config::Access;

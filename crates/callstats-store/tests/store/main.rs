@@ -9,6 +9,7 @@
     reason = "tests: a panic is a failed test"
 )]
 
+mod detached;
 mod fixtures;
 mod keys;
 mod queries;

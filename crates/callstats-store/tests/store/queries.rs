@@ -2,7 +2,7 @@
 
 use callstats_domain::calendar::LocalDateTime;
 use callstats_domain::model::AgentNumber;
-use callstats_domain::ports::PortalStore;
+use callstats_domain::ports::{KeyStore, PortalStore};
 use callstats_store::backend_tests;
 use callstats_store::config::Access;
 use callstats_store::fixture::{

@@ -1,7 +1,7 @@
 //! Seeding replaces the portal data in one transaction, keeps keys, and nothing private is read.
 
 use callstats_domain::access::ApiKeySecret;
-use callstats_domain::ports::PortalStore;
+use callstats_domain::ports::{KeyStore, PortalStore};
 use callstats_domain::scope::ScopeSet;
 use callstats_store::Store;
 use callstats_store::backend_tests;

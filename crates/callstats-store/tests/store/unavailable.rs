@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use callstats_domain::access::ApiKeySecret;
 use callstats_domain::calendar::DateRange;
-use callstats_domain::ports::{PortalStore, StoreError};
+use callstats_domain::ports::{KeyStore, PortalStore, StoreError};
 use callstats_store::Store;
 use callstats_store::config::{Access, DatabaseUrl, StoreConfig};
 use callstats_store::testing::{Backend, TestDatabase};

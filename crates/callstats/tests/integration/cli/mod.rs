@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use callstats_domain::access::ApiKeySecret;
 use callstats_domain::calendar::{DateRange, Day};
-use callstats_domain::ports::PortalStore;
+use callstats_domain::ports::{KeyStore, PortalStore};
 use callstats_store::backend_tests;
 use callstats_store::config::Access;
 use callstats_store::testing::TestDatabase;

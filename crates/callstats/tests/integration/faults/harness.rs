@@ -89,7 +89,7 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
             ..callstats_application::CallDaySettings::default()
         },
         call_day_cache_max_bytes: 16 << 20,
-        clock: Arc::new(callstats_memory::SystemClock),
+        clock: Arc::new(callstats_application::SystemClock),
     };
     let (base, handle) = serve(service, 2);
     Running { base, handle }

@@ -56,7 +56,7 @@ impl Replica {
             cache_max_bytes: 16 << 20,
             call_days: callstats_application::CallDaySettings::default(),
             call_day_cache_max_bytes: 16 << 20,
-            clock: std::sync::Arc::new(callstats_memory::SystemClock),
+            clock: std::sync::Arc::new(callstats_application::SystemClock),
         };
         let (base, handle) = serve(service, 1);
         Self { base, handle }
