@@ -105,7 +105,7 @@ pub fn app(
         .into_app()
         .app_data(web::Data::new(state))
         .default_service(web::to(routes::unrouted))
-        .wrap(middleware::Observe)
+        .wrap(actix_web::middleware::from_fn(middleware::observe))
 }
 
 /// A server bound to its listener.

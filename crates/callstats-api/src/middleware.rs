@@ -1,17 +1,15 @@
 //! Wraps every request: assigns a request id, adds the headers a JSON API should carry, turns
 //! framework errors into JSON, and writes one log line per request.
 
-use std::future::{Ready, ready};
-use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use actix_web::body::{EitherBody, MessageBody};
-use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
-use futures::future::LocalBoxFuture;
+use actix_web::middleware::Next;
 
 use crate::error::ErrorBody;
 use crate::response::{FailureCause, X_CACHE, json};
@@ -46,12 +44,7 @@ impl RequestId {
     }
 
     fn header_value(self) -> Option<HeaderValue> {
-        // 16 + 1 + 16 hex digits at most: formatted on the stack, copied once into the header.
-        let mut buffer = [0_u8; 40];
-        let mut cursor = std::io::Cursor::new(&mut buffer[..]);
-        write!(cursor, "{self}").ok()?;
-        let length = usize::try_from(cursor.position()).ok()?;
-        HeaderValue::from_bytes(buffer.get(..length)?).ok()
+        HeaderValue::try_from(self.to_string()).ok()
     }
 }
 
@@ -85,66 +78,30 @@ fn oversized(req: &ServiceRequest) -> Option<(StatusCode, String)> {
     })
 }
 
-/// The request observer: every request of the app goes through it.
-pub(crate) struct Observe;
-
-impl<S, B> Transform<S, ServiceRequest> for Observe
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    S::Future: 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<EitherBody<B>>;
-    type Error = actix_web::Error;
-    type Transform = ObserveService<S>;
-    type InitError = ();
-    type Future = Ready<Result<Self::Transform, Self::InitError>>;
-
-    fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(ObserveService { service }))
+/// The request observer: every request of the app goes through it (actix's `from_fn`).
+pub(crate) async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let request_id = RequestId::next();
+    if let Some((status, message)) = oversized(&req) {
+        let response =
+            req.into_response(json(status, &ErrorBody::new(message)).map_into_right_body());
+        return Ok(finish(response, request_id, started));
     }
-}
-
-pub(crate) struct ObserveService<S> {
-    service: S,
-}
-
-impl<S, B> Service<ServiceRequest> for ObserveService<S>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    S::Future: 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<EitherBody<B>>;
-    type Error = actix_web::Error;
-    type Future = LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
-
-    actix_web::dev::forward_ready!(service);
-
-    fn call(&self, req: ServiceRequest) -> Self::Future {
-        let started = Instant::now();
-        let request_id = RequestId::next();
-        if let Some((status, message)) = oversized(&req) {
-            let response =
-                req.into_response(json(status, &ErrorBody::new(message)).map_into_right_body());
-            return Box::pin(ready(Ok(finish(response, request_id, started))));
+    // For the log line should the framework fail (both are reference counted, not copied).
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    match next.call(req).await {
+        Ok(response) => Ok(finish(response.map_into_left_body(), request_id, started)),
+        Err(err) => {
+            // Only the framework fails this way (our handlers always answer): keep the status,
+            // make the body JSON like every other.
+            let status = err.as_response_error().status_code();
+            tracing::warn!(request_id = %request_id, method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
+            let body = json(status, &ErrorBody::new(err.to_string()));
+            Err(InternalError::from_response(err.to_string(), body).into())
         }
-        // For the log line should the framework fail (both are reference counted, not copied).
-        let (method, uri) = (req.method().clone(), req.uri().clone());
-        let answer = self.service.call(req);
-        Box::pin(async move {
-            match answer.await {
-                Ok(response) => Ok(finish(response.map_into_left_body(), request_id, started)),
-                Err(err) => {
-                    // Only the framework fails this way (our handlers always answer): keep the
-                    // status, make the body JSON like every other.
-                    let status = err.as_response_error().status_code();
-                    tracing::warn!(request_id = request_id.to_string(), method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
-                    let body = json(status, &ErrorBody::new(err.to_string()));
-                    Err(InternalError::from_response(err.to_string(), body).into())
-                }
-            }
-        })
     }
 }
 
@@ -170,7 +127,7 @@ fn finish<B>(
     let route = request
         .match_pattern()
         .map_or(metrics::SharedString::const_str("unmatched"), Into::into);
-    metrics::counter!("callstats_http_requests_total", "route" => route.clone(), "status" => status_label(status))
+    metrics::counter!("callstats_http_requests_total", "route" => route.clone(), "status" => status.as_str().to_owned())
         .increment(1);
     metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
         .record(elapsed.as_secs_f64());
@@ -210,22 +167,3 @@ fn finish<B>(
 }
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// The status as a metric label, without an allocation for the statuses the API answers with.
-fn status_label(status: StatusCode) -> metrics::SharedString {
-    let label = match status.as_u16() {
-        200 => "200",
-        400 => "400",
-        401 => "401",
-        403 => "403",
-        404 => "404",
-        405 => "405",
-        414 => "414",
-        429 => "429",
-        431 => "431",
-        500 => "500",
-        503 => "503",
-        other => return other.to_string().into(),
-    };
-    label.into()
-}

@@ -1,5 +1,5 @@
 //! `callstats`: the one program of the service. Each subcommand group lives in a module of
-//! [`commands`]; settings shared between them (the database URL and pool) are in [`settings`].
+//! [`commands`]; settings shared between them are in [`args`](callstats::args).
 //!
 //! Exit codes: 0 success, 1 the command failed (a bad fixture, an unreachable database, an
 //! unknown key), 2 the command line or configuration is wrong (clap's own errors included).

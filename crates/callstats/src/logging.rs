@@ -1,19 +1,16 @@
-//! Structured logs on stderr: human-readable text by default, one JSON object per line with
-//! `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
+//! Structured logs on stderr: tracing-subscriber's text format without colours by default, one
+//! JSON object per line with `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
 //!
-//! Servers write a line per request, so their lines are handed to a writer thread that writes
-//! them in batches (`batch.rs`): a worker formats its line and moves on instead of waiting for
-//! stderr. No line is dropped (a full buffer makes the worker wait), and everything pending is
-//! written when the returned guard is dropped, i.e. when `main` returns.
-
-mod batch;
-mod text;
+//! Servers write a line per request, so their lines go through tracing-appender's non-blocking
+//! writer: a thread of its own writes them, and a worker formats its line and moves on instead
+//! of waiting for stderr. It is built lossless (a full queue makes the worker wait, no line is
+//! dropped), and everything queued is written when the returned guard is dropped, i.e. when
+//! `main` returns.
 
 use clap::ValueEnum;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
-
-pub use batch::LogGuard;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -29,27 +26,26 @@ pub enum LogWriter {
     /// Each line is written before the logging call returns (one-shot commands, whose lines
     /// must interleave exactly with what they print).
     Direct,
-    /// Lines are gathered and written in batches by a thread of their own (servers).
+    /// Lines are queued and written by a thread of their own (servers).
     Background,
 }
 
 /// Installs the subscriber; `default_level` applies when `RUST_LOG` is unset. Keep the guard
-/// alive until the program ends: dropping it writes out what is still pending.
+/// alive until the program ends: dropping it writes out what is still queued.
 #[must_use = "dropping the guard stops the log writer"]
-pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<LogGuard> {
-    let background = match writer {
-        LogWriter::Direct => None,
-        // Without its thread (the system refused one), lines go straight to stderr.
-        LogWriter::Background => batch::spawn(std::io::stderr()).ok(),
-    };
-    match background {
-        Some((writer, guard)) => {
-            install(format, default_level, writer);
-            Some(guard)
-        }
-        None => {
+pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<WorkerGuard> {
+    match writer {
+        LogWriter::Direct => {
             install(format, default_level, std::io::stderr);
             None
+        }
+        LogWriter::Background => {
+            let (writer, guard) = NonBlockingBuilder::default()
+                .lossy(false)
+                .thread_name("callstats-log")
+                .finish(std::io::stderr());
+            install(format, default_level, writer);
+            Some(guard)
         }
     }
 }
@@ -66,7 +62,7 @@ where
         .with_ansi(false)
         .with_writer(writer);
     match format {
-        LogFormat::Text => builder.event_format(text::TextLine).init(),
+        LogFormat::Text => builder.init(),
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
