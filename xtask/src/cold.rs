@@ -20,7 +20,6 @@ use callstats_redis::testing::PrivateRedis;
 
 use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
 
-const USAGE: &str = "usage: cargo xtask cold [--latency-ms N] [--calls-per-day N] [--debug]";
 /// How long a started process may take to listen.
 const PORT_WAIT: Duration = Duration::from_secs(30);
 /// The counter the call platform client increments for every page it asks for.
@@ -32,37 +31,22 @@ const WINDOW_DAYS: i64 = 31;
 /// How many cold windows are asked for at the same time.
 const CONCURRENT: usize = 4;
 
-struct Options {
-    /// The sim's delay before every answer.
-    latency_ms: u64,
-    /// The sim's calls on an ordinary weekday.
-    calls_per_day: u32,
+/// Options of `cargo xtask cold`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// The sim's delay before every answer, in milliseconds
+    #[arg(long, default_value_t = 100)]
+    pub(crate) latency_ms: u64,
+    /// The sim's calls on an ordinary weekday
+    #[arg(long, default_value_t = 5000)]
+    pub(crate) calls_per_day: u32,
     /// The debug binary instead of the release one: checks the task without a fat-LTO build,
-    /// but its figures are not the service's.
-    debug: bool,
+    /// but its figures are not the service's
+    #[arg(long)]
+    pub(crate) debug: bool,
 }
 
-fn options(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        latency_ms: 100,
-        calls_per_day: 5000,
-        debug: false,
-    };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().context(USAGE);
-        match arg.as_str() {
-            "--latency-ms" => options.latency_ms = value()?.parse()?,
-            "--calls-per-day" => options.calls_per_day = value()?.parse()?,
-            "--debug" => options.debug = true,
-            _ => bail!("unknown option {arg}\n{USAGE}"),
-        }
-    }
-    Ok(options)
-}
-
-pub fn run(args: &[String]) -> Result<()> {
-    let options = options(args)?;
+pub fn run(options: &Options) -> Result<()> {
     let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
     if !options.debug {
         build.push("--release");
@@ -73,7 +57,7 @@ pub fn run(args: &[String]) -> Result<()> {
         .join("callstats");
     let dir = std::env::temp_dir().join(format!("callstats-cold-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let outcome = measure(&options, &binary, &dir);
+    let outcome = measure(options, &binary, &dir);
     let _ = std::fs::remove_dir_all(&dir);
     outcome
 }
@@ -598,23 +582,6 @@ callstats_upstream_requests_total 10
                 previous_start = start;
             }
         }
-    }
-
-    #[test]
-    fn options_have_defaults_and_read_values() {
-        let none = options(&[]).unwrap();
-        assert_eq!(
-            (none.latency_ms, none.calls_per_day, none.debug),
-            (100, 5000, false)
-        );
-        let args = ["--latency-ms", "20", "--debug", "--calls-per-day", "10"].map(String::from);
-        let given = options(&args).unwrap();
-        assert_eq!(
-            (given.latency_ms, given.calls_per_day, given.debug),
-            (20, 10, true)
-        );
-        assert!(options(&["--latency-ms".to_owned()]).is_err());
-        assert!(options(&["--fast".to_owned()]).is_err());
     }
 
     #[test]

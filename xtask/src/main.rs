@@ -13,55 +13,63 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
+use clap::{Parser, Subcommand};
 
-const USAGE: &str = "usage: cargo xtask <task>
+/// Project automation for callstats.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
 
-tasks:
-  ci      format check, clippy (-D warnings), the whole test suite, docs (-D warnings)
-  test    the whole test suite (cargo test --workspace)
-  bench   the benchmarks: domain throughput (criterion) and allocations (dhat), and the
-          call platform's 31-day fetch from the sim (wall time, records/s, peak memory)
-  openapi regenerate docs/openapi.json from the code
-  replicas-load [--seconds N] [--connections N]
-          release build, then wrk on a cached endpoint: one replica with the in-process
-          cache, one with Redis, two sharing Redis; requests/s, p99, Redis commands/request
-          (needs wrk and redis-server)
-  load    release build, `callstats demo` and a bare actix-web baseline on loopback, loaded
-          with wrk in 3 rounds: median req/s and p50/p99 of a cached endpoint, a
-          computed-then-cached one, the baseline answering each one's very bytes, and the
-          baseline answering 150 bytes; the ratio cached / baseline (target >= 0.7). The
-          demo logs at its default level (info, a line per request) unless RUST_LOG is set
-  cold    the cold path: `callstats serve` in front of `callstats sim` answering every page
-          after a delay; time and upstream requests of uncached 31-day queries (settled
-          days, the same days through another endpoint, a window slid to today, 4 at once,
-          two replicas sharing Redis) and the peak RSS, as a markdown table. Options:
-          --latency-ms N (100) --calls-per-day N (5000) --debug (the debug binary, to check
-          the task without a release build); needs redis-server
-  schemathesis
-          fuzz `callstats demo` against its OpenAPI document (every check; keys of every
-          scope, only kpi:aggregate, and none); installs schemathesis into a virtual
-          environment under the target directory on first use
-  soak    a bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed
-          rate, the sim injecting failures; reports requests, statuses, p50/p99, RSS and
-          open fds at start and end. Options: --duration-secs N (600) --rate N (40)
-          --connections N (16) --fail-rate F (0.05) --release";
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Format check, clippy (-D warnings), the whole test suite, docs (-D warnings)
+    Ci,
+    /// The whole test suite (cargo test --workspace)
+    Test,
+    /// The benchmarks: domain throughput (criterion) and allocations (dhat), and the call
+    /// platform's 31-day fetch from the sim (wall time, records/s, peak memory)
+    Bench,
+    /// Regenerate docs/openapi.json from the code
+    Openapi,
+    /// Release build, then wrk on a cached endpoint: one replica with the in-process cache,
+    /// one with Redis, two sharing Redis; requests/s, p99, Redis commands/request (needs wrk
+    /// and redis-server)
+    ReplicasLoad(replicas_load::Options),
+    /// Release build, `callstats demo` and a bare actix-web baseline on loopback, loaded with
+    /// wrk in 3 rounds: median req/s and p50/p99 of a cached endpoint, a computed-then-cached
+    /// one, the baseline answering each one's very bytes, and the baseline answering 150
+    /// bytes; the ratio cached / baseline (target >= 0.8). The demo logs at its default level
+    /// (info, a line per request) unless RUST_LOG is set
+    Load,
+    /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
+    /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
+    /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
+    /// Redis) and the peak RSS, as a markdown table; needs redis-server
+    Cold(cold::Options),
+    /// Fuzz `callstats demo` against its OpenAPI document (every check; keys of every scope,
+    /// only kpi:aggregate, and none); installs schemathesis into a virtual environment under
+    /// the target directory on first use
+    Schemathesis,
+    /// A bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed rate,
+    /// the sim injecting failures; reports requests, statuses, p50/p99, RSS and open fds at
+    /// start and end
+    Soak(soak::Options),
+}
 
 fn main() -> Result<()> {
-    let task = std::env::args().nth(1).unwrap_or_default();
-    match task.as_str() {
-        "ci" => ci(),
-        "test" => test(),
-        "bench" => bench(),
-        "openapi" => openapi(),
-        "replicas-load" => replicas_load::run(&std::env::args().skip(2).collect::<Vec<_>>()),
-        "load" => load::run(),
-        "cold" => cold::run(&std::env::args().skip(2).collect::<Vec<_>>()),
-        "schemathesis" => schemathesis::run(&workspace()),
-        "soak" => soak::run(&std::env::args().skip(2).collect::<Vec<_>>()),
-        _ => {
-            eprintln!("{USAGE}");
-            bail!("unknown task {task:?}")
-        }
+    match Cli::parse().task {
+        Task::Ci => ci(),
+        Task::Test => test(),
+        Task::Bench => bench(),
+        Task::Openapi => openapi(),
+        Task::ReplicasLoad(options) => replicas_load::run(&options),
+        Task::Load => load::run(),
+        Task::Cold(options) => cold::run(&options),
+        Task::Schemathesis => schemathesis::run(&workspace()),
+        Task::Soak(options) => soak::run(&options),
     }
 }
 
@@ -130,4 +138,117 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
         bail!("`cargo {}` failed with {status}", args.join(" "));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory as _, Parser as _};
+
+    use super::{Cli, Task};
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn options_have_defaults_and_read_values() {
+        let cold = |args: &[&str]| {
+            let line = ["cargo xtask", "cold"].iter().chain(args);
+            match Cli::try_parse_from(line).map_err(|err| err.kind())?.task {
+                Task::Cold(options) => {
+                    Ok((options.latency_ms, options.calls_per_day, options.debug))
+                }
+                _ => Err(clap::error::ErrorKind::InvalidSubcommand),
+            }
+        };
+        assert_eq!(cold(&[]), Ok((100, 5000, false)));
+        assert_eq!(
+            cold(&["--latency-ms", "20", "--debug", "--calls-per-day", "10"]),
+            Ok((20, 10, true))
+        );
+        assert_eq!(
+            cold(&["--latency-ms"]),
+            Err(clap::error::ErrorKind::InvalidValue)
+        );
+        assert_eq!(
+            cold(&["--fast"]),
+            Err(clap::error::ErrorKind::UnknownArgument)
+        );
+        assert!(Cli::try_parse_from(["cargo xtask", "soak", "--rate", "0"]).is_err());
+        assert!(Cli::try_parse_from(["cargo xtask", "unknown"]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod architecture {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::process::Command;
+
+    /// The workspace dependencies of each member (build and normal ones, not dev), read from
+    /// `cargo metadata`.
+    fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let output = Command::new(cargo)
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--no-deps",
+                "--offline",
+            ])
+            .current_dir(super::workspace())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "cargo metadata failed");
+        let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let packages = metadata["packages"].as_array().unwrap();
+        let members: BTreeSet<String> = packages
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect();
+        packages
+            .iter()
+            .map(|package| {
+                let name = package["name"].as_str().unwrap().to_owned();
+                let dependencies = package["dependencies"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|d| d["kind"].is_null())
+                    .map(|d| d["name"].as_str().unwrap().to_owned())
+                    .filter(|d| members.contains(d) && *d != name)
+                    .collect();
+                (name, dependencies)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_architecture_document_draws_the_workspace_dependencies() {
+        let actual = workspace_dependencies();
+        let document =
+            std::fs::read_to_string(super::workspace().join("docs/architecture.md")).unwrap();
+        let mut drawn = BTreeMap::new();
+        for row in document.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let (Some(crate_cell), Some(deps)) = (cells.get(1), cells.get(2)) else {
+                continue;
+            };
+            let name = crate_cell.trim_matches('`').to_owned();
+            if !actual.contains_key(&name) {
+                continue;
+            }
+            let deps: BTreeSet<String> = if *deps == "every crate above" {
+                drawn.keys().cloned().collect()
+            } else {
+                deps.split(',')
+                    .map(|d| d.trim().trim_matches('`').to_owned())
+                    .filter(|d| d.starts_with("callstats"))
+                    .collect()
+            };
+            drawn.insert(name, deps);
+        }
+        assert_eq!(drawn, actual);
+    }
 }

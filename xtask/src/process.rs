@@ -1,10 +1,10 @@
 //! What the tasks that start the service share: child processes stopped when dropped, free
-//! loopback ports, the target directory, and a plain HTTP GET (xtask needs no HTTP client).
+//! loopback ports, the target directory, and an HTTP GET through ureq.
 
-use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -70,25 +70,29 @@ pub fn target_dir() -> PathBuf {
         .map_or_else(|| crate::workspace().join("target"), PathBuf::from)
 }
 
+/// An HTTP client for the loopback service: every status is an answer (not an error), a
+/// 30-second limit per request, kept-alive connections pooled.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
 /// A GET to the loopback `port` with `key` as a Bearer token: the status and the body's bytes.
 pub fn get(port: u16, path: &str, key: &str) -> Result<(u16, Vec<u8>)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer)?;
-    let end_of_head = answer
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .with_context(|| format!("{path}: no HTTP answer"))?;
-    let (head, body) = answer.split_at(end_of_head);
-    let status = String::from_utf8_lossy(head)
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .with_context(|| format!("{path}: no status line"))?;
-    Ok((status, body.get(4..).unwrap_or_default().to_vec()))
+    static AGENT: LazyLock<ureq::Agent> = LazyLock::new(agent);
+    let mut answer = AGENT
+        .get(format!("http://127.0.0.1:{port}{path}"))
+        .header("Authorization", format!("Bearer {key}"))
+        .call()
+        .with_context(|| format!("GET {path} failed"))?;
+    let body = answer
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_vec()
+        .with_context(|| format!("GET {path}: the body could not be read"))?;
+    Ok((answer.status().as_u16(), body))
 }

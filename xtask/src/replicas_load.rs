@@ -21,38 +21,18 @@ const PATH: &str = "/api/v1/calls/summary?start=2026-11-02";
 /// How long a started process may take to listen.
 const PORT_WAIT: Duration = Duration::from_secs(20);
 
-/// Load settings: `--seconds N` (default 10) and `--connections N` (default 32, split between
-/// the replicas when there are two).
-struct Load {
+/// Options of `cargo xtask replicas-load`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// How long each configuration is loaded, in seconds
+    #[arg(long, default_value_t = 10)]
     seconds: u32,
+    /// Connections in all, split between the replicas when there are two
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(2..))]
     connections: u32,
 }
 
-impl Load {
-    fn from_args(args: &[String]) -> Result<Self> {
-        let mut load = Self {
-            seconds: 10,
-            connections: 32,
-        };
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            let value = args
-                .next()
-                .with_context(|| format!("{arg} needs a value"))?
-                .parse()
-                .with_context(|| format!("{arg} needs a number"))?;
-            match arg.as_str() {
-                "--seconds" => load.seconds = value,
-                "--connections" => load.connections = value.max(2),
-                _ => bail!("unknown option {arg:?} (--seconds N, --connections N)"),
-            }
-        }
-        Ok(load)
-    }
-}
-
-pub fn run(args: &[String]) -> Result<()> {
-    let load = Load::from_args(args)?;
+pub fn run(load: &Options) -> Result<()> {
     for tool in ["wrk", "redis-server", "redis-cli"] {
         if Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
@@ -67,13 +47,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let binary = target_dir().join("release/callstats");
     let work = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
-    let outcome = measure(&load, &binary, &work);
+    let outcome = measure(load, &binary, &work);
     let _ = std::fs::remove_dir_all(&work);
     outcome
 }
 
 #[expect(clippy::print_stdout, reason = "the table is the command's result")]
-fn measure(load: &Load, binary: &Path, work: &Path) -> Result<()> {
+fn measure(load: &Options, binary: &Path, work: &Path) -> Result<()> {
     let database = format!("sqlite://{}", work.join("portal.db").display());
     let callstats = |args: &[&str]| -> Result<Output> {
         let output = Command::new(binary)
@@ -187,7 +167,7 @@ fn warm(port: u16, key: &str) -> Result<()> {
 
 /// Runs one wrk per port at the same time, the connections split between them; sums the
 /// throughput and keeps the worst p99.
-fn wrk(load: &Load, ports: &[u16], key: &str) -> Result<wrk::Report> {
+fn wrk(load: &Options, ports: &[u16], key: &str) -> Result<wrk::Report> {
     let connections = (load.connections / u32::try_from(ports.len())?).max(1);
     let runs = ports
         .iter()

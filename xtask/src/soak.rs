@@ -8,8 +8,7 @@
 //! Not run in CI: the default is ten minutes.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,48 +16,30 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::process::{Running, free_port, target_dir, wait_for_port};
+use crate::process::{Running, agent, free_port, target_dir, wait_for_port};
 
-const USAGE: &str = "usage: cargo xtask soak [--duration-secs N] [--rate N] [--connections N] \
-                     [--fail-rate F] [--release]";
-
-struct Options {
-    duration: Duration,
-    /// Requests per second over all connections.
+/// Options of `cargo xtask soak`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// How long the load runs, in seconds
+    #[arg(long = "duration-secs", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    duration_secs: u64,
+    /// Requests per second over all connections
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
     rate: u32,
+    /// Keep-alive connections sending the requests
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     connections: u32,
+    /// The share of the sim's answers that fail (passed to `callstats sim --fail-rate`)
+    #[arg(long, default_value = "0.05")]
     fail_rate: String,
+    /// The release binary instead of the debug one
+    #[arg(long)]
     release: bool,
 }
 
-fn options(args: &[String]) -> Result<Options> {
-    let mut options = Options {
-        duration: Duration::from_secs(600),
-        rate: 40,
-        connections: 16,
-        fail_rate: "0.05".to_owned(),
-        release: false,
-    };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().context(USAGE);
-        match arg.as_str() {
-            "--duration-secs" => options.duration = Duration::from_secs(value()?.parse()?),
-            "--rate" => options.rate = value()?.parse()?,
-            "--connections" => options.connections = value()?.parse()?,
-            "--fail-rate" => options.fail_rate = value()?.clone(),
-            "--release" => options.release = true,
-            _ => bail!("unknown option {arg}\n{USAGE}"),
-        }
-    }
-    if options.rate == 0 || options.connections == 0 {
-        bail!("--rate and --connections must be at least 1");
-    }
-    Ok(options)
-}
-
-pub fn run(args: &[String]) -> Result<()> {
-    let options = options(args)?;
+pub fn run(options: &Options) -> Result<()> {
+    let duration = Duration::from_secs(options.duration_secs);
     let target = target_dir();
     let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
     if options.release {
@@ -142,19 +123,13 @@ pub fn run(args: &[String]) -> Result<()> {
 
     eprintln!(
         "==> soak: {} requests/s over {} connections for {:?} (sim fail rate {})",
-        options.rate, options.connections, options.duration, options.fail_rate
+        options.rate, options.connections, duration, options.fail_rate
     );
     // Warm up so the start figures include the caches' and pools' steady state.
     load(port, &keys, 20, 2, Duration::from_secs(5));
     let (rss_start, fds_start) = (rss_kib(pid), fd_count(pid));
     let started = Instant::now();
-    let stats = load(
-        port,
-        &keys,
-        options.rate,
-        options.connections,
-        options.duration,
-    );
+    let stats = load(port, &keys, options.rate, options.connections, duration);
     let elapsed = started.elapsed();
     let (rss_end, fds_end) = (rss_kib(pid), fd_count(pid));
 
@@ -170,11 +145,6 @@ pub fn run(args: &[String]) -> Result<()> {
         count_per_second(total, elapsed)
     )?;
     writeln!(out, "  connection errors  {}", stats.errors)?;
-    writeln!(
-        out,
-        "  stale keep-alive connections retried once  {}",
-        stats.stale_reconnects
-    )?;
     for (status, count) in &stats.statuses {
         writeln!(out, "  status {status}         {count}")?;
     }
@@ -238,14 +208,6 @@ struct Stats {
     statuses: BTreeMap<u16, u64>,
     unexpected_5xx: BTreeMap<String, u64>,
     errors: u64,
-    stale_reconnects: u64,
-}
-
-/// Why an exchange failed: the connection was closed before any byte of an answer, or
-/// anything else.
-enum Exchange {
-    Stale,
-    Failed,
 }
 
 /// Sends `rate` requests a second over `connections` keep-alive connections for `duration`.
@@ -257,8 +219,9 @@ fn load(port: u16, keys: &[String], rate: u32, connections: u32, duration: Durat
         .map(|worker| {
             let (stats, stop, keys) = (Arc::clone(&stats), Arc::clone(&stop), keys.to_vec());
             std::thread::spawn(move || {
-                let mut random = Random(u64::from(worker).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-                let mut connection: Option<TcpStream> = None;
+                let mut random = fastrand::Rng::with_seed(u64::from(worker));
+                // One agent per worker: its connection is kept alive between requests.
+                let agent = agent();
                 let mut next =
                     Instant::now() + interval.mul_f64(f64::from(worker) / f64::from(connections));
                 while !stop.load(Ordering::Relaxed) {
@@ -266,23 +229,10 @@ fn load(port: u16, keys: &[String], rate: u32, connections: u32, duration: Durat
                         std::thread::sleep(wait);
                     }
                     next += interval;
-                    let key = keys
-                        .get(random.below(keys.len()))
-                        .cloned()
-                        .unwrap_or_default();
+                    let key = random.choice(&keys).cloned().unwrap_or_default();
                     let path = random_path(&mut random);
                     let started = Instant::now();
-                    let reused = connection.is_some();
-                    let mut outcome = exchange(&mut connection, port, &path, &key);
-                    // The server may close a kept-alive connection just as a request goes out;
-                    // like any HTTP client, retry such a GET once on a fresh connection.
-                    if reused && matches!(&outcome, Err(Exchange::Stale)) {
-                        connection = None;
-                        if let Ok(mut stats) = stats.lock() {
-                            stats.stale_reconnects += 1;
-                        }
-                        outcome = exchange(&mut connection, port, &path, &key);
-                    }
+                    let outcome = exchange(&agent, port, &path, &key);
                     let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
                     let Ok(mut stats) = stats.lock() else { return };
                     match outcome {
@@ -294,10 +244,7 @@ fn load(port: u16, keys: &[String], rate: u32, connections: u32, duration: Durat
                                 *stats.unexpected_5xx.entry(route(&path)).or_default() += 1;
                             }
                         }
-                        Err(_) => {
-                            stats.errors += 1;
-                            connection = None;
-                        }
+                        Err(_) => stats.errors += 1,
                     }
                 }
             })
@@ -318,36 +265,19 @@ fn route(path: &str) -> String {
     path.split('?').next().unwrap_or(path).to_owned()
 }
 
-/// A small xorshift generator: the soak needs variety, not quality.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        let n = u64::try_from(n.max(1)).unwrap_or(u64::MAX);
-        usize::try_from(self.next() % n).unwrap_or(0)
-    }
-}
-
 /// One request of the mix: every endpoint, dates spread over about two months so the cache
 /// both hits and misses.
-fn random_path(random: &mut Random) -> String {
-    let day = |random: &mut Random| {
-        let (month, last) = if random.below(2) == 0 {
+fn random_path(random: &mut fastrand::Rng) -> String {
+    let day = |random: &mut fastrand::Rng| {
+        let (month, last) = if random.u32(..2) == 0 {
             (10, 31)
         } else {
             (11, 30)
         };
-        format!("2026-{month:02}-{:02}", random.below(last) + 1)
+        format!("2026-{month:02}-{:02}", random.u32(..last) + 1)
     };
-    let week = random.below(20);
-    match random.below(12) {
+    let week = random.u32(..20);
+    match random.u32(..12) {
         0 => "/api/v1/ping".to_owned(),
         1 | 2 => format!("/api/v1/calls/summary?start={}", day(random)),
         // A week, as dashboards ask: a 31-day range is up to 155 upstream pages.
@@ -358,77 +288,24 @@ fn random_path(random: &mut Random) -> String {
         ),
         4 => format!("/api/v1/calls/agents?start={}", day(random)),
         5 => "/api/v1/kpi/months".to_owned(),
-        6 => format!("/api/v1/kpi/2026-{:02}", 9 + random.below(3)),
+        6 => format!("/api/v1/kpi/2026-{:02}", 9 + random.u32(..3)),
         7 => "/api/v1/operators".to_owned(),
-        8 => format!("/api/v1/schedule?month=2026-{:02}", 9 + random.below(3)),
-        9 => format!("/api/v1/scripts/stats?limit={}", 1 + random.below(100)),
+        8 => format!("/api/v1/schedule?month=2026-{:02}", 9 + random.u32(..3)),
+        9 => format!("/api/v1/scripts/stats?limit={}", 1 + random.u32(..100)),
         10 => "/api/v1/openapi.json".to_owned(),
         _ => "/readyz".to_owned(),
     }
 }
 
-/// One request on a kept-alive connection (opened when needed): the status.
-fn exchange(
-    connection: &mut Option<TcpStream>,
-    port: u16,
-    path: &str,
-    key: &str,
-) -> Result<u16, Exchange> {
-    let mut answered = false;
-    attempt(connection, port, path, key, &mut answered).map_err(|_| {
-        *connection = None;
-        if answered {
-            Exchange::Failed
-        } else {
-            Exchange::Stale
-        }
-    })
-}
-
-fn attempt(
-    connection: &mut Option<TcpStream>,
-    port: u16,
-    path: &str,
-    key: &str,
-    answered: &mut bool,
-) -> Result<u16> {
-    if connection.is_none() {
-        let stream = TcpStream::connect(("127.0.0.1", port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-        stream.set_nodelay(true)?;
-        *connection = Some(stream);
-    }
-    let stream = connection.as_mut().context("no connection")?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n\r\n"
-    )?;
-    let mut head = Vec::new();
-    let mut byte = [0_u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte)? == 0 {
-            bail!("connection closed");
-        }
-        *answered = true;
-        head.extend_from_slice(&byte);
-    }
-    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .context("no status line")?;
-    let length: usize = head
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|value| value.trim().parse().ok())
-        .context("no content-length")?;
-    let mut body = vec![0_u8; length];
-    stream.read_exact(&mut body)?;
-    if head.contains("connection: close") {
-        *connection = None;
-    }
-    Ok(status)
+/// One request on the worker's agent (its connection kept alive): the status, the body read
+/// to its end.
+fn exchange(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Result<u16> {
+    let mut answer = agent
+        .get(format!("http://127.0.0.1:{port}{path}"))
+        .header("Authorization", format!("Bearer {key}"))
+        .call()?;
+    std::io::copy(&mut answer.body_mut().as_reader(), &mut std::io::sink())?;
+    Ok(answer.status().as_u16())
 }
 
 /// Resident set size from /proc (Linux), in KiB.

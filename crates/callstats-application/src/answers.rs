@@ -23,7 +23,7 @@ use callstats_domain::params::ParamError;
 use callstats_domain::ports::{CacheRead, ResponseCache};
 use callstats_domain::request::{ApiRequest, Asked, Endpoint};
 use callstats_domain::scope::KpiView;
-use callstats_domain::service::{Access, CallStats, Caller};
+use callstats_domain::service::{CallStats, Caller, Gatekeeper};
 
 use futures::FutureExt as _;
 
@@ -67,7 +67,7 @@ pub struct Answers {
 }
 
 struct Inner {
-    access: Access,
+    access: Gatekeeper,
     stats: CallStats,
     cache: Arc<dyn ResponseCache>,
     flights: Arc<Flights<String, Result<Bytes, DomainError>>>,
@@ -75,7 +75,7 @@ struct Inner {
 
 impl Answers {
     #[must_use]
-    pub fn new(access: Access, stats: CallStats, cache: Arc<dyn ResponseCache>) -> Self {
+    pub fn new(access: Gatekeeper, stats: CallStats, cache: Arc<dyn ResponseCache>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 access,

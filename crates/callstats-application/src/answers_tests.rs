@@ -79,7 +79,7 @@ fn answers_on(
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
-    let access = Access::new(Arc::new(keys), Arc::new(quota), clock, 60);
+    let access = Gatekeeper::new(Arc::new(keys), Arc::new(quota), clock, 60);
     let stats = CallStats::new(
         Arc::new(store),
         Arc::new(MockCallDays::new()),

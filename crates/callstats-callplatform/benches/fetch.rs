@@ -18,9 +18,10 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig, SimOptions, serve_sim};
+use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::ports::CallPlatform;
+use callstats_sim::{SimOptions, serve_sim};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

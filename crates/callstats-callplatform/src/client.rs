@@ -7,6 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use callstats_domain::breaker::{Breaker, Transition};
 use callstats_domain::calendar::DateRange;
 use callstats_domain::model::CallRecord;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
@@ -15,7 +16,6 @@ use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use tracing::Instrument as _;
 
-use crate::breaker::Breaker;
 use crate::config::HttpPlatformConfig;
 use crate::wire::{PageIn, encode_query_value, format_instant};
 
@@ -35,9 +35,9 @@ pub enum BuildError {
 #[derive(Debug, thiserror::Error)]
 enum FetchError {
     #[error("circuit open after repeated failures; next probe in {retry_in_ms} ms")]
-    CircuitOpen { retry_in_ms: u64 },
+    CircuitOpen { retry_in_ms: u128 },
     #[error("the whole fetch took longer than {limit_ms} ms")]
-    Deadline { limit_ms: u64 },
+    Deadline { limit_ms: u128 },
     #[error("no usable answer after {attempts} attempt(s): {cause}")]
     Exhausted { attempts: u32, cause: String },
     #[error("answered HTTP {status}, which is not retried")]
@@ -118,19 +118,23 @@ impl HttpCallPlatform {
             metrics::counter!("callstats_upstream_fetches_total", "outcome" => "circuit_open")
                 .increment(1);
             FetchError::CircuitOpen {
-                retry_in_ms: millis(refused.retry_in),
+                retry_in_ms: refused.retry_in.as_millis(),
             }
         })?;
+        if permit.is_probe() {
+            tracing::info!("call platform circuit half-open: letting one probe through");
+        }
         let outcome = tokio::time::timeout(self.config.fetch_timeout, self.fetch_pages(range))
             .await
             .unwrap_or(Err(FetchError::Deadline {
-                limit_ms: millis(self.config.fetch_timeout),
+                limit_ms: self.config.fetch_timeout.as_millis(),
             }));
-        if outcome.is_ok() {
-            permit.success();
+        let transition = if outcome.is_ok() {
+            permit.success()
         } else {
-            permit.failure();
-        }
+            permit.failure()
+        };
+        log_transition(transition, &self.breaker);
         let label = if outcome.is_ok() { "ok" } else { "failed" };
         metrics::counter!("callstats_upstream_fetches_total", "outcome" => label).increment(1);
         outcome
@@ -227,7 +231,7 @@ impl HttpCallPlatform {
                     let backoff = self.backoff(attempts);
                     tracing::debug!(
                         attempt = attempts,
-                        backoff_ms = millis(backoff),
+                        backoff_ms = backoff.as_millis(),
                         %cause,
                         "call platform attempt failed; retrying"
                     );
@@ -363,8 +367,23 @@ fn describe(error: &reqwest::Error) -> String {
     text
 }
 
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+/// The breaker's news, in the call platform's words.
+fn log_transition(transition: Transition, breaker: &Breaker) {
+    let open_for_ms = breaker.open_for().as_millis();
+    match transition {
+        Transition::None => {}
+        Transition::Opened => tracing::warn!(
+            open_for_ms,
+            "call platform circuit opened: refusing fetches for a while"
+        ),
+        Transition::Reopened => tracing::warn!(
+            open_for_ms,
+            "call platform probe failed: circuit open again"
+        ),
+        Transition::Closed => {
+            tracing::info!("call platform circuit closed: the upstream answers again");
+        }
+    }
 }
 
 #[cfg(test)]

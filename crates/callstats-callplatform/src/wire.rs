@@ -114,13 +114,13 @@ fn clip(value: &str) -> &str {
 
 /// One page as the sim writes it.
 #[derive(Debug, Serialize)]
-pub(crate) struct PageOut<'a> {
+pub struct PageOut<'a> {
     pub calls: Vec<CallOut<'a>>,
     pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct CallOut<'a> {
+pub struct CallOut<'a> {
     pub id: &'a str,
     pub direction: Direction,
     pub agent_number: Option<&'a str>,
@@ -129,7 +129,7 @@ pub(crate) struct CallOut<'a> {
 }
 
 /// `2026-11-01T00:00:00+05:00`: an instant in RFC 3339, in its own offset.
-pub(crate) fn format_instant(instant: OffsetDateTime) -> Result<String, time::error::Format> {
+pub fn format_instant(instant: OffsetDateTime) -> Result<String, time::error::Format> {
     instant.format(&Rfc3339)
 }
 

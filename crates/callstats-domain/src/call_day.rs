@@ -277,7 +277,7 @@ impl AsRef<Self> for CallDay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{call, day, range};
+    use crate::test_builders::{call, day, range};
 
     #[test]
     fn a_call_takes_16_bytes() {

@@ -6,6 +6,7 @@
 //! reach it only through the traits in [`ports`].
 
 pub mod access;
+pub mod breaker;
 pub mod calendar;
 pub mod call_day;
 pub mod error;
@@ -23,4 +24,4 @@ pub mod tz;
 pub use error::DomainError;
 
 #[cfg(test)]
-mod fixtures;
+mod test_builders;

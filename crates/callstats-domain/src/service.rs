@@ -43,20 +43,20 @@ pub struct Caller<'a> {
 pub struct Admission {
     pub quota: QuotaStatus,
     pub key: Result<ApiKeyRecord, DomainError>,
-    /// The cached answer read while counting (see [`Access::admit_reading`]).
+    /// The cached answer read while counting (see [`Gatekeeper::admit_reading`]).
     pub cached: CacheRead,
 }
 
 /// Authentication, Origin pinning, quotas and scopes.
 #[derive(Clone)]
-pub struct Access {
+pub struct Gatekeeper {
     keys: Arc<dyn KeyStore>,
     quota: Arc<dyn QuotaCounter>,
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
 }
 
-impl Access {
+impl Gatekeeper {
     #[must_use]
     pub fn new(
         keys: Arc<dyn KeyStore>,
@@ -84,7 +84,7 @@ impl Access {
         self.admit_reading(caller, endpoint, |_| None).await
     }
 
-    /// [`Access::admit`], reading the response cache's entry `cache_key(key)` on the same trip
+    /// [`Gatekeeper::admit`], reading the response cache's entry `cache_key(key)` on the same trip
     /// as the key's quota count: a cached answer then costs one round trip to a shared store.
     /// The entry is read only for a key that passed the key and Origin checks; what was read is
     /// in [`Admission::cached`], whatever the outcome of the later checks.

@@ -9,7 +9,6 @@ use super::*;
 use crate::access::{ApiKeySecret, Unauthorized};
 use crate::calendar::Day;
 use crate::call_day::CallDay;
-use crate::fixtures::{call, month, operator, range, row, sheet};
 use crate::model::{
     AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
     SheetContent,
@@ -20,6 +19,7 @@ use crate::ports::{
 };
 use crate::request::Asked;
 use crate::scope::Scope;
+use crate::test_builders::{call, month, operator, range, row, sheet};
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
 const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
@@ -57,7 +57,7 @@ fn clock() -> Arc<MockClock> {
 fn access_with(
     record: Option<ApiKeyRecord>,
     count: u64,
-) -> (Access, Arc<std::sync::Mutex<Vec<String>>>) {
+) -> (Gatekeeper, Arc<std::sync::Mutex<Vec<String>>>) {
     let mut store = MockKeyStore::new();
     store.expect_recently_absent().return_const(false);
     let digest = secret().digest();
@@ -72,7 +72,7 @@ fn access_with(
         count
     });
     (
-        Access::new(Arc::new(store), Arc::new(quota), clock(), 60),
+        Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60),
         seen,
     )
 }
@@ -135,7 +135,7 @@ async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup
         .withf(|b| b.name().starts_with("ip:203.0.113.9:"))
         .times(1)
         .return_const(1_u64);
-    let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);
+    let access = Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60);
     let admission = access.admit(&caller(None), Endpoint::Ping).await;
     assert_eq!(
         admission.key,
@@ -280,7 +280,7 @@ async fn store_failure_during_key_lookup_is_503() {
         .returning(|_| Err(StoreError::new("connection refused")));
     let mut quota = MockQuotaCounter::new();
     quota.expect_increment().return_const(1_u64);
-    let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);
+    let access = Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60);
     let auth = bearer();
     assert_eq!(
         access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
@@ -303,7 +303,7 @@ async fn a_guess_from_an_address_over_its_anonymous_quota_is_refused_without_a_l
         let mut quota = MockQuotaCounter::new();
         quota.expect_peek().return_const(seen_from_address);
         quota.expect_increment().return_const(seen_from_address + 1);
-        let access = Access::new(Arc::new(store), Arc::new(quota), clock(), 60);
+        let access = Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60);
         let auth = bearer();
         let admission = access.admit(&caller(Some(&auth)), Endpoint::Ping).await;
         let expected = if looked_up == 1 { 401 } else { 429 };

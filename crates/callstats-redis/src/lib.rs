@@ -11,12 +11,12 @@
 //! portal database.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::QuotaBucket;
+use callstats_domain::breaker::{Breaker, Permit, Transition};
 use callstats_domain::ports::{CacheRead, QuotaCounter, ResponseCache};
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
@@ -64,10 +64,9 @@ pub struct InvalidRedisUrl(String);
 pub struct Redis {
     connection: ConnectionManager,
     settings: RedisSettings,
-    started: Instant,
-    /// Milliseconds since `started` before which Redis is not tried again.
-    resume_at_ms: AtomicU64,
-    down: AtomicBool,
+    /// Open after one failed round trip: Redis is not tried again for `retry_after`, then one
+    /// probe goes.
+    breaker: Breaker,
 }
 
 impl Redis {
@@ -88,19 +87,13 @@ impl Redis {
             .map_err(|e| InvalidRedisUrl(e.to_string()))?;
         Ok(Arc::new(Self {
             connection,
+            breaker: Breaker::new(1, settings.retry_after),
             settings,
-            started: Instant::now(),
-            resume_at_ms: AtomicU64::new(0),
-            down: AtomicBool::new(false),
         }))
     }
 
     fn key(&self, name: &str) -> String {
         format!("{}{name}", self.settings.prefix)
-    }
-
-    fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// Runs one round trip, or `None` when Redis is resting after a failure, fails or is slow.
@@ -109,10 +102,10 @@ impl Redis {
         what: &'static str,
         pipeline: &redis::Pipeline,
     ) -> Option<T> {
-        if self.elapsed_ms() < self.resume_at_ms.load(Ordering::Relaxed) {
+        let Ok(permit) = self.breaker.try_acquire() else {
             fell_back(what);
             return None;
-        }
+        };
         let mut connection = self.connection.clone();
         let outcome = tokio::time::timeout(
             self.settings.timeout,
@@ -121,37 +114,20 @@ impl Redis {
         .await;
         match outcome {
             Ok(Ok(value)) => {
-                if self.down.swap(false, Ordering::Relaxed) {
+                if permit.success() == Transition::Closed {
                     tracing::info!("Redis is reachable again: shared cache and quota resumed");
                 }
                 Some(value)
             }
-            Ok(Err(err)) => self.failed(what, &err.to_string()),
-            Err(_) => self.failed(what, "timed out"),
+            Ok(Err(err)) => failed(what, &err.to_string(), permit),
+            Err(_) => failed(what, "timed out", permit),
         }
-    }
-
-    fn failed<T>(&self, what: &'static str, cause: &str) -> Option<T> {
-        fell_back(what);
-        let retry_ms = u64::try_from(self.settings.retry_after.as_millis()).unwrap_or(u64::MAX);
-        self.resume_at_ms.store(
-            self.elapsed_ms().saturating_add(retry_ms),
-            Ordering::Relaxed,
-        );
-        if !self.down.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                operation = what,
-                cause,
-                "Redis unreachable: serving without the shared cache, counting quotas in process"
-            );
-        }
-        None
     }
 
     /// Tries to take the lock `name` for `ttl` with `token`; `true` also when Redis cannot be
     /// reached (the caller's local single flight is then all there is).
     async fn try_lock(&self, what: &'static str, name: &str, token: &str, ttl: Duration) -> bool {
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let millis = ttl.as_millis().max(1);
         let mut pipeline = redis::pipe();
         pipeline
             .cmd("SET")
@@ -181,7 +157,7 @@ impl Redis {
 
     /// Stores `value` under `name` for `ttl`.
     async fn set(&self, what: &'static str, name: &str, value: &[u8], ttl: Duration) {
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let millis = ttl.as_millis().max(1);
         let mut pipeline = redis::pipe();
         pipeline
             .cmd("SET")
@@ -196,7 +172,7 @@ impl Redis {
     /// Whether the last call failed (for readiness reporting).
     #[must_use]
     pub fn is_down(&self) -> bool {
-        self.down.load(Ordering::Relaxed)
+        self.breaker.is_open()
     }
 
     /// One PING, for readiness checks; not subject to the resting period.
@@ -219,6 +195,20 @@ impl Redis {
 /// dashboards see an outage's extent and not only its start.
 fn fell_back(what: &'static str) {
     metrics::counter!("callstats_redis_fallbacks_total", "operation" => what).increment(1);
+}
+
+/// A failed round trip: counted, and logged once per outage (when it opens the breaker; a
+/// failed probe is the same outage).
+fn failed<T>(what: &'static str, cause: &str, permit: Permit<'_>) -> Option<T> {
+    fell_back(what);
+    if permit.failure() == Transition::Opened {
+        tracing::warn!(
+            operation = what,
+            cause,
+            "Redis unreachable: serving without the shared cache, counting quotas in process"
+        );
+    }
+    None
 }
 
 /// Deletes a lock only if it still holds our token.

@@ -1,6 +1,6 @@
 //! The portal store of callstats: the [`PortalStore`](callstats_domain::ports::PortalStore)
 //! port over a real database, plus the admin side the `callstats` binary needs (migrations,
-//! seeding from a fixture or the built-in demo data set, API keys).
+//! seeding from a fixture, API keys; the demo data set is callstats-synthetic's portal data).
 //!
 //! Two backends share one schema (`schema.rs`) and one body of query code:
 //! **Postgres** through diesel-async and a bounded deadpool pool (production), and **SQLite**
@@ -48,7 +48,6 @@
 //! themselves broken and are replaced, so checkouts need no ping.
 
 pub mod config;
-pub mod demo;
 mod detached;
 pub mod fixture;
 pub mod keys;

@@ -1,11 +1,17 @@
-//! A deterministic synthetic call platform for `callstats demo`, `callstats sim` and tests.
+//! Deterministic synthetic data for `callstats demo`, `callstats sim`, `callstats seed --demo`
+//! and tests: the call platform's records (here) and the portal's data set ([`portal`]), the
+//! second scoring calls of the first.
 //!
 //! A given seed, calls-per-day figure and date always give the same calls. The shapes follow a
 //! Tashkent call centre: quiet nights, a morning and an afternoon peak, fewer calls at the
 //! weekend (fewest on Sunday), about 70 % inbound, some unanswered inbound calls without an
 //! agent, and durations with a long tail. Agents are the demo roster's `101` to `180`.
 //!
-//! Depends on the domain only: no I/O, no clock, no OS randomness.
+//! Depends on the domain and the store's fixture format only: no I/O, no clock, no OS
+//! randomness.
+
+pub mod portal;
+mod rng;
 
 use async_trait::async_trait;
 use callstats_domain::calendar::{DateRange, Day};
@@ -13,7 +19,10 @@ use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
 use callstats_domain::tz;
+use callstats_store::fixture::Fixture;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime, Time, Weekday};
+
+use crate::rng::Rng;
 
 /// Seed of the demo and of `callstats sim` when none is given.
 pub const DEFAULT_SEED: u64 = 42;
@@ -99,10 +108,7 @@ impl Generator {
     /// Every call that starts on `day` (Tashkent), sorted by start.
     #[must_use]
     pub fn calls_on(&self, day: Day) -> Vec<SyntheticCall> {
-        let day_number = day.number();
-        let mut rng = SplitMix64::new(
-            self.seed ^ u64::from_ne_bytes(day_number.to_ne_bytes()).wrapping_mul(GOLDEN),
-        );
+        let mut rng = Rng::new(self.seed, &format!("calls-{day}"));
         let count = self.volume(day.date().weekday(), &mut rng);
         let midnight =
             PrimitiveDateTime::new(day.date(), Time::MIDNIGHT).assume_offset(tz::TASHKENT);
@@ -114,13 +120,13 @@ impl Generator {
         let mut calls: Vec<(i64, Direction, Option<AgentNumber>, f64)> = (0..count)
             .map(|_| {
                 let second = i64::from(pick_weighted(&HOUR_WEIGHTS, &mut rng)) * 3600
-                    + i64::from(rng.below(3600));
-                let direction = if rng.below(100) < 70 {
+                    + i64::from(rng.below(3600_u32));
+                let direction = if rng.below(100_u32) < 70 {
                     Direction::Inbound
                 } else {
                     Direction::Outbound
                 };
-                let unanswered = direction == Direction::Inbound && rng.below(100) < 8;
+                let unanswered = direction == Direction::Inbound && rng.below(100_u32) < 8;
                 let agent = if unanswered {
                     None
                 } else {
@@ -130,7 +136,7 @@ impl Generator {
                 };
                 let duration = if unanswered {
                     // Time the caller waited before hanging up.
-                    f64::from(rng.below(45)) + rng.unit()
+                    f64::from(rng.below(45_u32)) + rng.unit()
                 } else {
                     talk_time(direction, &mut rng)
                 };
@@ -171,7 +177,7 @@ impl Generator {
     }
 
     /// The day's volume: the weekday figure scaled for the day of the week, ±5 % noise.
-    fn volume(&self, weekday: Weekday, rng: &mut SplitMix64) -> u32 {
+    fn volume(&self, weekday: Weekday, rng: &mut Rng) -> u32 {
         let percent: u64 = match weekday {
             Weekday::Monday => 110,
             Weekday::Tuesday => 104,
@@ -180,21 +186,19 @@ impl Generator {
             Weekday::Saturday => 68,
             Weekday::Sunday => 42,
         };
-        let noise = 95 + u64::from(rng.below(11));
+        let noise = 95 + u64::from(rng.below(11_u32));
         u32::try_from(u64::from(self.calls_per_day) * percent * noise / 10_000).unwrap_or(u32::MAX)
     }
 }
 
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
 /// Some agents take more calls than others: a fixed weight of 50..=149 per agent and seed.
 fn agent_activity(seed: u64, index: u32) -> u32 {
-    50 + SplitMix64::new(seed.wrapping_add(u64::from(index).wrapping_mul(GOLDEN))).below(100)
+    50 + Rng::new(seed, &format!("agent-{index}")).below(100_u32)
 }
 
 /// Talk time with a long tail: log-normal around 2.5 minutes inbound and 1.5 outbound,
 /// 5 seconds to 1 hour, rounded to tenths.
-fn talk_time(direction: Direction, rng: &mut SplitMix64) -> f64 {
+fn talk_time(direction: Direction, rng: &mut Rng) -> f64 {
     let median: f64 = if direction == Direction::Inbound {
         150.0
     } else {
@@ -208,7 +212,7 @@ fn talk_time(direction: Direction, rng: &mut SplitMix64) -> f64 {
 }
 
 /// An index drawn with probability proportional to its weight.
-fn pick_weighted(weights: &[u32], rng: &mut SplitMix64) -> u32 {
+fn pick_weighted(weights: &[u32], rng: &mut Rng) -> u32 {
     let total: u32 = weights.iter().sum();
     let mut target = rng.below(total.max(1));
     for (index, weight) in (0_u32..).zip(weights) {
@@ -218,36 +222,6 @@ fn pick_weighted(weights: &[u32], rng: &mut SplitMix64) -> u32 {
         target -= weight;
     }
     0
-}
-
-/// SplitMix64: small, fast and fully determined by its seed.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    const fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(GOLDEN);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n ≥ 1).
-    fn below(&mut self, n: u32) -> u32 {
-        u32::try_from(self.next() % u64::from(n.max(1))).unwrap_or(0)
-    }
-
-    /// Uniform in `[0, 1)` from the top 53 bits.
-    fn unit(&mut self) -> f64 {
-        let bits = self.next() >> 11;
-        let high = u32::try_from(bits >> 32).unwrap_or(0);
-        let low = u32::try_from(bits & 0xFFFF_FFFF).unwrap_or(0);
-        (f64::from(high) * 4_294_967_296.0 + f64::from(low)) / 9_007_199_254_740_992.0
-    }
 }
 
 /// The generator plugged in directly as the call-platform port (no HTTP), for `callstats demo`.
@@ -273,6 +247,26 @@ impl CallPlatform for SyntheticPlatform {
             .map(SyntheticCall::to_record)
             .collect())
     }
+}
+
+/// The portal data set for `seed` around `anchor`, on the default platform's agents and with
+/// checklist scores on the very calls it serves (its default seed and volume).
+#[must_use]
+pub fn portal_fixture(seed: u64, anchor: Day) -> Fixture {
+    let platform = Generator::default();
+    portal::data_set(seed, anchor, &demo_agent_numbers(), |day| {
+        platform
+            .calls_on(day)
+            .into_iter()
+            .filter_map(|call| {
+                Some(portal::ScorableCall {
+                    agent_number: call.agent_number?,
+                    id: call.id,
+                    started_at: call.started_at,
+                })
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -405,5 +399,34 @@ mod tests {
         assert_eq!(records, expected);
         let (from, to) = range.unix_window();
         assert!(records.iter().all(|r| (from..to).contains(&r.started_at)));
+    }
+
+    #[test]
+    fn the_portal_roster_is_the_platform_s_agents_and_its_scores_are_on_the_platform_s_calls() {
+        let anchor = day("2026-11-21");
+        let fixture = portal_fixture(42, anchor);
+        let roster: Vec<_> = fixture
+            .operators
+            .iter()
+            .map(|o| o.agent_number.clone())
+            .collect();
+        assert_eq!(roster, demo_agent_numbers());
+
+        let mut calls = std::collections::HashMap::new();
+        for back in 0..30 {
+            for call in Generator::default().calls_on(anchor.plus_days(-back).unwrap()) {
+                calls.insert(call.id.clone(), call);
+            }
+        }
+        assert!(
+            fixture.call_scores.len() > 1000,
+            "{}",
+            fixture.call_scores.len()
+        );
+        for score in &fixture.call_scores {
+            let call = &calls[&score.call_id];
+            assert_eq!(call.agent_number.as_ref(), Some(&score.agent_number));
+            assert_eq!(call.started_at, score.started_at);
+        }
     }
 }

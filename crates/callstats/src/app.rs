@@ -12,7 +12,7 @@ use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::ports::{
     CallDayCache, CallPlatform, Clock, KeyStore, PortalStore, QuotaCounter, ResponseCache,
 };
-use callstats_domain::service::{Access, CallStats, StatsSettings};
+use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::PriorWeight;
 use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota};
 use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisQuota, RedisSettings};
@@ -33,7 +33,7 @@ pub enum Upstream {
 }
 
 /// Everything the service is built from.
-pub struct Service {
+pub struct Assembly {
     /// The API's read-only store.
     pub store: Store,
     pub upstream: Upstream,
@@ -52,7 +52,7 @@ pub struct Service {
     pub clock: Arc<dyn Clock>,
 }
 
-impl Service {
+impl Assembly {
     /// The service described by the command line's settings.
     pub fn from_args(
         store: Store,
@@ -111,7 +111,7 @@ impl Service {
             Arc::clone(&self.clock),
             self.call_days,
         );
-        let access = Access::new(keys, shared.quota, self.clock, self.anon_rate_limit);
+        let access = Gatekeeper::new(keys, shared.quota, self.clock, self.anon_rate_limit);
         let stats = CallStats::new(
             portal,
             Arc::new(call_days),

@@ -6,7 +6,6 @@ pub mod app;
 pub mod args;
 pub mod cli;
 pub mod commands;
-pub mod demo_data;
 pub mod failure;
 pub mod logging;
 pub mod probes;

@@ -20,7 +20,7 @@ use callstats_domain::ports::{
     CallPlatform, Clock, KeyStore, PortalStore, StoreError, UpstreamError,
 };
 use callstats_domain::scope::ScopeSet;
-use callstats_domain::service::{Access, CallStats, StatsSettings};
+use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryQuota};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -338,7 +338,7 @@ impl TestApp {
         let clock = Arc::new(TestClock(Mutex::new(datetime!(2026-11-21 06:15:30 UTC))));
         let keys: Arc<dyn KeyStore> =
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
-        let access = Access::new(keys, Arc::new(MemoryQuota::new()), clock.clone(), 60);
+        let access = Gatekeeper::new(keys, Arc::new(MemoryQuota::new()), clock.clone(), 60);
         let call_days = CallDayStore::new(
             platform.clone(),
             Arc::new(MemoryCallDays::new(16 << 20)),

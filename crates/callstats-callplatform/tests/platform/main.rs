@@ -1,5 +1,5 @@
-//! The call-platform adapter against a mock upstream (wiremock) and against the sim, and the
-//! sim's own contract. One test binary; each test starts its own servers on port 0.
+//! The call-platform adapter against a mock upstream (wiremock); each test starts its own
+//! server on port 0. The adapter against the sim is tested in `callstats-sim`.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,5 +10,4 @@
 )]
 
 mod helpers;
-mod sim;
 mod upstream;

@@ -1,4 +1,4 @@
-//! Bench data: 31 days × 5,000 calls of ~80 agents, from a fixed-seed generator.
+//! Bench data: 31 days × 5,000 calls of ~80 agents, from a fixed-seed generator (fastrand's).
 
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::model::{AgentNumber, CallRecord, CallScore, Sentiment};
@@ -12,24 +12,8 @@ pub fn range() -> DateRange {
     DateRange::new(day("2026-10-01"), day("2026-10-31")).unwrap()
 }
 
-/// xorshift64*: deterministic, good enough to spread calls.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        u32::try_from(self.next() % u64::from(n)).unwrap()
-    }
-}
-
 pub fn calls() -> Vec<CallRecord> {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = fastrand::Rng::with_seed(0x9E37_79B9_7F4A_7C15);
     let agents: Vec<AgentNumber> = (0..AGENTS)
         .map(|i| AgentNumber::new(&(101 + i).to_string()).unwrap())
         .collect();
@@ -37,10 +21,10 @@ pub fn calls() -> Vec<CallRecord> {
     let mut calls = Vec::with_capacity(usize::try_from(31 * CALLS_PER_DAY).unwrap());
     for day in 0..31_i64 {
         for _ in 0..CALLS_PER_DAY {
-            let second = i64::from(rng.below(86_400));
-            let agent = rng.below(100);
+            let second = i64::from(rng.u32(..86_400));
+            let agent = rng.u32(..100);
             calls.push(CallRecord {
-                direction: if rng.below(3) == 0 {
+                direction: if rng.u32(..3) == 0 {
                     Direction::Outbound
                 } else {
                     Direction::Inbound
@@ -48,7 +32,7 @@ pub fn calls() -> Vec<CallRecord> {
                 agent_number: (agent < AGENTS)
                     .then(|| agents[usize::try_from(agent).unwrap()].clone()),
                 started_at: from + day * 86_400 + second,
-                duration_seconds: f64::from(rng.below(600_000)) / 1000.0,
+                duration_seconds: f64::from(rng.u32(..600_000)) / 1000.0,
             });
         }
     }
@@ -56,7 +40,7 @@ pub fn calls() -> Vec<CallRecord> {
 }
 
 pub fn scores(calls: &[CallRecord]) -> Vec<CallScore> {
-    let mut rng = Rng(42);
+    let mut rng = fastrand::Rng::with_seed(42);
     calls
         .iter()
         .step_by(10)
@@ -64,9 +48,10 @@ pub fn scores(calls: &[CallRecord]) -> Vec<CallScore> {
             Some(CallScore {
                 agent_number: c.agent_number.clone()?,
                 started_at: c.started_at,
-                checklist_percent: f64::from(rng.below(101)),
-                sentiment: [Sentiment::Positive, Sentiment::Neutral, Sentiment::Negative]
-                    [usize::try_from(rng.below(3)).unwrap()],
+                checklist_percent: f64::from(rng.u32(..101)),
+                sentiment: rng
+                    .choice([Sentiment::Positive, Sentiment::Neutral, Sentiment::Negative])
+                    .unwrap(),
             })
         })
         .collect()

@@ -159,7 +159,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
 
-    use crate::fixtures::{call, operator, range, score};
+    use crate::test_builders::{call, operator, range, score};
 
     const DAY: &str = "2026-11-01";
     const AT: &str = "2026-11-01T10:00:00+05:00";

@@ -69,8 +69,8 @@ pub fn top_scripts(mut scripts: Vec<Script>, limit: ScriptsLimit) -> ScriptsResp
 mod tests {
     use super::*;
     use crate::calendar::Day;
-    use crate::fixtures::{operator, sheet};
     use crate::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource};
+    use crate::test_builders::{operator, sheet};
 
     fn off(agent: &str, date: &str) -> OffDayRecord {
         OffDayRecord {

@@ -88,8 +88,8 @@ fn earliest_max<T: Copy>(items: &[T], count: impl Fn(&T) -> u64) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{call, day, range};
     use crate::model::{CallRecord, CallSummary};
+    use crate::test_builders::{call, day, range};
 
     /// The summary of records, split into the range's days as the day store keeps them.
     fn summarise(range: &DateRange, direction: Direction, calls: &[CallRecord]) -> CallSummary {

@@ -13,12 +13,11 @@ use callstats_synthetic::Generator;
 use clap::Args;
 use time::OffsetDateTime;
 
-use crate::app::{Listen, Service, Upstream};
+use crate::app::{Assembly, Listen, Upstream};
 use crate::args::PoolArgs;
 use crate::args::ServiceArgs;
 use crate::commands::keys::issue;
-use crate::commands::migrated;
-use crate::demo_data::{demo_fixture, today_in_tashkent};
+use crate::commands::{migrated, today_in_tashkent};
 use crate::failure::Failure;
 use crate::secret::Secret;
 
@@ -58,7 +57,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
         .map_err(|err| anyhow!("cannot read {}: {err}", admin.url()))?
     {
         let seed = callstats_synthetic::DEFAULT_SEED;
-        let fixture = demo_fixture(seed, today)
+        let fixture = callstats_synthetic::portal_fixture(seed, today)
             .validate()
             .map_err(|err| anyhow!("the demo data set is invalid: {err}"))?;
         admin
@@ -75,7 +74,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
         .map_err(Failure::config)?;
     let (secret, _) = issue(&admin, &key, OffsetDateTime::now_utc()).await?;
 
-    let service = Service::from_args(
+    let service = Assembly::from_args(
         args.pool.open(
             args.database_url.expose(),
             callstats_store::config::Access::ReadOnly,

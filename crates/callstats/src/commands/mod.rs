@@ -7,7 +7,10 @@ pub mod seed;
 pub mod serve;
 pub mod sim;
 
+use callstats_domain::calendar::Day;
+use callstats_domain::tz;
 use callstats_store::Store;
+use time::OffsetDateTime;
 
 use crate::cli::Command;
 use crate::failure::Failure;
@@ -21,6 +24,11 @@ pub async fn run(command: Command) -> Result<(), Failure> {
         Command::Demo(args) => demo::run(*args).await,
         Command::Sim(args) => sim::run(args).await,
     }
+}
+
+/// Today's date in Tashkent, where the synthetic data is placed by default.
+pub fn today_in_tashkent() -> Day {
+    Day::new(tz::to_tashkent(OffsetDateTime::now_utc()).date())
 }
 
 /// Applies pending migrations, saying so when there were any: the admin commands work on a

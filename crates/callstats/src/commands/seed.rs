@@ -12,8 +12,7 @@ use callstats_store::fixture::ValidFixture;
 use clap::{ArgGroup, Args};
 
 use crate::args::DatabaseArgs;
-use crate::commands::migrated;
-use crate::demo_data;
+use crate::commands::{migrated, today_in_tashkent};
 use crate::failure::Failure;
 
 #[derive(Debug, Args)]
@@ -56,10 +55,10 @@ pub async fn run(args: SeedArgs) -> Result<(), Failure> {
                         "invalid --anchor {raw:?}: expected a date YYYY-MM-DD"
                     ))
                 })?,
-                None => demo_data::today_in_tashkent(),
+                None => today_in_tashkent(),
             };
             let seed = args.seed.unwrap_or(callstats_synthetic::DEFAULT_SEED);
-            let fixture = demo_data::demo_fixture(seed, anchor)
+            let fixture = callstats_synthetic::portal_fixture(seed, anchor)
                 .validate()
                 .context("the built-in demo data set is invalid")?;
             (

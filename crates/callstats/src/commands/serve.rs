@@ -4,7 +4,7 @@
 use anyhow::anyhow;
 use clap::Args;
 
-use crate::app::{Listen, Service, Upstream};
+use crate::app::{Assembly, Listen, Upstream};
 use crate::args::DatabaseArgs;
 use crate::args::ServiceArgs;
 use crate::commands::migrated;
@@ -44,7 +44,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         }
         migrated(admin).await?;
     }
-    let service = Service::from_args(
+    let service = Assembly::from_args(
         args.database.open_api()?,
         Upstream::Http(upstream),
         &args.service,

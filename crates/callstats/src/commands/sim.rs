@@ -5,7 +5,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use callstats_callplatform::{SimOptions, serve_sim};
+use callstats_sim::{SimOptions, serve_sim};
 use clap::Args;
 
 use crate::failure::Failure;
@@ -14,7 +14,7 @@ use crate::secret::Secret;
 #[derive(Debug, Args)]
 pub struct SimArgs {
     /// Address to serve on.
-    #[arg(long, env = "CALLSTATS_SIM_BIND", default_value = callstats_callplatform::sim::DEFAULT_SIM_BIND, value_name = "ADDR")]
+    #[arg(long, env = "CALLSTATS_SIM_BIND", default_value = callstats_sim::DEFAULT_SIM_BIND, value_name = "ADDR")]
     pub bind: String,
     /// Seed of the generator: the same seed gives the same calls.
     #[arg(long, default_value_t = callstats_synthetic::DEFAULT_SEED, value_name = "N")]

@@ -8,8 +8,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use callstats::commands::keys::issue;
-use callstats_callplatform::{SimOptions, spawn_sim};
 use callstats_domain::scope::ScopeSet;
+use callstats_sim::{SimOptions, spawn_sim};
 use callstats_store::backend_tests;
 use callstats_store::keys::NewKey;
 use time::OffsetDateTime;

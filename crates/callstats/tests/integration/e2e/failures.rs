@@ -1,6 +1,6 @@
 use std::time::{Duration, Instant};
 
-use callstats_callplatform::SimOptions;
+use callstats_sim::SimOptions;
 use callstats_store::Store;
 use callstats_store::backend_tests;
 use callstats_store::config::{Access, DatabaseUrl, StoreConfig};

@@ -1,4 +1,4 @@
-//! The harness: the service assembled by `callstats::app::Service` exactly as `serve` builds it,
+//! The harness: the service assembled by `callstats::app::Assembly` exactly as `serve` builds it,
 //! on a real, seeded test database, with the synthetic call platform served over HTTP as its
 //! upstream, and a reqwest client speaking real HTTP to it.
 
@@ -6,12 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
-use callstats::app::{Service, Upstream};
+use callstats::app::{Assembly, Upstream};
 use callstats::commands::keys::issue;
-use callstats_callplatform::{HttpPlatformConfig, RunningSim, SimOptions, spawn_sim};
+use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::ports::Clock;
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::stats::PriorWeight;
+use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 use callstats_store::Store;
 use callstats_store::config::Access;
 use callstats_store::fixture::ValidFixture;
@@ -187,7 +188,7 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
     // Every test starts at the first second of a quota window, so the counts it checks cannot
     // be split by a real minute boundary.
     clock.advance_to_next_minute();
-    let service = Service {
+    let service = Assembly {
         store: spawn
             .api_store
             .unwrap_or_else(|| db.store(Access::ReadOnly)),

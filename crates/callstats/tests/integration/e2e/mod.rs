@@ -1,4 +1,4 @@
-//! The service end to end: the real assembly of `callstats serve` (`callstats::app::Service`)
+//! The service end to end: the real assembly of `callstats serve` (`callstats::app::Assembly`)
 //! on a real store (SQLite always, Postgres when `CALLSTATS_TEST_POSTGRES_URL` is set), seeded
 //! with `data/portal.json`, keys issued through the store, the synthetic call platform served
 //! over HTTP as the upstream, and real HTTP requests. Every test runs on both backends.

@@ -3,7 +3,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use callstats::app::{Service, Upstream};
+use callstats::app::{Assembly, Upstream};
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::stats::PriorWeight;
 use callstats_store::Store;
@@ -75,7 +75,7 @@ impl Drop for Running {
 }
 
 pub fn start(store: Store, upstream: Upstream) -> Running {
-    let service = Service {
+    let service = Assembly {
         store,
         upstream,
         redis: None,

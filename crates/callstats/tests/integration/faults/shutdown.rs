@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use callstats_callplatform::{SimOptions, spawn_sim};
+use callstats_sim::{SimOptions, spawn_sim};
 
 use crate::faults::harness::{client, get};
 use crate::support::demo::Demo;

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use callstats::app::Upstream;
-use callstats_callplatform::{SimOptions, spawn_sim};
+use callstats_sim::{SimOptions, spawn_sim};
 use callstats_store::config::Access;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};

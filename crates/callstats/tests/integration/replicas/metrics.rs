@@ -6,8 +6,8 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use callstats_api::ops::{install_metrics, metrics_server};
-use callstats_callplatform::{SimOptions, spawn_sim};
 use callstats_redis::RedisSettings;
+use callstats_sim::{SimOptions, spawn_sim};
 use callstats_store::testing::{Backend, TestDatabase};
 
 use crate::replicas::{Replica, SUMMARY, admin, client, eventually, get, key};

@@ -1,5 +1,5 @@
 //! Several replicas of the service in one process, each on its own loopback port, built with
-//! [`callstats::app::Service`] exactly as `serve` builds them, sharing one portal store and
+//! [`callstats::app::Assembly`] exactly as `serve` builds them, sharing one portal store and
 //! one Redis, with the synthetic call platform (`spawn_sim`) as their upstream. Everything
 //! goes over real HTTP.
 //!
@@ -18,14 +18,15 @@ mod single_flight;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
-use callstats::app::{Service, Upstream};
+use callstats::app::{Assembly, Upstream};
 use callstats::commands::keys::issue;
-use callstats_callplatform::{HttpPlatformConfig, RunningSim, SimOptions, spawn_sim};
+use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::access::ApiKeySecret;
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::stats::PriorWeight;
 use callstats_redis::RedisSettings;
 use callstats_redis::testing::{shared_redis_url, unique_prefix};
+use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 use callstats_store::Store;
 use callstats_store::config::Access;
 use callstats_store::keys::NewKey;
@@ -46,7 +47,7 @@ impl Replica {
     /// A replica on a free loopback port: the service as `serve` assembles it, on a read-only
     /// store of `db`, with `redis` (or the in-process cache and quota) and `upstream`.
     fn start(db: &TestDatabase, redis: Option<RedisSettings>, upstream: &str) -> Self {
-        let service = Service {
+        let service = Assembly {
             store: db.store(Access::ReadOnly),
             upstream: Upstream::Http(HttpPlatformConfig::new(upstream, None)),
             redis,

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use callstats_callplatform::{SimOptions, spawn_sim};
 use callstats_domain::calendar::Day;
+use callstats_sim::{SimOptions, spawn_sim};
 use serde_json::Value;
 
 const ANCHOR: &str = "2026-11-21";
@@ -59,7 +59,7 @@ fn demo_with(name: &str, upstream: &str, env: &[(&str, &str)]) -> Demo {
 /// What must never be seen: keys, the upstream token, usernames and phones of the data set.
 fn secrets(keys: &[&str]) -> Vec<String> {
     let anchor = Day::parse(ANCHOR).unwrap();
-    let fixture = callstats::demo_data::demo_fixture(callstats_synthetic::DEFAULT_SEED, anchor);
+    let fixture = callstats_synthetic::portal_fixture(callstats_synthetic::DEFAULT_SEED, anchor);
     let mut secrets: Vec<String> = keys.iter().map(|&key| key.to_owned()).collect();
     secrets.push(UPSTREAM_TOKEN.to_owned());
     for operator in &fixture.operators {
@@ -123,7 +123,7 @@ impl Session {
 
 fn names_and_agent_numbers() -> (BTreeSet<String>, BTreeSet<String>) {
     let anchor = Day::parse(ANCHOR).unwrap();
-    let fixture = callstats::demo_data::demo_fixture(callstats_synthetic::DEFAULT_SEED, anchor);
+    let fixture = callstats_synthetic::portal_fixture(callstats_synthetic::DEFAULT_SEED, anchor);
     let mut names = BTreeSet::new();
     let mut numbers = BTreeSet::new();
     for operator in &fixture.operators {

@@ -4,12 +4,12 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
-use callstats::app::Service;
+use callstats::app::Assembly;
 use callstats_api::{Application, ServerSettings};
 
 /// Serves `service` with `workers` workers on a free loopback port, on the current Tokio
 /// runtime: its base URL and the handle that stops it.
-pub fn serve(service: Service, workers: usize) -> (String, ServerHandle) {
+pub fn serve(service: Assembly, workers: usize) -> (String, ServerHandle) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let settings = ServerSettings {
         workers,

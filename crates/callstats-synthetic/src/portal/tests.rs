@@ -27,7 +27,7 @@ fn calls(day: Day) -> Vec<ScorableCall> {
 }
 
 fn demo(seed: u64) -> Fixture {
-    demo_fixture(seed, anchor(), &agents(), calls)
+    data_set(seed, anchor(), &agents(), calls)
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn the_demo_is_the_same_for_the_same_seed_and_anchor_and_differs_across_seeds() 
         serde_json::to_string(&demo(7)).unwrap()
     );
     assert_ne!(demo(42), demo(43));
-    let later = demo_fixture(42, anchor().plus_days(40).unwrap(), &agents(), calls);
+    let later = data_set(42, anchor().plus_days(40).unwrap(), &agents(), calls);
     assert_ne!(demo(42).kpi_sheets[0].month, later.kpi_sheets[0].month);
 }
 

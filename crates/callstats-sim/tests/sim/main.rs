@@ -1,10 +1,20 @@
-//! The sim on port 0, in process: the adapter against it, and its own contract checks.
+//! The sim on port 0, in process: the call-platform adapter against it, and its own contract
+//! checks.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests: a panic is a failed test"
+)]
 
 use std::time::Duration;
 
 use callstats_callplatform::{
-    BearerToken, HttpPlatformConfig, RunningSim, SimOptions, install_crypto_provider, spawn_sim,
+    BearerToken, HttpCallPlatform, HttpPlatformConfig, install_crypto_provider,
 };
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::model::CallRecord;
 use callstats_domain::ports::CallPlatform;
 use callstats_synthetic::{Generator, SyntheticCall};
@@ -12,9 +22,29 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::helpers::{platform, range, test_config};
+use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 
 const SIM_TOKEN: &str = "sim-token-5b2e";
+
+fn range(start: &str, end: &str) -> DateRange {
+    DateRange::new(Day::parse(start).unwrap(), Day::parse(end).unwrap()).unwrap()
+}
+
+/// Short backoffs and bounds, no breaker, no token unless a test adds one.
+fn test_config(base_url: impl Into<String>) -> HttpPlatformConfig {
+    HttpPlatformConfig {
+        retry_backoff: Duration::from_millis(5),
+        retry_backoff_max: Duration::from_millis(20),
+        request_timeout: Duration::from_secs(2),
+        fetch_timeout: Duration::from_secs(5),
+        breaker_threshold: 0,
+        ..HttpPlatformConfig::new(base_url, None)
+    }
+}
+
+fn platform(config: HttpPlatformConfig) -> HttpCallPlatform {
+    HttpCallPlatform::new(config).unwrap()
+}
 
 fn options(seed: u64, calls_per_day: u32) -> SimOptions {
     SimOptions {
@@ -24,11 +54,8 @@ fn options(seed: u64, calls_per_day: u32) -> SimOptions {
     }
 }
 
-/// A config for the sim: no token unless the test adds one.
 fn sim_config(sim: &RunningSim) -> HttpPlatformConfig {
-    let mut config = test_config(sim.base_url());
-    config.token = None;
-    config
+    test_config(sim.base_url())
 }
 
 async fn get(sim: &RunningSim, query: &str, token: Option<&str>) -> (u16, Option<String>, Value) {
@@ -77,9 +104,7 @@ async fn adapter_counts_match_the_generator_at_the_default_volume() {
     let records = platform(sim_config(&sim)).calls(days).await.unwrap();
     let generator = Generator::default();
     for day in days.iter_days() {
-        let (from, to) = callstats_domain::calendar::DateRange::new(day, day)
-            .unwrap()
-            .unix_window();
+        let (from, to) = DateRange::new(day, day).unwrap().unix_window();
         let got = records
             .iter()
             .filter(|r| (from..to).contains(&r.started_at))

@@ -1,10 +1,12 @@
-//! The built-in demo data set (`callstats seed --demo`): a Tashkent call centre of about 80
-//! operators, built as a [`Fixture`] so it goes through exactly the checks a fixture file does.
+//! The synthetic portal data (`callstats seed --demo`, `callstats demo`): a Tashkent call
+//! centre of about 80 operators, built as a [`Fixture`] so it goes through exactly the checks
+//! a fixture file does.
 //!
 //! **Deterministic for (seed, anchor).** The content is a pure function of the seed, the anchor
-//! day, the agent numbers and the calls handed in; it uses its own small generator (wyrand), so
-//! no library upgrade changes it. The anchor places the data in time: `callstats` passes
-//! today's date in Tashkent, so a demo always shows current months, and tests pass a fixed day.
+//! day, the agent numbers and the calls handed in; it draws from the crate's own generator
+//! (`rng.rs`), so no library upgrade changes it. The anchor places the data in time:
+//! `callstats` passes today's date in Tashkent, so a demo always shows current months, and
+//! tests pass a fixed day.
 //! Relative to the anchor's month M:
 //!
 //! - KPI sheets for M−3 (one sheet for all shifts, whose stated totals disagree with its rows),
@@ -25,10 +27,12 @@ use callstats_domain::calendar::{Day, LocalDateTime, Month};
 use callstats_domain::model::{AgentNumber, OffDayKind, OffDaySource, Sentiment};
 use time::{Date, Duration, OffsetDateTime, PrimitiveDateTime, Time};
 
-use crate::fixture::{
+use callstats_store::fixture::{
     Fixture, FixtureCallScore, FixtureKpiRow, FixtureMetric, FixtureOffDay, FixtureOperator,
     FixtureScript, FixtureSheet, FixtureText, FixtureTotals,
 };
+
+use crate::rng::Rng;
 use words::{CATEGORIES, FIRST_NAMES, METRICS, MONTHS_UZ, SCRIPTS, SURNAMES};
 
 /// A call the demo may score: an answered call of the call platform.
@@ -57,50 +61,6 @@ const TEAMS: [(&str, &str); 8] = [
 const DAY_SHIFT: &str = "kunduzgi";
 const NIGHT_SHIFT: &str = "tungi";
 const ALL_SHIFTS: &str = "umumiy";
-
-/// wyrand: a tiny, well-mixed generator, fixed here so the demo never changes under a
-/// dependency upgrade.
-struct Rng(u64);
-
-impl Rng {
-    /// A stream for one purpose of one demo: the same (seed, purpose) always gives the same.
-    fn new(seed: u64, purpose: &str) -> Self {
-        let mut state = seed ^ 0x243F_6A88_85A3_08D3;
-        for byte in purpose.bytes() {
-            state = (state ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3);
-        }
-        Self(state)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0xA076_1D64_78BD_642F);
-        let product = u128::from(self.0) * u128::from(self.0 ^ 0xE703_7ED1_A0B4_28DB);
-        let high = u64::try_from(product >> 64).unwrap_or(0);
-        let low = u64::try_from(product & u128::from(u64::MAX)).unwrap_or(0);
-        high ^ low
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    /// Uniform in `[low, high)`.
-    fn between(&mut self, low: f64, high: f64) -> f64 {
-        let unit = f64::from(u32::try_from(self.next() >> 32).unwrap_or(0)) / 4_294_967_296.0;
-        low + (high - low) * unit
-    }
-
-    /// One element of a non-empty slice.
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
-        let len = u64::try_from(items.len()).ok()?;
-        items.get(usize::try_from(self.below(len)).ok()?)
-    }
-
-    fn chance(&mut self, per_mille: u64) -> bool {
-        self.below(1000) < per_mille
-    }
-}
 
 fn round_to(value: f64, step: f64) -> f64 {
     (value / step).round() * step
@@ -133,7 +93,7 @@ fn days_in(month: Month) -> u8 {
 
 /// The demo data set for `seed`, placed in time by `anchor`, for the roster `agents` and the
 /// call platform's answered calls of each day.
-pub fn demo_fixture(
+pub fn data_set(
     seed: u64,
     anchor: Day,
     agents: &[AgentNumber],
@@ -179,8 +139,8 @@ fn roster(seed: u64, anchor: Day, agents: &[AgentNumber]) -> Vec<FixtureOperator
             } else {
                 None
             };
-            let joined =
-                anchor.date() - Duration::days(i64::try_from(30 + rng.below(1500)).unwrap_or(30));
+            let joined = anchor.date()
+                - Duration::days(i64::try_from(30 + rng.below(1500_u64)).unwrap_or(30));
             let login: String = format!("{first}.{surname}")
                 .to_lowercase()
                 .chars()
@@ -194,7 +154,7 @@ fn roster(seed: u64, anchor: Day, agents: &[AgentNumber]) -> Vec<FixtureOperator
                 staff_role: staff_role.map(str::to_owned),
                 joined_at: local(joined, 9, 0),
                 username: Some(format!("{login}{agent}")),
-                phone: Some(format!("+99890{:07}", rng.below(10_000_000))),
+                phone: Some(format!("+99890{:07}", rng.below(10_000_000_u64))),
             }
         })
         .collect()

@@ -1,12 +1,17 @@
-//! A circuit breaker: after `threshold` failed fetches in a row it refuses fetches for
-//! `open_for` without touching the upstream, then lets one probe through; the probe's outcome
-//! closes it again or reopens it.
+//! A circuit breaker, the one outage state machine of the adapters: after `threshold` failures
+//! in a row it refuses for `open_for` without touching the dependency, then lets one probe
+//! through; the probe's outcome closes it again or reopens it. The call platform client opens
+//! it after several failed fetches; Redis after one failed round trip (threshold 1), so a dead
+//! Redis costs one timeout per `retry_after`, not one per request.
+//!
+//! It logs nothing itself: [`Permit::success`] and [`Permit::failure`] say which
+//! [`Transition`] they caused, and each adapter words its own log line.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
-pub(crate) struct Breaker {
+pub struct Breaker {
     /// 0 disables the breaker.
     threshold: u32,
     open_for: Duration,
@@ -25,22 +30,36 @@ enum State {
     HalfOpen,
 }
 
-/// The breaker refused a fetch; it will let a probe through after `retry_in`.
+/// What an outcome changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// Nothing the dependency's users would notice.
+    None,
+    /// The threshold was reached: refusing from now on.
+    Opened,
+    /// The probe failed: refusing for another period.
+    Reopened,
+    /// A success after an open period (or during one): serving again.
+    Closed,
+}
+
+/// The breaker refused; it will let a probe through after `retry_in`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Refused {
+pub struct Refused {
     pub retry_in: Duration,
 }
 
-/// Leave to fetch. Report its outcome; dropped unreported (the fetch was cancelled), a probe
-/// hands its turn to the next caller.
+/// Leave to call the dependency. Report its outcome; dropped unreported (the call was
+/// cancelled), a probe hands its turn to the next caller.
 #[derive(Debug)]
-pub(crate) struct Permit<'a> {
+pub struct Permit<'a> {
     breaker: &'a Breaker,
     probe: bool,
     reported: bool,
 }
 
 impl Breaker {
+    #[must_use]
     pub fn new(threshold: u32, open_for: Duration) -> Self {
         Self {
             threshold,
@@ -49,11 +68,27 @@ impl Breaker {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    /// How long an open period lasts.
+    #[must_use]
+    pub const fn open_for(&self) -> Duration {
+        self.open_for
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
         // The state is a plain value, valid whatever a panicking holder left in it.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether the last outcome left the breaker anything but closed.
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        !matches!(*self.state(), State::Closed { .. })
+    }
+
+    /// Leave to call, or the time until a probe may go.
+    ///
+    /// # Errors
+    /// [`Refused`] while the breaker is open, or half-open with a probe in flight.
     pub fn try_acquire(&self) -> Result<Permit<'_>, Refused> {
         let mut state = self.state();
         let probe = match *state {
@@ -66,7 +101,6 @@ impl Breaker {
                     });
                 }
                 *state = State::HalfOpen;
-                tracing::info!("call platform circuit half-open: letting one probe through");
                 true
             }
             State::HalfOpen => {
@@ -82,39 +116,29 @@ impl Breaker {
         })
     }
 
-    fn record(&self, probe: bool, success: bool) {
+    fn record(&self, probe: bool, success: bool) -> Transition {
         let mut state = self.state();
-        let next = match (success, probe, *state) {
-            (true, _, current) => {
-                if probe || !matches!(current, State::Closed { .. }) {
-                    tracing::info!("call platform circuit closed: the upstream answers again");
-                }
-                State::Closed { failures: 0 }
+        let (next, transition) = match (success, probe, *state) {
+            (true, true, _) | (true, false, State::Open { .. } | State::HalfOpen) => {
+                (State::Closed { failures: 0 }, Transition::Closed)
             }
-            (false, true, _) => {
-                tracing::warn!(
-                    open_for_ms = millis(self.open_for),
-                    "call platform probe failed: circuit open again"
-                );
-                self.open_until_later()
+            (true, false, State::Closed { .. }) => {
+                (State::Closed { failures: 0 }, Transition::None)
             }
+            (false, true, _) => (self.open_until_later(), Transition::Reopened),
             (false, false, State::Closed { failures }) => {
                 let failures = failures.saturating_add(1);
                 if self.threshold > 0 && failures >= self.threshold {
-                    tracing::warn!(
-                        failures,
-                        open_for_ms = millis(self.open_for),
-                        "call platform circuit opened: refusing fetches for a while"
-                    );
-                    self.open_until_later()
+                    (self.open_until_later(), Transition::Opened)
                 } else {
-                    State::Closed { failures }
+                    (State::Closed { failures }, Transition::None)
                 }
             }
-            // A fetch that began before the circuit opened: the open period stands.
-            (false, false, current) => current,
+            // A call that began before the circuit opened: the open period stands.
+            (false, false, current) => (current, Transition::None),
         };
         *state = next;
+        transition
     }
 
     fn open_until_later(&self) -> State {
@@ -125,19 +149,23 @@ impl Breaker {
     }
 }
 
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
 impl Permit<'_> {
-    pub fn success(mut self) {
-        self.reported = true;
-        self.breaker.record(self.probe, true);
+    /// Whether this is the one call let through after an open period.
+    #[must_use]
+    pub const fn is_probe(&self) -> bool {
+        self.probe
     }
 
-    pub fn failure(mut self) {
+    /// The call succeeded.
+    pub fn success(mut self) -> Transition {
         self.reported = true;
-        self.breaker.record(self.probe, false);
+        self.breaker.record(self.probe, true)
+    }
+
+    /// The call failed.
+    pub fn failure(mut self) -> Transition {
+        self.reported = true;
+        self.breaker.record(self.probe, false)
     }
 }
 
@@ -156,6 +184,8 @@ impl Drop for Permit<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
@@ -213,5 +243,21 @@ mod tests {
             breaker.try_acquire().unwrap().failure();
         }
         assert!(breaker.try_acquire().is_ok());
+    }
+
+    #[test]
+    fn outcomes_name_the_transitions_they_cause() {
+        let breaker = Breaker::new(2, Duration::ZERO);
+        assert_eq!(breaker.try_acquire().unwrap().failure(), Transition::None);
+        assert!(!breaker.is_open());
+        assert_eq!(breaker.try_acquire().unwrap().failure(), Transition::Opened);
+        assert!(breaker.is_open());
+        assert_eq!(
+            breaker.try_acquire().unwrap().failure(),
+            Transition::Reopened
+        );
+        assert_eq!(breaker.try_acquire().unwrap().success(), Transition::Closed);
+        assert!(!breaker.is_open());
+        assert_eq!(breaker.try_acquire().unwrap().success(), Transition::None);
     }
 }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::wire::{CallOut, PageOut, format_instant};
+use callstats_callplatform::wire::{CallOut, PageOut, format_instant};
 
 /// Where `callstats sim` listens when `--bind` is not given.
 pub const DEFAULT_SIM_BIND: &str = "127.0.0.1:9090";
