@@ -312,7 +312,7 @@ impl Server {
 
 /// A GET that must answer 200; anything else fails the task with the body.
 fn answered(port: u16, path: &str, key: &str) -> Result<()> {
-    let (status, body) = get(port, path, key).with_context(|| format!("GET {path} failed"))?;
+    let (status, body) = get(port, path, key)?;
     if status != 200 {
         bail!(
             "GET {path} answered {status}: {}",

@@ -83,7 +83,12 @@ pub fn agent() -> ureq::Agent {
 /// A GET to the loopback `port` with `key` as a Bearer token: the status and the body's bytes.
 pub fn get(port: u16, path: &str, key: &str) -> Result<(u16, Vec<u8>)> {
     static AGENT: LazyLock<ureq::Agent> = LazyLock::new(agent);
-    let mut answer = AGENT
+    get_on(&AGENT, port, path, key)
+}
+
+/// [`get`] on a given agent (and so on its kept-alive connection).
+pub fn get_on(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Result<(u16, Vec<u8>)> {
+    let mut answer = agent
         .get(format!("http://127.0.0.1:{port}{path}"))
         .header("Authorization", format!("Bearer {key}"))
         .call()

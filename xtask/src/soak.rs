@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::process::{Running, agent, free_port, target_dir, wait_for_port};
+use crate::process::{Running, agent, free_port, get_on, target_dir, wait_for_port};
 
 /// Options of `cargo xtask soak`.
 #[derive(Debug, clap::Args)]
@@ -232,7 +232,7 @@ fn load(port: u16, keys: &[String], rate: u32, connections: u32, duration: Durat
                     let key = random.choice(&keys).cloned().unwrap_or_default();
                     let path = random_path(&mut random);
                     let started = Instant::now();
-                    let outcome = exchange(&agent, port, &path, &key);
+                    let outcome = get_on(&agent, port, &path, &key).map(|(status, _)| status);
                     let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
                     let Ok(mut stats) = stats.lock() else { return };
                     match outcome {
@@ -295,17 +295,6 @@ fn random_path(random: &mut fastrand::Rng) -> String {
         10 => "/api/v1/openapi.json".to_owned(),
         _ => "/readyz".to_owned(),
     }
-}
-
-/// One request on the worker's agent (its connection kept alive): the status, the body read
-/// to its end.
-fn exchange(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Result<u16> {
-    let mut answer = agent
-        .get(format!("http://127.0.0.1:{port}{path}"))
-        .header("Authorization", format!("Bearer {key}"))
-        .call()?;
-    std::io::copy(&mut answer.body_mut().as_reader(), &mut std::io::sink())?;
-    Ok(answer.status().as_u16())
 }
 
 /// Resident set size from /proc (Linux), in KiB.
