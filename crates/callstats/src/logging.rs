@@ -1,14 +1,17 @@
 //! Structured logs on stderr: tracing-subscriber's text format without colours by default, one
 //! JSON object per line with `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
 //!
-//! Servers write a line per request, so their lines go through tracing-appender's non-blocking
-//! writer: a thread of its own writes them, and a worker formats its line and moves on instead
-//! of waiting for stderr. It is built lossless (a full queue makes the worker wait, no line is
-//! dropped), and everything queued is written when the returned guard is dropped, i.e. when
+//! Servers write a line per request, so their lines go through a writer thread of their own
+//! (`batch.rs`): a worker formats its line, appends it to a shared buffer and moves on; the
+//! thread writes the buffer out in batches. No line is dropped (a full buffer makes the worker
+//! wait), and everything pending is written when the returned guard is dropped, i.e. when
 //! `main` returns.
 
+mod batch;
+
+pub use batch::LogGuard;
+
 use clap::ValueEnum;
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -33,20 +36,23 @@ pub enum LogWriter {
 /// Installs the subscriber; `default_level` applies when `RUST_LOG` is unset. Keep the guard
 /// alive until the program ends: dropping it writes out what is still queued.
 #[must_use = "dropping the guard stops the log writer"]
-pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<WorkerGuard> {
+pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<LogGuard> {
     match writer {
         LogWriter::Direct => {
             install(format, default_level, std::io::stderr);
             None
         }
-        LogWriter::Background => {
-            let (writer, guard) = NonBlockingBuilder::default()
-                .lossy(false)
-                .thread_name("callstats-log")
-                .finish(std::io::stderr());
-            install(format, default_level, writer);
-            Some(guard)
-        }
+        LogWriter::Background => match batch::spawn(std::io::stderr()) {
+            Ok((writer, guard)) => {
+                install(format, default_level, writer);
+                Some(guard)
+            }
+            // No thread to write with: each line is written directly instead.
+            Err(_) => {
+                install(format, default_level, std::io::stderr);
+                None
+            }
+        },
     }
 }
 
