@@ -6,13 +6,12 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderValue, RETRY_AFTER};
 use actix_web::{HttpResponse, ResponseError};
-use callstats_application::CacheStatus;
 use callstats_domain::DomainError;
 use callstats_domain::access::QuotaStatus;
 use callstats_domain::scope::Scope;
 use serde::Serialize;
 
-use crate::response::{FailureCause, internal_error, json, set_headers};
+use crate::response::{FailureCause, Source, internal_error, json, set_headers};
 
 /// Every error body: `{"error": "..."}`, plus `required_scope` on a 403 for a missing scope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -103,7 +102,7 @@ impl ResponseError for ApiError {
             }
         };
         if let Some(quota) = &self.quota {
-            set_headers(response.headers_mut(), quota, CacheStatus::Miss);
+            set_headers(response.headers_mut(), quota, Source::Miss);
         }
         response
     }

@@ -6,6 +6,7 @@
 //! a database, an HTTP client or Redis.
 
 mod caller;
+mod encoding;
 mod error;
 mod middleware;
 pub mod openapi;
@@ -22,7 +23,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
 use bytes::Bytes;
-use callstats_application::Answers;
+use callstats_application::{Answers, ETag};
 use utoipa_actix_web::AppExt as _;
 
 pub use error::ErrorBody;
@@ -36,8 +37,11 @@ pub struct ApiState {
     answers: Answers,
     trust_proxy: bool,
     readiness: Arc<ops::Readiness>,
-    /// The OpenAPI document as served.
+    /// The OpenAPI document as served, and its validator.
     document: Bytes,
+    document_etag: ETag,
+    /// The compressed forms of the bodies served.
+    compressed: Arc<encoding::Compressed>,
 }
 
 impl ApiState {
@@ -45,11 +49,14 @@ impl ApiState {
     /// proxy that sets it) instead of the peer address.
     #[must_use]
     pub fn new(answers: Answers, trust_proxy: bool) -> Self {
+        let document = openapi::document_bytes();
         Self {
             answers,
             trust_proxy,
             readiness: Arc::new(ops::Readiness::new(Vec::new())),
-            document: openapi::document_bytes(),
+            document_etag: ETag::of(&document),
+            document,
+            compressed: Arc::default(),
         }
     }
 

@@ -8,11 +8,17 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
+use actix_web::http::header::{
+    CACHE_CONTROL, CONTENT_LENGTH, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS,
+};
 use actix_web::middleware::Next;
+use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
+use callstats_application::Reply;
 
-use crate::error::ErrorBody;
-use crate::response::{FailureCause, X_CACHE, json};
+use crate::ApiState;
+use crate::caller::caller;
+use crate::error::{ApiError, ErrorBody};
+use crate::response::{FailureCause, Source, X_CACHE, json, set_headers};
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
@@ -52,9 +58,11 @@ impl RequestId {
 pub(crate) const MAX_URI_BYTES: usize = 8 * 1024;
 /// Most bytes of header names and values in one request.
 pub(crate) const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Largest request body declared: a GET has none, and none is ever read.
+pub(crate) const MAX_BODY_BYTES: u64 = 64 * 1024;
 
-/// 414 or 431 for a request head over our bounds. actix-http's own bound (128 KiB for the
-/// whole head) answers larger ones before they get here, without a body.
+/// 414, 431 or 413 for a request over our bounds. actix-http's own bound (128 KiB for the
+/// whole head) answers larger heads before they get here, without a body.
 fn oversized(req: &ServiceRequest) -> Option<(StatusCode, String)> {
     let uri = req
         .uri()
@@ -70,12 +78,43 @@ fn oversized(req: &ServiceRequest) -> Option<(StatusCode, String)> {
         sum.saturating_add(name.as_str().len())
             .saturating_add(value.len())
     });
-    (headers > MAX_HEADER_BYTES).then(|| {
-        (
+    if headers > MAX_HEADER_BYTES {
+        return Some((
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             format!("request headers longer than {MAX_HEADER_BYTES} bytes in all"),
+        ));
+    }
+    let body = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.trim().parse::<u64>().ok());
+    body.is_some_and(|length| length > MAX_BODY_BYTES).then(|| {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body longer than {MAX_BODY_BYTES} bytes"),
         )
     })
+}
+
+/// Refuses an oversized request once it has been admitted like any other (the key checked and
+/// counted), so the answer carries the rate-limit headers; a request that admission refuses
+/// gets that refusal instead.
+async fn refuse_oversized(req: &HttpRequest, status: StatusCode, message: String) -> HttpResponse {
+    let Some(state) = req.app_data::<web::Data<ApiState>>() else {
+        return json(status, &ErrorBody::new(message));
+    };
+    let served = state
+        .answers
+        .serve(&caller(req, state.trust_proxy), None)
+        .await;
+    match served.reply {
+        Err(err) => ApiError::counted(err, served.quota).error_response(),
+        Ok(Reply::Key(_) | Reply::Body(..) | Reply::Unrouted) => {
+            let mut response = json(status, &ErrorBody::new(message));
+            set_headers(response.headers_mut(), &served.quota, Source::Miss);
+            response
+        }
+    }
 }
 
 /// The request observer: every request of the app goes through it (actix's `from_fn`).
@@ -86,8 +125,8 @@ pub(crate) async fn observe(
     let started = Instant::now();
     let request_id = RequestId::next();
     if let Some((status, message)) = oversized(&req) {
-        let response =
-            req.into_response(json(status, &ErrorBody::new(message)).map_into_right_body());
+        let response = refuse_oversized(req.request(), status, message).await;
+        let response = req.into_response(response.map_into_right_body());
         return Ok(finish(response, request_id, started));
     }
     // For the log line should the framework fail (both are reference counted, not copied).
@@ -96,10 +135,16 @@ pub(crate) async fn observe(
         Ok(response) => Ok(finish(response.map_into_left_body(), request_id, started)),
         Err(err) => {
             // Only the framework fails this way (our handlers always answer): keep the status,
-            // make the body JSON like every other.
+            // make the body JSON and give it the headers every answer carries.
             let status = err.as_response_error().status_code();
             tracing::warn!(request_id = %request_id, method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
-            let body = json(status, &ErrorBody::new(err.to_string()));
+            let mut body = json(status, &ErrorBody::new(err.to_string()));
+            let headers = body.headers_mut();
+            headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+            headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            if let Some(id) = request_id.header_value() {
+                headers.insert(X_REQUEST_ID, id);
+            }
             Err(InternalError::from_response(err.to_string(), body).into())
         }
     }
@@ -113,8 +158,10 @@ fn finish<B>(
 ) -> ServiceResponse<B> {
     let headers = response.headers_mut();
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    // Partner data must not be kept by shared caches or browsers.
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // What is not a data answer (those say `private, max-age`) must not be kept at all.
+    if !headers.contains_key(CACHE_CONTROL) {
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     let id_header = request_id.header_value();
     if let Some(value) = &id_header {
         headers.insert(X_REQUEST_ID, value.clone());

@@ -13,8 +13,8 @@ use std::panic::AssertUnwindSafe;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use callstats_application::Reply;
 use callstats_application::flight::panic_message;
-use callstats_application::{CacheStatus, Reply};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
@@ -30,7 +30,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::caller::{caller, client_ip};
 use crate::error::{ApiError, ErrorBody};
 use crate::query::Query;
-use crate::response::{bytes_response, json, set_headers};
+use crate::response::{Source, json, private_max_age, representation, set_headers};
 use crate::{ApiState, PREFIX};
 
 /// Every route: the API under its prefix, and the operations endpoints at the root.
@@ -190,8 +190,16 @@ async fn openapi_json(
     if quota.exceeded {
         return Err(ApiError::counted(DomainError::RateLimited(quota), quota));
     }
-    let mut response = bytes_response(StatusCode::OK, state.document.clone());
-    set_headers(response.headers_mut(), &quota, CacheStatus::Miss);
+    // The document changes only with a new release: clients revalidate it, cheaply.
+    let mut response = representation(
+        &req,
+        &state.compressed,
+        &state.document,
+        state.document_etag,
+        HeaderValue::from_static("no-cache"),
+    )
+    .await;
+    set_headers(response.headers_mut(), &quota, Source::Miss);
     Ok(response)
 }
 
@@ -227,13 +235,25 @@ async fn admit_and_answer(
         .serve(&caller(req, state.trust_proxy), asked)
         .await;
     let quota = served.quota;
-    let (mut response, cache) = match served.reply {
-        Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), CacheStatus::Miss),
-        Ok(Reply::Body(bytes, cache)) => (bytes_response(StatusCode::OK, bytes), cache),
-        Ok(Reply::Unrouted) => (not_routed(req), CacheStatus::Miss),
+    let (mut response, source) = match served.reply {
+        Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
+        Ok(Reply::Body(entry, cache)) => {
+            let source = Source::of(&entry, cache);
+            let cache_control = private_max_age(entry.seconds_left());
+            let response = representation(
+                req,
+                &state.compressed,
+                &entry.body,
+                entry.etag,
+                cache_control,
+            )
+            .await;
+            (response, source)
+        }
+        Ok(Reply::Unrouted) => (not_routed(req), Source::Miss),
         Err(err) => return Err(ApiError::counted(err, quota)),
     };
-    set_headers(response.headers_mut(), &quota, cache);
+    set_headers(response.headers_mut(), &quota, source);
     Ok(response)
 }
 

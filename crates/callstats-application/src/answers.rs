@@ -27,6 +27,7 @@ use callstats_domain::service::{CallStats, Caller, Gatekeeper};
 
 use futures::FutureExt as _;
 
+use crate::entry::Entry;
 use crate::flight::{Flights, panic_message};
 
 /// How long one replica may hold the right to compute an entry: past the upstream's whole
@@ -47,8 +48,8 @@ pub enum CacheStatus {
 pub enum Reply {
     /// /ping: the key.
     Key(KeyInfo),
-    /// A data endpoint's JSON body.
-    Body(Bytes, CacheStatus),
+    /// A data endpoint's JSON body, with its validator and lifetime.
+    Body(Entry, CacheStatus),
     /// A path or method the API does not have, asked with a valid key.
     Unrouted,
 }
@@ -70,7 +71,7 @@ struct Inner {
     access: Gatekeeper,
     stats: CallStats,
     cache: Arc<dyn ResponseCache>,
-    flights: Arc<Flights<String, Result<Bytes, DomainError>>>,
+    flights: Arc<Flights<String, Result<Entry, DomainError>>>,
 }
 
 impl Answers {
@@ -112,7 +113,7 @@ impl Answers {
             (Ok(_), Some(_), Some(Ok(request))) => self
                 .body(request, admission.cached)
                 .await
-                .map(|(bytes, cache)| Reply::Body(bytes, cache)),
+                .map(|(entry, cache)| Reply::Body(entry, cache)),
         };
         Served {
             quota: admission.quota,
@@ -126,47 +127,52 @@ impl Answers {
         self.inner.access.count_anonymous(client_ip).await
     }
 
-    /// The cached bytes, or the bytes computed once.
+    /// The cached entry, or the entry computed once.
     async fn body(
         &self,
         request: ApiRequest,
         read: CacheRead,
-    ) -> Result<(Bytes, CacheStatus), DomainError> {
+    ) -> Result<(Entry, CacheStatus), DomainError> {
         let key = request.cache_key();
         let cached = match read {
             CacheRead::Hit(bytes) => Some(bytes),
             CacheRead::Miss => None,
             CacheRead::NotRead => self.inner.cache.get(&key).await,
         };
-        if let Some(bytes) = cached {
+        if let Some(entry) = cached.as_ref().and_then(Entry::decode) {
             metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
-            return Ok((bytes, CacheStatus::Hit));
+            return Ok((entry, CacheStatus::Hit));
         }
         metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
         let inner = Arc::clone(&self.inner);
         let own_key = key.clone();
-        let bytes = self
+        let entry = self
             .inner
             .flights
             .join(&key, move || async move {
                 inner.compute_once(&request, &own_key).await
             })
             .await?;
-        Ok((bytes, CacheStatus::Miss))
+        Ok((entry, CacheStatus::Miss))
     }
 }
 
 impl Inner {
+    /// The entry stored under `key`, if it reads as one.
+    async fn stored(&self, key: &str) -> Option<Entry> {
+        self.cache.get(key).await.as_ref().and_then(Entry::decode)
+    }
+
     /// Computes an entry, unless another replica already is: then waits for its bytes, taking
     /// over if its lock goes away without a result (it failed or died).
-    async fn compute_once(&self, request: &ApiRequest, key: &str) -> Result<Bytes, DomainError> {
+    async fn compute_once(&self, request: &ApiRequest, key: &str) -> Result<Entry, DomainError> {
         let deadline = Instant::now() + COMPUTE_LOCK;
         let locked = loop {
             if self.cache.try_lock(key, COMPUTE_LOCK).await {
                 break true;
             }
-            if let Some(bytes) = self.cache.get(key).await {
-                return Ok(bytes);
+            if let Some(entry) = self.stored(key).await {
+                return Ok(entry);
             }
             if Instant::now() >= deadline {
                 break false;
@@ -176,11 +182,11 @@ impl Inner {
         // Whoever held the lock before (another replica, or a run of this one that finished
         // between our miss and here) may have stored the entry meanwhile: then it is not
         // computed again.
-        if let Some(bytes) = self.cache.get(key).await {
+        if let Some(entry) = self.stored(key).await {
             if locked {
                 self.cache.unlock(key).await;
             }
-            return Ok(bytes);
+            return Ok(entry);
         }
         // A computation that panics still gives the lock up, so the other replicas do not wait
         // out its lifetime.
@@ -194,7 +200,7 @@ impl Inner {
         result
     }
 
-    async fn compute(&self, request: &ApiRequest, key: &str) -> Result<Bytes, DomainError> {
+    async fn compute(&self, request: &ApiRequest, key: &str) -> Result<Entry, DomainError> {
         let body = self.stats.answer(request).await?;
         // The bodies are plain structs with string keys: serialising them cannot fail, so this
         // branch only guards against a future type that could.
@@ -202,10 +208,10 @@ impl Inner {
             serde_json::to_vec(&body)
                 .map_err(|err| DomainError::Internal(format!("serialising a body: {err}")))?,
         );
-        self.cache
-            .put(key, bytes.clone(), request.cache_ttl())
-            .await;
-        Ok(bytes)
+        let ttl = request.cache_ttl();
+        let entry = Entry::new(bytes, ttl);
+        self.cache.put(key, entry.encode(), ttl).await;
+        Ok(entry)
     }
 }
 

@@ -105,6 +105,19 @@ fn roster_bytes() -> Bytes {
     Bytes::from(serde_json::to_vec(&OperatorsResponse { operators: vec![] }).unwrap())
 }
 
+/// The roster as the response cache keeps it, with a minute to live.
+fn roster_entry() -> Entry {
+    Entry::new(roster_bytes(), Duration::from_secs(60))
+}
+
+/// The body and validator of a data answer, and where it came from.
+fn body_of(served: &Served) -> (Bytes, crate::ETag, CacheStatus) {
+    match &served.reply {
+        Ok(Reply::Body(entry, cache)) => (entry.body.clone(), entry.etag, *cache),
+        other => panic!("not a body: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
     let reads = Arc::new(AtomicUsize::new(0));
@@ -113,17 +126,33 @@ async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
         .expect_increment_and_read()
         .withf(|_, key| key == "v1/operators")
         .times(1)
-        .returning(|_, _| (1, CacheRead::Hit(Bytes::from_static(b"{\"cached\":true}"))));
+        .returning(|_, _| {
+            let entry = Entry::new(
+                Bytes::from_static(b"{\"cached\":true}"),
+                Duration::from_secs(9),
+            );
+            (1, CacheRead::Hit(entry.encode()))
+        });
     // No expectation on the cache at all: any call to it fails the test.
     let served = answers(portal("operators", &reads), quota, MockResponseCache::new())
         .serve_operators()
         .await;
+    let (body, etag, cache) = body_of(&served);
     assert_eq!(
-        served.reply,
-        Ok(Reply::Body(
-            Bytes::from_static(b"{\"cached\":true}"),
+        (&body[..], etag, cache),
+        (
+            &b"{\"cached\":true}"[..],
+            crate::ETag::of(b"{\"cached\":true}"),
             CacheStatus::Hit
-        ))
+        )
+    );
+    let Ok(Reply::Body(entry, _)) = &served.reply else {
+        unreachable!()
+    };
+    assert!(
+        (8..=9).contains(&entry.seconds_left()),
+        "{}",
+        entry.seconds_left()
     );
     assert_eq!((served.quota.limit, served.quota.remaining), (5, 4));
     assert_eq!(reads.load(Ordering::SeqCst), 0);
@@ -137,17 +166,43 @@ async fn a_counter_that_read_nothing_leaves_the_read_to_the_cache() {
         .expect_increment_and_read()
         .returning(|_, _| (1, CacheRead::NotRead));
     let mut cache = MockResponseCache::new();
+    let stored = roster_entry();
+    let kept = stored.encode();
     cache
         .expect_get()
         .times(1)
-        .returning(|_| Some(roster_bytes()));
+        .returning(move |_| Some(kept.clone()));
+    let served = answers(portal("operators", &reads), quota, cache)
+        .serve_operators()
+        .await;
+    assert_eq!(served.reply, Ok(Reply::Body(stored, CacheStatus::Hit)));
+}
+
+#[tokio::test]
+async fn a_stored_value_that_is_no_entry_is_a_miss_and_is_computed_again() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    // A bare body, as written before entries had a header.
+    quota
+        .expect_increment_and_read()
+        .returning(|_, _| (1, CacheRead::Hit(roster_bytes())));
+    let mut cache = MockResponseCache::new();
+    cache.expect_get().returning(|_| Some(roster_bytes()));
+    cache.expect_try_lock().returning(|_, _| true);
+    cache.expect_unlock().return_const(());
+    cache.expect_put().times(1).return_const(());
     let served = answers(portal("operators", &reads), quota, cache)
         .serve_operators()
         .await;
     assert_eq!(
-        served.reply,
-        Ok(Reply::Body(roster_bytes(), CacheStatus::Hit))
+        body_of(&served),
+        (
+            roster_bytes(),
+            crate::ETag::of(&roster_bytes()),
+            CacheStatus::Miss
+        )
     );
+    assert_eq!(reads.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
@@ -171,18 +226,28 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
         .serve_operators()
         .await;
     assert_eq!(
-        served.reply,
-        Ok(Reply::Body(roster_bytes(), CacheStatus::Miss))
+        body_of(&served),
+        (
+            roster_bytes(),
+            crate::ETag::of(&roster_bytes()),
+            CacheStatus::Miss
+        )
     );
     assert_eq!(reads.load(Ordering::SeqCst), 1);
+    let stored = stored.lock().unwrap();
+    let [(key, bytes, ttl)] = &stored[..] else {
+        panic!("stored {stored:?}")
+    };
     assert_eq!(
-        *stored.lock().unwrap(),
-        [(
-            "v1/operators".to_owned(),
-            roster_bytes(),
-            Duration::from_secs(60)
-        )]
+        (key.as_str(), *ttl),
+        ("v1/operators", Duration::from_secs(60))
     );
+    // What is stored is the entry served: body, validator and expiry.
+    let Ok(Reply::Body(served_entry, _)) = &served.reply else {
+        unreachable!()
+    };
+    assert_eq!(Entry::decode(bytes).as_ref(), Some(served_entry));
+    assert!((59..=60).contains(&served_entry.seconds_left()));
 }
 
 #[tokio::test]
@@ -193,7 +258,7 @@ async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
     quota
         .expect_increment_and_read()
         .times(1)
-        .returning(|_, _| (1, CacheRead::Hit(roster_bytes())));
+        .returning(|_, _| (1, CacheRead::Hit(roster_entry().encode())));
     quota.expect_increment().times(1).return_const(2_u64);
     let answers = answers(portal("operators", &reads), quota, MockResponseCache::new());
     let no_scope = serve(&answers, Endpoint::ScriptsStats, "limit=20").await;

@@ -6,6 +6,7 @@
 //! - [`call_days`]: the call-day store, which serves the call statistics' ranges from per-day
 //!   entries kept in process and (optionally) in a tier every replica shares, fetching the
 //!   missing days from the call platform concurrently, once, within one deadline.
+//! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
 //! - [`flight`]: single flight, so concurrent requests for one thing do the work once.
 //! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
@@ -14,10 +15,12 @@
 
 pub mod answers;
 pub mod call_days;
+pub mod entry;
 pub mod flight;
 
 pub use answers::{Answers, CacheStatus, Reply, Served};
 pub use call_days::{CallDaySettings, CallDayStore};
+pub use entry::{ETag, Entry};
 
 /// The real clock.
 #[derive(Debug, Clone, Copy, Default)]

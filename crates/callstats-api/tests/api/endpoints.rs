@@ -216,7 +216,9 @@ async fn json_is_utf8_unescaped_with_charset_and_api_headers() {
             .contains("Приветствие")
     );
     assert_eq!(answer.header("x-content-type-options"), "nosniff");
-    assert_eq!(answer.header("cache-control"), "no-store");
+    // Private to the partner: kept by its own client for what is left of the entry, never by a
+    // shared cache.
+    assert_eq!(answer.header("cache-control"), "private, max-age=60");
     assert!(!answer.header("x-request-id").is_empty());
     assert!(answer.headers.get("server").is_none());
 }

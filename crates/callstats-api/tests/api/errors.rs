@@ -142,6 +142,14 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
         (failed.status, failed.json()),
         (500, serde_json::json!({"error": "internal server error"}))
     );
+    // The request was admitted before the handler failed: its headers say so.
+    assert_eq!(failed.header("x-ratelimit-remaining"), "118");
+    assert_eq!(
+        failed.header("ratelimit"),
+        format!("\"minute\";r=118;t={}", failed.header("x-ratelimit-reset"))
+    );
+    assert_eq!(failed.header("cache-status"), "callstats; fwd=miss");
+    assert_eq!(failed.header("cache-control"), "no-store");
     app.store.panics.store(false, Ordering::SeqCst);
     assert_eq!(
         send(&service, get("/api/v1/schedule?month=2026-11", &key))

@@ -1,0 +1,286 @@
+//! The HTTP conventions partners expect (docs/behaviour.md, "HTTP conventions"): validators and
+//! conditional requests, `Cache-Control` from the entry's lifetime, the IETF rate-limit headers
+//! and `Cache-Status`, compressed bodies, and the headers every answer carries.
+
+use std::io::Read as _;
+
+use actix_web::test::TestRequest;
+
+use crate::helpers::*;
+
+const DATA: [&str; 7] = [
+    "/api/v1/calls/summary?start=2026-11-02",
+    "/api/v1/calls/agents?start=2026-11-02",
+    "/api/v1/kpi/months",
+    "/api/v1/kpi/2026-11",
+    "/api/v1/operators",
+    "/api/v1/schedule?month=2026-11",
+    "/api/v1/scripts/stats",
+];
+
+const ALL_SCOPES: &str = "calls,kpi:detail,operators,scripts";
+
+fn with(request: TestRequest, name: &str, value: &str) -> TestRequest {
+    request.insert_header((name, value))
+}
+
+fn max_age(answer: &Answer) -> u32 {
+    let control = answer.header("cache-control");
+    control
+        .strip_prefix("private, max-age=")
+        .unwrap_or_else(|| panic!("{control}"))
+        .parse()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_left() {
+    let app = TestApp::new();
+    let key = app.key(1, ALL_SCOPES, 120, None);
+    let service = app.service().await;
+    for uri in DATA {
+        let lifetime = if uri.contains("/calls/") { 600 } else { 60 };
+        let first = send(&service, get(uri, &key)).await;
+        assert_eq!(first.status, 200, "{uri}");
+        let etag = first.header("etag").to_owned();
+        assert!(
+            etag.len() == 20
+                && etag.starts_with("W/\"")
+                && etag.ends_with('"')
+                && etag[3..19].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{uri}: {etag}"
+        );
+        assert_eq!(max_age(&first), lifetime, "{uri}");
+        assert_eq!(first.header("vary"), "accept-encoding", "{uri}");
+        assert_eq!(first.header("cache-status"), "callstats; fwd=miss", "{uri}");
+        assert!(first.headers.get("content-encoding").is_none(), "{uri}");
+
+        let second = send(&service, get(uri, &key)).await;
+        assert_eq!(second.header("etag"), etag, "{uri}");
+        assert_eq!(second.body, first.body, "{uri}");
+        let ttl = max_age(&second);
+        assert!(ttl <= lifetime && ttl + 2 >= lifetime, "{uri}: {ttl}");
+        assert_eq!(
+            second.header("cache-status"),
+            format!("callstats; hit; ttl={ttl}"),
+            "{uri}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_matching_if_none_match_gets_304_without_a_body_and_is_counted() {
+    let app = TestApp::new();
+    let key = app.key(1, ALL_SCOPES, 120, None);
+    let service = app.service().await;
+    let first = send(&service, get("/api/v1/operators", &key)).await;
+    let etag = first.header("etag").to_owned();
+    let strong = etag.trim_start_matches("W/").to_owned();
+    let remaining: u32 = first.header("x-ratelimit-remaining").parse().unwrap();
+    for (n, validator) in [
+        etag.clone(),
+        strong,
+        "*".to_owned(),
+        format!("W/\"0000000000000000\", {etag}"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let answer = send(
+            &service,
+            with(get("/api/v1/operators", &key), "if-none-match", &validator),
+        )
+        .await;
+        assert_eq!(answer.status, 304, "{validator}");
+        assert!(answer.body.is_empty(), "{validator}");
+        assert_eq!(answer.header("etag"), etag);
+        assert!(
+            answer
+                .header("cache-control")
+                .starts_with("private, max-age=")
+        );
+        assert_eq!(answer.header("vary"), "accept-encoding");
+        assert_eq!(answer.header("x-cache"), "HIT");
+        assert!(
+            answer
+                .header("cache-status")
+                .starts_with("callstats; hit; ttl=")
+        );
+        assert!(answer.headers.get("content-type").is_none());
+        // A 304 counts like any request.
+        let left: u32 = answer.header("x-ratelimit-remaining").parse().unwrap();
+        assert_eq!(left, remaining - 1 - u32::try_from(n).unwrap());
+        assert_eq!(
+            answer.header("ratelimit"),
+            format!(
+                "\"minute\";r={left};t={}",
+                answer.header("x-ratelimit-reset")
+            )
+        );
+    }
+    // Another validator, or one of another body, gets the body.
+    for validator in ["W/\"0000000000000000\"", "garbage", "\"\""] {
+        let answer = send(
+            &service,
+            with(get("/api/v1/operators", &key), "if-none-match", validator),
+        )
+        .await;
+        assert_eq!(
+            (answer.status, &answer.body),
+            (200, &first.body),
+            "{validator}"
+        );
+    }
+    let other = send(
+        &service,
+        with(get("/api/v1/scripts/stats", &key), "if-none-match", &etag),
+    )
+    .await;
+    assert_eq!(other.status, 200);
+    assert_ne!(other.header("etag"), etag);
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+fn unbrotli(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::Decompressor::new(bytes, 4096)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[actix_web::test]
+async fn gzip_and_br_bodies_decode_to_the_same_bytes_under_the_same_validator() {
+    let app = TestApp::new();
+    let key = app.key(1, ALL_SCOPES, 120, None);
+    let service = app.service().await;
+    for uri in DATA.into_iter().chain(["/api/v1/openapi.json"]) {
+        let plain = send(&service, get(uri, &key)).await;
+        assert_eq!(plain.status, 200, "{uri}");
+        for (accept, coding, decode) in [
+            ("gzip", "gzip", gunzip as fn(&[u8]) -> Vec<u8>),
+            ("br", "br", unbrotli),
+            ("gzip;q=0.5, br", "br", unbrotli),
+            ("deflate, gzip", "gzip", gunzip),
+        ] {
+            let answer = send(&service, with(get(uri, &key), "accept-encoding", accept)).await;
+            assert_eq!(answer.status, 200, "{uri} {accept}");
+            assert_eq!(answer.header("content-encoding"), coding, "{uri} {accept}");
+            assert_eq!(answer.header("vary"), "accept-encoding");
+            assert_eq!(
+                answer.header("etag"),
+                plain.header("etag"),
+                "{uri} {accept}"
+            );
+            assert_eq!(decode(&answer.body), plain.body, "{uri} {accept}");
+        }
+        let refused = send(&service, with(get(uri, &key), "accept-encoding", "zstd")).await;
+        assert!(refused.headers.get("content-encoding").is_none());
+        assert_eq!(refused.body, plain.body);
+    }
+    // A repeated compressed answer is the same bytes (compressed once, kept).
+    let a = send(
+        &service,
+        with(
+            get("/api/v1/calls/agents?start=2026-11-02", &key),
+            "accept-encoding",
+            "br",
+        ),
+    )
+    .await;
+    let b = send(
+        &service,
+        with(
+            get("/api/v1/calls/agents?start=2026-11-02", &key),
+            "accept-encoding",
+            "br",
+        ),
+    )
+    .await;
+    assert_eq!(a.body, b.body);
+}
+
+#[actix_web::test]
+async fn ping_and_errors_are_not_to_be_stored_and_carry_no_validator() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    for (uri, status) in [
+        ("/api/v1/ping", 200),
+        ("/api/v1/calls/summary?start=2026-02-30", 400),
+        ("/api/v1/operators", 403),
+        ("/api/v1/nowhere", 404),
+    ] {
+        let answer = send(&service, get(uri, &key)).await;
+        assert_eq!(answer.status, status, "{uri}");
+        assert_eq!(answer.header("cache-control"), "no-store", "{uri}");
+        assert!(answer.headers.get("etag").is_none(), "{uri}");
+        assert_eq!(answer.header("x-cache"), "MISS", "{uri}");
+        assert_eq!(
+            answer.header("cache-status"),
+            "callstats; fwd=miss",
+            "{uri}"
+        );
+        assert_eq!(
+            answer.header("ratelimit-policy"),
+            "\"minute\";q=120;w=60",
+            "{uri}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn the_document_is_revalidated_by_its_validator() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let first = send(&service, TestRequest::get().uri("/api/v1/openapi.json")).await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("cache-control"), "no-cache");
+    let etag = first.header("etag").to_owned();
+    let again = send(
+        &service,
+        TestRequest::get()
+            .uri("/api/v1/openapi.json")
+            .insert_header(("if-none-match", etag.as_str())),
+    )
+    .await;
+    assert_eq!((again.status, again.body.len()), (304, 0));
+    assert_eq!(again.header("etag"), etag);
+    assert!(again.headers.get("ratelimit").is_some());
+}
+
+#[actix_web::test]
+async fn oversized_requests_are_admitted_first_and_carry_the_rate_limit_headers() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let long = format!("/api/v1/ping?pad={}", "a".repeat(9 * 1024));
+    let big_headers = with(
+        get("/api/v1/ping", &key),
+        "x-padding",
+        &"b".repeat(17 * 1024),
+    );
+    let big_body = with(get("/api/v1/ping", &key), "content-length", "100000");
+    for (request, status) in [(get(&long, &key), 414), (big_headers, 431), (big_body, 413)] {
+        let answer = send(&service, request).await;
+        assert_eq!(answer.status, status);
+        assert!(!answer.json()["error"].as_str().unwrap().is_empty());
+        assert_eq!(answer.header("x-ratelimit-limit"), "120", "{status}");
+        assert!(answer.headers.get("ratelimit").is_some(), "{status}");
+        assert_eq!(answer.header("x-cache"), "MISS");
+        assert_eq!(answer.header("x-content-type-options"), "nosniff");
+        assert!(!answer.header("x-request-id").is_empty());
+        assert_eq!(answer.header("cache-control"), "no-store");
+    }
+    // Without a key, admission's answer comes first.
+    let answer = send(&service, TestRequest::get().uri(&long)).await;
+    assert_eq!(answer.status, 401);
+    assert!(answer.headers.get("x-ratelimit-limit").is_some());
+}

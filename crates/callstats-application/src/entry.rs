@@ -1,0 +1,177 @@
+//! What the response cache keeps for one answer: the JSON body, its validator (the `ETag`
+//! partners send back in `If-None-Match`) and the moment the entry stops being served, so that
+//! every replica reading it (from Redis or from its own memory) can tell how many seconds it has
+//! left (`Cache-Control: max-age`). Both are worked out once, when the body is computed, not
+//! per request.
+//!
+//! Stored as `[TAG, VERSION, expiry (unix ms, 8 bytes big-endian), validator (8 bytes
+//! big-endian), body…]`. The body is the answer's bytes exactly as sent; reading an entry
+//! copies nothing. An entry of another layout (another version, or a bare body written before
+//! entries had a header) reads as a miss, never as an error.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::{BufMut as _, Bytes, BytesMut};
+use sha2::{Digest as _, Sha256};
+
+/// First byte of an entry: never `{`, so a bare JSON body is never taken for an entry.
+const TAG: u8 = 0xCE;
+const VERSION: u8 = 1;
+const HEADER_LEN: usize = 18;
+
+/// A weak validator of a body: the first 64 bits of its SHA-256, the same for every encoding
+/// of that body. Shown as `W/"<16 lower-case hex digits>"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ETag(pub u64);
+
+impl ETag {
+    /// The validator of `body` (the uncompressed JSON bytes).
+    #[must_use]
+    pub fn of(body: &[u8]) -> Self {
+        let digest = Sha256::digest(body);
+        let mut first = [0_u8; 8];
+        first.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
+        Self(u64::from_be_bytes(first))
+    }
+
+    /// The opaque tag, without `W/` and quotes.
+    #[must_use]
+    pub fn opaque(&self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+impl fmt::Display for ETag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "W/\"{:016x}\"", self.0)
+    }
+}
+
+/// One cached answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub body: Bytes,
+    pub etag: ETag,
+    /// When the entry stops being served, in milliseconds since the Unix epoch.
+    expires_at_ms: u64,
+}
+
+impl Entry {
+    /// A fresh entry for `body`, served for `ttl` from now.
+    #[must_use]
+    pub fn new(body: Bytes, ttl: Duration) -> Self {
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        Self {
+            etag: ETag::of(&body),
+            body,
+            expires_at_ms: now_ms().saturating_add(ttl_ms),
+        }
+    }
+
+    /// The whole seconds left before the entry expires (0 once it has).
+    #[must_use]
+    pub fn seconds_left(&self) -> u32 {
+        let left = self.expires_at_ms.saturating_sub(now_ms()) / 1000;
+        u32::try_from(left).unwrap_or(u32::MAX)
+    }
+
+    /// The stored form.
+    #[must_use]
+    pub fn encode(&self) -> Bytes {
+        let mut out = BytesMut::with_capacity(HEADER_LEN.saturating_add(self.body.len()));
+        out.put_u8(TAG);
+        out.put_u8(VERSION);
+        out.put_u64(self.expires_at_ms);
+        out.put_u64(self.etag.0);
+        out.put_slice(&self.body);
+        out.freeze()
+    }
+
+    /// Reads a stored entry; `None` for anything else.
+    #[must_use]
+    pub fn decode(stored: &Bytes) -> Option<Self> {
+        let header = stored.get(..HEADER_LEN)?;
+        let (&[TAG, VERSION], rest) = header.split_first_chunk::<2>()? else {
+            return None;
+        };
+        let (expires, etag) = rest.split_first_chunk::<8>()?;
+        let etag: [u8; 8] = etag.try_into().ok()?;
+        Some(Self {
+            body: stored.slice(HEADER_LEN..),
+            etag: ETag(u64::from_be_bytes(etag)),
+            expires_at_ms: u64::from_be_bytes(*expires),
+        })
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
+
+    use super::*;
+
+    #[test]
+    fn an_entry_reads_back_whole_with_its_validator_and_lifetime() {
+        let entry = Entry::new(
+            Bytes::from_static(b"{\"operators\":[]}"),
+            Duration::from_secs(60),
+        );
+        let back = Entry::decode(&entry.encode()).unwrap();
+        assert_eq!(back, entry);
+        assert_eq!(&back.body[..], b"{\"operators\":[]}");
+        assert!(
+            (59..=60).contains(&back.seconds_left()),
+            "{}",
+            back.seconds_left()
+        );
+    }
+
+    #[test]
+    fn the_validator_follows_the_body_bytes_only() {
+        let a = Entry::new(Bytes::from_static(b"{\"a\":1}"), Duration::from_secs(60));
+        let b = Entry::new(Bytes::from_static(b"{\"a\":1}"), Duration::from_secs(600));
+        let c = Entry::new(Bytes::from_static(b"{\"a\":2}"), Duration::from_secs(60));
+        assert_eq!(a.etag, b.etag);
+        assert_ne!(a.etag, c.etag);
+        let shown = a.etag.to_string();
+        assert!(
+            shown.starts_with("W/\"") && shown.ends_with('"') && shown.len() == 20,
+            "{shown}"
+        );
+        assert_eq!(shown, format!("W/\"{}\"", a.etag.opaque()));
+    }
+
+    #[test]
+    fn an_expired_entry_has_no_seconds_left() {
+        let entry = Entry::new(Bytes::from_static(b"{}"), Duration::ZERO);
+        assert_eq!(entry.seconds_left(), 0);
+        let long = Entry::new(Bytes::from_static(b"{}"), Duration::MAX);
+        assert_eq!(long.seconds_left(), u32::MAX);
+    }
+
+    #[test]
+    fn anything_but_an_entry_of_this_version_is_no_entry() {
+        let encoded = Entry::new(Bytes::from_static(b"{}"), Duration::from_secs(1)).encode();
+        let mut other_version = encoded.to_vec();
+        other_version[1] = VERSION + 1;
+        for stored in [
+            Bytes::from_static(b"{\"operators\":[]}"),
+            Bytes::new(),
+            encoded.slice(..HEADER_LEN - 1),
+            Bytes::from(other_version),
+        ] {
+            assert_eq!(Entry::decode(&stored), None, "{stored:?}");
+        }
+        // A header with an empty body is an entry (an empty body is never stored, but reads).
+        assert!(Entry::decode(&encoded.slice(..HEADER_LEN)).is_some());
+    }
+}
