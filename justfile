@@ -31,6 +31,11 @@ fmt:
 schemathesis:
     cargo xtask schemathesis
 
+# A Python client generated from the OpenAPI document calls every endpoint of callstats demo;
+# mypy --strict checks it (installs openapi-python-client and mypy once).
+client:
+    cargo xtask client
+
 # Bounded loopback soak, ten minutes by default (not in CI).
 soak:
     cargo xtask soak

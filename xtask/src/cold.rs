@@ -460,7 +460,7 @@ impl Day {
     }
 
     /// The day `days` later (earlier when negative); the calendar's ends stay where they are.
-    fn plus(self, days: i64) -> Self {
+    pub(crate) fn plus(self, days: i64) -> Self {
         Self(self.0.saturating_add(time::Duration::days(days)))
     }
 

@@ -110,15 +110,24 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     let header = format!("X-API-Key: {key}");
     let cached_path = "/api/v1/operators".to_owned();
     let computed_path = format!("/api/v1/calls/summary?start={today}");
-    // Warm both (the first /calls/summary computes the day), then keep the very bytes they
+    let agents_path = format!("/api/v1/calls/agents?start={}&end={today}", today.plus(-6));
+    // Warm them (the first call statistics compute their days), then keep the very bytes they
     // answer for the baseline to serve.
     let mut bodies = Vec::new();
-    for (name, path) in [("operators", &cached_path), ("summary", &computed_path)] {
-        wait_until_answering(&format!("http://{demo_address}{path}"), &header)?;
+    let mut agents_etag = String::new();
+    for (name, path) in [
+        ("operators", &cached_path),
+        ("summary", &computed_path),
+        ("agents", &agents_path),
+    ] {
+        wait_until_answering(&format!("http://{demo_address}{path}"), &[&header])?;
         let file = dir.join(format!("{name}.json"));
         let (status, body) = get(demo_port, path, &key)?;
         if status != 200 {
             bail!("{path} answered {status}");
+        }
+        if name == "agents" {
+            agents_etag = etag_of(demo_port, path, &key)?;
         }
         std::fs::write(&file, body)?;
         bodies.push(format!("/{name}={}", file.display()));
@@ -135,30 +144,56 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
             .context("could not start the baseline server")?,
     );
     let base = format!("http://{baseline_address}");
-    let targets = [
+    let demo_url = |path: &str| format!("http://{demo_address}{path}");
+    let if_none_match = format!("If-None-Match: {agents_etag}");
+    let targets: [(&str, String, Vec<&str>); 9] = [
+        ("/operators (cached)", demo_url(&cached_path), vec![]),
         (
-            "/operators (cached)",
-            format!("http://{demo_address}{cached_path}"),
+            "baseline, the same bytes",
+            format!("{base}/operators"),
+            vec![],
         ),
-        ("baseline, the same bytes", format!("{base}/operators")),
         (
             "/calls/summary (computed, then cached)",
-            format!("http://{demo_address}{computed_path}"),
+            demo_url(&computed_path),
+            vec![],
         ),
-        ("baseline, the same bytes", format!("{base}/summary")),
-        ("baseline, 150 fixed bytes", format!("{base}/")),
+        (
+            "baseline, the same bytes",
+            format!("{base}/summary"),
+            vec![],
+        ),
+        ("baseline, 150 fixed bytes", format!("{base}/"), vec![]),
+        ("/calls/agents (cached)", demo_url(&agents_path), vec![]),
+        (
+            "/calls/agents (cached, gzip)",
+            demo_url(&agents_path),
+            vec!["Accept-Encoding: gzip"],
+        ),
+        (
+            "/calls/agents (cached, br)",
+            demo_url(&agents_path),
+            vec!["Accept-Encoding: br"],
+        ),
+        (
+            "/calls/agents (cached, 304)",
+            demo_url(&agents_path),
+            vec![&if_none_match],
+        ),
     ];
-    wait_until_answering(&format!("{base}/"), &header)?;
+    wait_until_answering(&format!("{base}/"), &[&header])?;
 
     // Rounds, each loading every target in turn, so a machine that speeds up or slows down
     // during the run weighs on all of them alike; the medians are reported.
     let mut runs: Vec<Vec<wrk::Report>> = targets.iter().map(|_| Vec::new()).collect();
     for round in 1..=ROUNDS {
-        for ((name, url), runs) in targets.iter().zip(&mut runs) {
+        for ((name, url, headers), runs) in targets.iter().zip(&mut runs) {
             eprintln!("round {round}/{ROUNDS}: {name}");
             let output = Command::new("wrk")
                 .args(WRK_ARGS)
-                .args(["-H", &header, url])
+                .args(["-H", &header])
+                .args(headers.iter().flat_map(|h| ["-H", h]))
+                .arg(url)
                 .output()
                 .context("could not run wrk")?;
             if !output.status.success() {
@@ -167,7 +202,8 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
             let text = String::from_utf8(output.stdout)?;
             let figures =
                 wrk::parse(&text).with_context(|| format!("unexpected wrk output:\n{text}"))?;
-            if figures.non_2xx > 0 {
+            // wrk counts a 304 as not 2xx: the If-None-Match target answers nothing else.
+            if figures.non_2xx > 0 && !name.ends_with("304)") {
                 bail!("{name}: {} responses were not 2xx", figures.non_2xx);
             }
             runs.push(figures);
@@ -202,7 +238,7 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
         "p50",
         "p99"
     );
-    for ((name, _), (median, rounds)) in targets.iter().zip(medians.iter().zip(&in_order)) {
+    for ((name, _, _), (median, rounds)) in targets.iter().zip(medians.iter().zip(&in_order)) {
         report += &format!(
             "{:<40} {:>12.0} {:>10} {:>10}   {rounds}\n",
             name,
@@ -214,10 +250,15 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     report += &format!(
         "ratio cached / baseline with the same bytes: {:.2} (target >= {TARGET_RATIO})\n\
          ratio computed-then-cached / baseline with the same bytes: {:.2}\n\
-         ratio cached / baseline with 150 fixed bytes: {:.2}\n",
+         ratio cached / baseline with 150 fixed bytes: {:.2}\n\
+         /calls/agents cached: gzip / uncompressed {:.2}, br / uncompressed {:.2}, \
+         304 / uncompressed {:.2}\n",
         rate(0) / rate(1),
         rate(2) / rate(3),
         rate(0) / rate(4),
+        rate(6) / rate(5),
+        rate(7) / rate(5),
+        rate(8) / rate(5),
     );
     std::io::stdout()
         .lock()
@@ -228,11 +269,13 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
 
 /// Runs wrk for a second until the target answers only 200s: this also warms the cache, so
 /// the first /calls/summary computes the day and the measured requests are cache hits.
-fn wait_until_answering(url: &str, header: &str) -> Result<()> {
+fn wait_until_answering(url: &str, headers: &[&str]) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let output = Command::new("wrk")
-            .args(["-t1", "-c1", "-d1s", "-H", header, url])
+            .args(["-t1", "-c1", "-d1s"])
+            .args(headers.iter().flat_map(|h| ["-H", h]))
+            .arg(url)
             .output()
             .context("could not run wrk")?;
         let answered = wrk::parse(&String::from_utf8_lossy(&output.stdout))
@@ -245,4 +288,18 @@ fn wait_until_answering(url: &str, header: &str) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// The `ETag` that `path` answers with.
+fn etag_of(port: u16, path: &str, key: &str) -> Result<String> {
+    let response = ureq::get(format!("http://127.0.0.1:{port}{path}"))
+        .header("X-API-Key", key)
+        .call()
+        .with_context(|| format!("GET {path}"))?;
+    response
+        .headers()
+        .get("etag")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("{path} answered no ETag"))
 }

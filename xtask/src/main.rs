@@ -1,6 +1,7 @@
 //! Project automation. `cargo xtask ci` runs exactly what CI runs; `.ci/run` calls it after
 //! making sure the local Postgres and Redis are up.
 
+mod client;
 mod cold;
 mod load;
 mod process;
@@ -53,6 +54,11 @@ enum Task {
     /// only kpi:aggregate, and none); installs schemathesis into a virtual environment under
     /// the target directory on first use
     Schemathesis,
+    /// A Python client generated from the OpenAPI document served by `callstats demo`
+    /// (openapi-python-client; any generator warning fails), which must call every endpoint
+    /// and parse each 200 into its models (xtask/client/check.py), and pass `mypy --strict`;
+    /// installs both into a virtual environment under the target directory on first use
+    Client,
     /// A bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed rate,
     /// the sim injecting failures; reports requests, statuses, p50/p99, RSS and open fds at
     /// start and end
@@ -69,6 +75,7 @@ fn main() -> Result<()> {
         Task::Load => load::run(),
         Task::Cold(options) => cold::run(&options),
         Task::Schemathesis => schemathesis::run(&workspace()),
+        Task::Client => client::run(&workspace()),
         Task::Soak(options) => soak::run(&options),
     }
 }

@@ -26,81 +26,19 @@ const HIGH_QUOTA: &str = "100000000";
 pub fn run(workspace: &Path) -> Result<()> {
     let target = target_dir();
     let schemathesis = ensure_venv(&target)?;
-    crate::cargo(&["build", "-p", "callstats", "--bin", "callstats"], &[])?;
-    let binary = target.join("debug").join("callstats");
-
-    let dir = target.join(format!("schemathesis-run-{}", std::process::id()));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot empty {}", dir.display()))?;
-    }
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let database = format!("sqlite://{}/callstats-demo.db", dir.display());
-    let port = free_port()?;
-    let bind = format!("127.0.0.1:{port}");
-
-    let mut child = Command::new(&binary)
-        .args(["demo", "--bind", &bind, "--database-url", &database])
-        .current_dir(&dir)
-        .env("RUST_LOG", "warn")
-        // The fuzzer comes from one IP; its unauthenticated probes must not be throttled.
-        .env("CALLSTATS_ANON_RATE_LIMIT", HIGH_QUOTA)
-        .env_remove("CALLSTATS_CALL_PLATFORM_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("cannot start {}", binary.display()))?;
-    let stdout = child.stdout.take().context("demo has no stdout")?;
-    let demo = Running(child);
-    let mut lines = BufReader::new(stdout).lines();
-    let mut demo_key = None;
-    for line in lines.by_ref() {
-        let line = line.context("cannot read the demo's stdout")?;
-        if let Some(key) = line.strip_prefix("key: ") {
-            demo_key = Some(key.to_owned());
-            break;
-        }
-    }
-    if demo_key.is_none() {
-        bail!("callstats demo exited before printing its key");
-    }
-    // Keep draining stdout so the demo never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    wait_for_port(port, Duration::from_secs(30))?;
-
-    let issue = |name: &str, scopes: &str| -> Result<String> {
-        let output = Command::new(&binary)
-            .args([
-                "keys",
-                "create",
-                "--database-url",
-                &database,
-                "--name",
-                name,
-                "--scopes",
-                scopes,
-                "--rate-limit",
-                HIGH_QUOTA,
-            ])
-            .stderr(Stdio::null())
-            .output()
-            .context("cannot run callstats keys create")?;
-        if !output.status.success() {
-            bail!(
-                "callstats keys create --name {name} failed: {}",
-                output.status
-            );
-        }
-        Ok(String::from_utf8(output.stdout)
-            .context("the key is not UTF-8")?
-            .trim()
-            .to_owned())
-    };
-    let every = issue(
+    // The fuzzer comes from one IP; its unauthenticated probes must not be throttled.
+    let demo = Demo::start("schemathesis", &[("CALLSTATS_ANON_RATE_LIMIT", HIGH_QUOTA)])?;
+    let (dir, port, bind) = (
+        demo.dir.clone(),
+        demo.port,
+        format!("127.0.0.1:{}", demo.port),
+    );
+    let every = demo.issue(
         "fuzz-every",
         "calls,kpi:aggregate,kpi:detail,operators,scripts",
     )?;
-    let aggregate = issue("fuzz-aggregate", "kpi:aggregate")?;
-    let nothing = issue("fuzz-nothing", "")?;
+    let aggregate = demo.issue("fuzz-aggregate", "kpi:aggregate")?;
+    let nothing = demo.issue("fuzz-nothing", "")?;
 
     let url = format!("http://{bind}/api/v1/openapi.json");
     let mut failures = Vec::new();
@@ -157,6 +95,105 @@ pub fn run(workspace: &Path) -> Result<()> {
     // Nothing from a green run is worth keeping.
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// `callstats demo` (debug build) running on a free loopback port, with its database in a
+/// fresh work directory under the target directory; killed when dropped.
+pub struct Demo {
+    /// The work directory (the database, reports); removed by the caller after a green run.
+    pub dir: PathBuf,
+    pub port: u16,
+    /// The key the demo printed (every scope).
+    pub key: String,
+    binary: PathBuf,
+    database: String,
+    _running: Running,
+}
+
+impl Demo {
+    /// Builds and starts the demo in `target/<task>-run-<pid>`, with `env` added to its
+    /// environment, and waits until it listens.
+    pub fn start(task: &str, env: &[(&str, &str)]) -> Result<Self> {
+        let target = target_dir();
+        crate::cargo(&["build", "-p", "callstats", "--bin", "callstats"], &[])?;
+        let binary = target.join("debug").join("callstats");
+        let dir = target.join(format!("{task}-run-{}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot empty {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let database = format!("sqlite://{}/callstats-demo.db", dir.display());
+        let port = free_port()?;
+        let bind = format!("127.0.0.1:{port}");
+
+        let mut child = Command::new(&binary)
+            .args(["demo", "--bind", &bind, "--database-url", &database])
+            .current_dir(&dir)
+            .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
+            .env_remove("CALLSTATS_CALL_PLATFORM_URL")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {}", binary.display()))?;
+        let stdout = child.stdout.take().context("demo has no stdout")?;
+        let running = Running(child);
+        let mut lines = BufReader::new(stdout).lines();
+        let mut demo_key = None;
+        for line in lines.by_ref() {
+            let line = line.context("cannot read the demo's stdout")?;
+            if let Some(key) = line.strip_prefix("key: ") {
+                demo_key = Some(key.to_owned());
+                break;
+            }
+        }
+        let Some(key) = demo_key else {
+            bail!("callstats demo exited before printing its key");
+        };
+        // Keep draining stdout so the demo never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        wait_for_port(port, Duration::from_secs(30))?;
+        Ok(Self {
+            dir,
+            port,
+            key,
+            binary,
+            database,
+            _running: running,
+        })
+    }
+
+    /// A new key with these scopes (comma list) and a quota no test run reaches.
+    pub fn issue(&self, name: &str, scopes: &str) -> Result<String> {
+        let output = Command::new(&self.binary)
+            .args([
+                "keys",
+                "create",
+                "--database-url",
+                &self.database,
+                "--name",
+                name,
+                "--scopes",
+                scopes,
+                "--rate-limit",
+                HIGH_QUOTA,
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .context("cannot run callstats keys create")?;
+        if !output.status.success() {
+            bail!(
+                "callstats keys create --name {name} failed: {}",
+                output.status
+            );
+        }
+        Ok(String::from_utf8(output.stdout)
+            .context("the key is not UTF-8")?
+            .trim()
+            .to_owned())
+    }
 }
 
 /// What each narrow key must get, endpoint by endpoint: a 403 naming the missing scope, or 200.
@@ -218,13 +255,25 @@ fn check_documented_403s(port: u16, aggregate: &str, nothing: &str) -> Vec<Strin
 /// The schemathesis executable of a virtual environment under the target directory, created
 /// and filled the first time.
 fn ensure_venv(target: &Path) -> Result<PathBuf> {
-    let venv = target.join(format!("schemathesis-{SCHEMATHESIS_VERSION}"));
-    let executable = venv.join("bin").join("schemathesis");
+    venv(
+        target,
+        &format!("schemathesis-{SCHEMATHESIS_VERSION}"),
+        &[&format!("schemathesis=={SCHEMATHESIS_VERSION}")],
+        "schemathesis",
+    )
+}
+
+/// The executable `bin/<executable>` of the virtual environment `target/<name>`, created and
+/// filled with `requirements` (pinned `package==version`) the first time.
+pub fn venv(target: &Path, name: &str, requirements: &[&str], executable: &str) -> Result<PathBuf> {
+    let venv = target.join(name);
+    let executable = venv.join("bin").join(executable);
     if executable.exists() {
         return Ok(executable);
     }
     eprintln!(
-        "==> installing schemathesis {SCHEMATHESIS_VERSION} into {}",
+        "==> installing {} into {}",
+        requirements.join(" "),
         venv.display()
     );
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
@@ -232,12 +281,13 @@ fn ensure_venv(target: &Path) -> Result<PathBuf> {
     succeed(
         Command::new(venv.join("bin").join("pip"))
             .args(["install", "--quiet", "--disable-pip-version-check"])
-            .arg(format!("schemathesis=={SCHEMATHESIS_VERSION}")),
+            .args(requirements),
     )?;
     Ok(executable)
 }
 
-fn succeed(command: &mut Command) -> Result<()> {
+/// Runs `command`; an error unless it exits successfully.
+pub fn succeed(command: &mut Command) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("cannot run {command:?}"))?;

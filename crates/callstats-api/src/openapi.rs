@@ -1,8 +1,15 @@
 //! The OpenAPI 3.1 document, generated from the routes and the domain's types: paths come from
 //! the registered handlers, schemas from the types they answer with, and one table-driven pass
-//! adds what every operation shares (errors, rate-limit and cache headers, security, examples).
-//! Examples are produced by the domain's own functions, so they show what the API really sends.
+//! adds what every operation shares (errors, rate-limit and cache headers, the conditional and
+//! compressed answers, security, examples). Examples are produced by the domain's own
+//! functions, so they show what the API really sends.
+//!
+//! Two passes over the schemas make them say what the serialiser writes: every field that may
+//! be null is always sent, so it is `required` (utoipa leaves every `Option` out of
+//! `required`), and a serde-tagged enum (a `oneOf` of `allOf`s) becomes a `oneOf` of complete
+//! objects with a `discriminator`, the shape client generators read.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use actix_web::App;
@@ -23,12 +30,16 @@ use callstats_domain::stats;
 use serde_json::{Value, json};
 use utoipa::OpenApi as _;
 use utoipa::openapi::example::ExampleBuilder;
-use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
+use utoipa::openapi::schema::{
+    ArrayItems, Discriminator, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{
-    Content, ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, Response, ResponseBuilder,
+    Content, ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, Required, Response,
+    ResponseBuilder,
 };
 use utoipa_actix_web::AppExt as _;
 
@@ -65,15 +76,24 @@ pub fn document() -> OpenApi {
         .split_for_parts();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     add_security_schemes(&mut doc);
+    if let Some(components) = doc.components.as_mut() {
+        complete_schemas(&mut components.schemas);
+    }
     for (path, item) in &mut doc.paths.paths {
+        let Some(operation) = item.get.as_mut() else {
+            continue;
+        };
         // The operations endpoints outside the prefix keep the API's rules out: as documented.
         let Some(api_path) = path.strip_prefix(PREFIX) else {
+            for response in operation.responses.responses.values_mut() {
+                if let RefOr::T(response) = response {
+                    add_response_headers(response, &[REQUEST_ID, NOSNIFF]);
+                }
+            }
             continue;
         };
         let endpoint = Endpoint::ALL.into_iter().find(|e| e.path() == api_path);
-        if let Some(operation) = item.get.as_mut() {
-            complete_operation(operation, endpoint);
-        }
+        complete_operation(operation, endpoint);
     }
     doc
 }
@@ -88,6 +108,207 @@ pub fn document_bytes() -> Bytes {
         Bytes::from(json)
     });
     BYTES.clone()
+}
+
+/// Properties serde leaves out when they are `None` (`skip_serializing_if`): the only fields
+/// that may be missing from a body, and never null when present.
+const OMITTED_WHEN_NONE: &[(&str, &str)] = &[("ErrorBody", "required_scope"), ("Health", "reason")];
+
+/// Makes the schemas say what the serialiser writes (see the module's documentation).
+fn complete_schemas(schemas: &mut BTreeMap<String, RefOr<Schema>>) {
+    discriminate_tagged_enums(schemas);
+    for (name, schema) in schemas.iter_mut() {
+        if let RefOr::T(schema) = schema {
+            require_written(name, schema);
+        }
+    }
+}
+
+/// utoipa leaves a property out of `required` when serde may skip it (`skip_serializing_if`,
+/// `default`) or when it is an `Option`. Every field is written unless skipped, and only
+/// `Option`s are nullable, so a nullable property is always written: it becomes required. The
+/// skipped `Option`s, listed in [`OMITTED_WHEN_NONE`], stay optional and lose their null.
+fn require_written(name: &str, schema: &mut Schema) {
+    match schema {
+        Schema::Object(object) => {
+            let mut required = Vec::with_capacity(object.properties.len());
+            for (property, value) in &mut object.properties {
+                if OMITTED_WHEN_NONE.contains(&(name, property.as_str())) {
+                    drop_null(value);
+                } else if object.required.contains(property) || is_nullable(value) {
+                    required.push(property.clone());
+                }
+                if let RefOr::T(inner) = value {
+                    require_written(name, inner);
+                }
+            }
+            object.required = required;
+        }
+        Schema::Array(array) => {
+            if let ArrayItems::RefOrSchema(items) = &mut array.items
+                && let RefOr::T(items) = items.as_mut()
+            {
+                require_written(name, items);
+            }
+        }
+        Schema::OneOf(one_of) => require_written_in(name, &mut one_of.items),
+        Schema::AllOf(all_of) => require_written_in(name, &mut all_of.items),
+        Schema::AnyOf(any_of) => require_written_in(name, &mut any_of.items),
+        _ => {}
+    }
+}
+
+fn require_written_in(name: &str, schemas: &mut [RefOr<Schema>]) {
+    for schema in schemas {
+        if let RefOr::T(schema) = schema {
+            require_written(name, schema);
+        }
+    }
+}
+
+fn is_null_type(schema_type: &SchemaType) -> bool {
+    match schema_type {
+        SchemaType::Type(t) => *t == Type::Null,
+        SchemaType::Array(types) => types.contains(&Type::Null),
+        SchemaType::AnyValue => true,
+    }
+}
+
+/// Whether null is an instance of the (inline) schema: a type list with `null`, or a `oneOf`
+/// with a null branch. A `$ref` alone is never nullable here.
+fn is_nullable(schema: &RefOr<Schema>) -> bool {
+    match schema {
+        RefOr::Ref(_) => false,
+        RefOr::T(Schema::Object(object)) => is_null_type(&object.schema_type),
+        RefOr::T(Schema::Array(array)) => is_null_type(&array.schema_type),
+        RefOr::T(Schema::OneOf(one_of)) => one_of.items.iter().any(is_nullable),
+        RefOr::T(Schema::AnyOf(any_of)) => any_of.items.iter().any(is_nullable),
+        RefOr::T(_) => false,
+    }
+}
+
+/// Takes null out of a nullable schema: the `null` of a type list, or the null branch of a
+/// `oneOf` (which is replaced by its only other branch).
+fn drop_null(schema: &mut RefOr<Schema>) {
+    let non_null = |schema_type: &mut SchemaType| {
+        if let SchemaType::Array(types) = schema_type {
+            types.retain(|t| *t != Type::Null);
+            if let [single] = types.as_slice() {
+                *schema_type = SchemaType::Type(single.clone());
+            }
+        }
+    };
+    match schema {
+        RefOr::T(Schema::Object(object)) => non_null(&mut object.schema_type),
+        RefOr::T(Schema::Array(array)) => non_null(&mut array.schema_type),
+        RefOr::T(Schema::OneOf(one_of)) => {
+            one_of.items.retain(|item| !is_nullable(item));
+            if one_of.items.len() == 1
+                && let Some(single) = one_of.items.pop()
+            {
+                *schema = single;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A serde internally tagged enum of newtype variants (`#[serde(tag = "…")]`) comes out of
+/// utoipa as a `oneOf` of `allOf [$ref Variant, {tag: one-value enum}]`, which several client
+/// generators cannot read. Each variant schema gets the tag as its first, required property
+/// (a variant type is the body of its variant only: it appears nowhere else in the document),
+/// and the enum becomes a `oneOf` of those complete objects with a `discriminator` on the tag.
+fn discriminate_tagged_enums(schemas: &mut BTreeMap<String, RefOr<Schema>>) {
+    let tagged: Vec<(String, TaggedEnum)> = schemas
+        .iter()
+        .filter_map(|(name, schema)| Some((name.clone(), tagged_enum(schema)?)))
+        .collect();
+    for (name, TaggedEnum { tag, variants }) in tagged {
+        let mut mapping = BTreeMap::new();
+        let mut branches = Vec::new();
+        for variant in variants {
+            let Some(RefOr::T(Schema::Object(object))) = schemas.get_mut(&variant.schema) else {
+                continue;
+            };
+            let mut properties = std::mem::take(&mut object.properties);
+            object.properties.insert(tag.clone(), variant.tag_schema);
+            object.properties.append(&mut properties);
+            object.required.insert(0, tag.clone());
+            let location = format!("#/components/schemas/{}", variant.schema);
+            mapping.insert(variant.value, location.clone());
+            branches.push(Ref::new(location));
+        }
+        let description = match schemas.get(&name) {
+            Some(RefOr::T(Schema::OneOf(one_of))) => one_of.description.clone(),
+            _ => None,
+        };
+        let mut discriminator = Discriminator::new(tag);
+        discriminator.mapping = mapping;
+        let one_of = branches
+            .into_iter()
+            .fold(OneOfBuilder::new(), OneOfBuilder::item)
+            .description(description)
+            .discriminator(Some(discriminator))
+            .build();
+        schemas.insert(name, RefOr::T(Schema::OneOf(one_of)));
+    }
+}
+
+/// A serde internally tagged enum as utoipa writes it.
+struct TaggedEnum {
+    /// The tag property's name.
+    tag: String,
+    variants: Vec<Variant>,
+}
+
+struct Variant {
+    /// The tag's value for this variant.
+    value: String,
+    /// The name of the variant's component schema.
+    schema: String,
+    /// The tag property's schema: a string enum of the one value.
+    tag_schema: RefOr<Schema>,
+}
+
+/// The tagged enum a schema is, if it is one.
+fn tagged_enum(schema: &RefOr<Schema>) -> Option<TaggedEnum> {
+    let RefOr::T(Schema::OneOf(one_of)) = schema else {
+        return None;
+    };
+    let mut tag_name: Option<String> = None;
+    let mut variants = Vec::new();
+    for item in &one_of.items {
+        let RefOr::T(Schema::AllOf(all_of)) = item else {
+            return None;
+        };
+        let [RefOr::Ref(variant), RefOr::T(Schema::Object(tag))] = all_of.items.as_slice() else {
+            return None;
+        };
+        let [(property, tag_schema)] = tag.properties.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let RefOr::T(Schema::Object(tag_object)) = tag_schema else {
+            return None;
+        };
+        let [Value::String(value)] = tag_object.enum_values.as_deref()? else {
+            return None;
+        };
+        if tag_name.get_or_insert_with(|| property.clone()) != property {
+            return None;
+        }
+        variants.push(Variant {
+            value: value.clone(),
+            schema: variant
+                .ref_location
+                .strip_prefix("#/components/schemas/")?
+                .to_owned(),
+            tag_schema: tag_schema.clone(),
+        });
+    }
+    Some(TaggedEnum {
+        tag: tag_name?,
+        variants,
+    })
 }
 
 fn add_security_schemes(doc: &mut OpenApi) {
@@ -105,15 +326,12 @@ fn add_security_schemes(doc: &mut OpenApi) {
         "api_key".into(),
         RefOr::T(SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
             "X-API-Key",
-            "The API key in `X-API-Key`; if `Authorization` is sent too, both must carry the same key.",
+            "The API key in `X-API-Key`; an `Authorization: Bearer` sent too must carry the same key, and an `Authorization` of another scheme (such as a gateway's `Basic`) is ignored.",
         )))),
     );
 }
 
-fn complete_operation(
-    operation: &mut utoipa::openapi::path::Operation,
-    endpoint: Option<Endpoint>,
-) {
+fn complete_operation(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let statuses: &[u16] = match endpoint {
         None => &[429, 500],
         Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators) => {
@@ -149,12 +367,202 @@ fn complete_operation(
             RefOr::T(error_response(*status, endpoint)),
         );
     }
-    for response in operation.responses.responses.values_mut() {
-        if let RefOr::T(response) = response {
-            add_headers(response);
+    add_conventions(operation, endpoint);
+}
+
+/// The HTTP conventions (docs/behaviour.md): conditional requests and compression on the data
+/// endpoints, validators and `Cache-Control` on what may be kept, and the headers every
+/// counted answer carries.
+fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
+    // (request headers, headers of the 200 and the 304, headers of the 200 only)
+    let (requests, validated, ok_only): (&[_], &[_], &[_]) = match endpoint {
+        None => (
+            &[IF_NONE_MATCH, ACCEPT_ENCODING][..],
+            &[ETAG, NO_CACHE, VARY][..],
+            &[CONTENT_ENCODING][..],
+        ),
+        Some(Endpoint::Ping) => (&[], &[], &[NO_STORE]),
+        Some(_) => (
+            &[IF_NONE_MATCH, ACCEPT_ENCODING],
+            &[ETAG, PRIVATE, VARY],
+            &[CONTENT_ENCODING],
+        ),
+    };
+    for (name, description, schema) in requests {
+        let parameter = ParameterBuilder::new()
+            .name(*name)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(*description))
+            .schema(Some(schema()))
+            .build();
+        operation
+            .parameters
+            .get_or_insert_with(Vec::new)
+            .push(RefOr::T(parameter));
+    }
+    let responses = &mut operation.responses.responses;
+    if !validated.is_empty() {
+        responses.insert(
+            "304".into(),
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(
+                        "Not Modified: `If-None-Match` matches the current `ETag` (weak \
+                         comparison, or `*`); no body. Counted against the quota like any request.",
+                    )
+                    .build(),
+            ),
+        );
+    }
+    for (status, response) in responses.iter_mut() {
+        let RefOr::T(response) = response else {
+            continue;
+        };
+        add_response_headers(response, COUNTED);
+        match status.as_str() {
+            "200" => {
+                add_response_headers(response, validated);
+                add_response_headers(response, ok_only);
+            }
+            "304" => add_response_headers(response, validated),
+            _ => add_response_headers(response, &[NO_STORE]),
         }
     }
 }
+
+/// A header's name, description and schema.
+type HeaderSpec = (&'static str, &'static str, fn() -> Schema);
+
+fn add_response_headers(response: &mut Response, specs: &[HeaderSpec]) {
+    for (name, description, schema) in specs {
+        response.headers.insert(
+            (*name).into(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(schema()))
+                    .description(Some(*description))
+                    .build(),
+            ),
+        );
+    }
+}
+
+fn string() -> Schema {
+    ObjectBuilder::new().schema_type(Type::String).into()
+}
+
+fn count() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(0))
+        .into()
+}
+
+fn pattern(regex: &str) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(regex))
+        .into()
+}
+
+fn one_of(values: &[&str]) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values.iter().copied()))
+        .into()
+}
+
+const IF_NONE_MATCH: HeaderSpec = (
+    "If-None-Match",
+    "An `ETag` received earlier (or `*`): when it still matches, the answer is 304 without a body.",
+    string,
+);
+const ACCEPT_ENCODING: HeaderSpec = (
+    "Accept-Encoding",
+    "`gzip`, `br` or `identity`: with gzip or br the body is compressed and says so in `Content-Encoding`.",
+    string,
+);
+const ETAG: HeaderSpec = (
+    "ETag",
+    "Weak validator `W/\"<16 lower-case hex>\"` derived from the uncompressed body: the same for every encoding of it.",
+    || pattern(r#"^W/"[0-9a-f]{16}"$"#),
+);
+const PRIVATE: HeaderSpec = (
+    "Cache-Control",
+    "`private, max-age=N`, N the whole seconds left in the response cache entry's lifetime.",
+    || pattern("^private, max-age=[0-9]+$"),
+);
+const NO_CACHE: HeaderSpec = (
+    "Cache-Control",
+    "`no-cache`: keep it, but revalidate with `If-None-Match` before each use.",
+    || one_of(&["no-cache"]),
+);
+const NO_STORE: HeaderSpec = (
+    "Cache-Control",
+    "`no-store`: /ping and every error.",
+    || one_of(&["no-store"]),
+);
+const VARY: HeaderSpec = (
+    "Vary",
+    "`Accept-Encoding` (sent in lower case): the body's encoding follows that request header.",
+    || pattern("^[Aa]ccept-[Ee]ncoding$"),
+);
+const CONTENT_ENCODING: HeaderSpec = (
+    "Content-Encoding",
+    "`gzip` or `br` when the body is compressed (as `Accept-Encoding` allowed); absent otherwise.",
+    || one_of(&["gzip", "br"]),
+);
+const REQUEST_ID: HeaderSpec = (
+    "X-Request-Id",
+    "Identifies the request in the service's logs.",
+    string,
+);
+const NOSNIFF: HeaderSpec = ("X-Content-Type-Options", "Always `nosniff`.", || {
+    one_of(&["nosniff"])
+});
+
+/// What every answer of the API's paths carries: each of them passed the key check or was
+/// counted against a quota.
+const COUNTED: &[HeaderSpec] = &[
+    (
+        "X-RateLimit-Limit",
+        "Requests allowed per UTC clock minute: the key's quota, or the per-IP quota of requests without a valid key.",
+        count,
+    ),
+    (
+        "X-RateLimit-Remaining",
+        "Requests left in this minute after this one; never negative.",
+        count,
+    ),
+    (
+        "X-RateLimit-Reset",
+        "Seconds until the next minute's window (1 to 60).",
+        count,
+    ),
+    (
+        "RateLimit-Policy",
+        "The quota as draft-ietf-httpapi-ratelimit-headers says it: `\"minute\";q=LIMIT;w=60`.",
+        || pattern(r#"^"minute";q=[0-9]+;w=60$"#),
+    ),
+    (
+        "RateLimit",
+        "The window as draft-ietf-httpapi-ratelimit-headers says it: `\"minute\";r=REMAINING;t=RESET`.",
+        || pattern(r#"^"minute";r=[0-9]+;t=[0-9]+$"#),
+    ),
+    (
+        "X-Cache",
+        "HIT when the body came from the response cache (10 minutes for call statistics, 1 minute for portal data); MISS otherwise, always for /ping and errors.",
+        || one_of(&["HIT", "MISS"]),
+    ),
+    (
+        "Cache-Status",
+        "The same as RFC 9211 says it: `callstats; hit; ttl=N` (N seconds left) or `callstats; fwd=miss`.",
+        || pattern("^callstats; (hit; ttl=[0-9]+|fwd=miss)$"),
+    ),
+    REQUEST_ID,
+    NOSNIFF,
+];
 
 /// One example goes in `example`; several are named in `examples`.
 fn set_examples(content: &mut Content, examples: Vec<(&str, Value)>) {
@@ -169,53 +577,6 @@ fn set_examples(content: &mut Content, examples: Vec<(&str, Value)>) {
             .build();
         content.examples.insert(name.to_owned(), RefOr::T(example));
     }
-}
-
-fn integer_header(description: &str) -> RefOr<utoipa::openapi::header::Header> {
-    RefOr::T(
-        HeaderBuilder::new()
-            .schema(Some(
-                ObjectBuilder::new()
-                    .schema_type(Type::Integer)
-                    .minimum(Some(0)),
-            ))
-            .description(Some(description))
-            .build(),
-    )
-}
-
-fn add_headers(response: &mut Response) {
-    let headers = &mut response.headers;
-    headers.insert(
-        "X-RateLimit-Limit".into(),
-        integer_header("Requests allowed per UTC clock minute: the key's quota, or the per-IP quota of requests without a valid key."),
-    );
-    headers.insert(
-        "X-RateLimit-Remaining".into(),
-        integer_header("Requests left in this minute after this one; never negative."),
-    );
-    headers.insert(
-        "X-RateLimit-Reset".into(),
-        integer_header("Seconds until the next minute's window (1 to 60)."),
-    );
-    headers.insert(
-        "X-Cache".into(),
-        RefOr::T(
-            HeaderBuilder::new()
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["HIT", "MISS"]))))
-                .description(Some("HIT when the body came from the response cache (10 minutes for call statistics, 1 minute for portal data); MISS otherwise, always for /ping and errors."))
-                .build(),
-        ),
-    );
-    headers.insert(
-        "X-Request-Id".into(),
-        RefOr::T(
-            HeaderBuilder::new()
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
-                .description(Some("Identifies the request in the service's logs."))
-                .build(),
-        ),
-    );
 }
 
 fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {

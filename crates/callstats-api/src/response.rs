@@ -8,7 +8,7 @@ use actix_web::http::header::{
 };
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
-use callstats_application::{CacheStatus, ETag, Entry};
+use callstats_application::{CacheStatus, ETag};
 use callstats_domain::access::QuotaStatus;
 use serde::Serialize;
 
@@ -58,11 +58,10 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    pub(crate) fn of(entry: &Entry, cache: CacheStatus) -> Self {
+    /// Where an entry with `ttl` seconds left came from.
+    pub(crate) const fn of(cache: CacheStatus, ttl: u32) -> Self {
         match cache {
-            CacheStatus::Hit => Self::Hit {
-                ttl: entry.seconds_left(),
-            },
+            CacheStatus::Hit => Self::Hit { ttl },
             CacheStatus::Miss => Self::Miss,
         }
     }

@@ -238,8 +238,9 @@ async fn admit_and_answer(
     let (mut response, source) = match served.reply {
         Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
         Ok(Reply::Body(entry, cache)) => {
-            let source = Source::of(&entry, cache);
-            let cache_control = private_max_age(entry.seconds_left());
+            let ttl = entry.seconds_left();
+            let source = Source::of(cache, ttl);
+            let cache_control = private_max_age(ttl);
             let response = representation(
                 req,
                 &state.compressed,

@@ -110,10 +110,17 @@ impl Answers {
             (Ok(_), None, _) => Ok(Reply::Unrouted),
             (Ok(key), Some(_), None) => Ok(Reply::Key(access.ping(&key))),
             (Ok(_), Some(_), Some(Err(err))) => Err(err.into()),
-            (Ok(_), Some(_), Some(Ok(request))) => self
-                .body(request, admission.cached)
-                .await
-                .map(|(entry, cache)| Reply::Body(entry, cache)),
+            // A panic past admission (a cache adapter's, say) is still this request's answer:
+            // a 500 with the quota it was counted against.
+            (Ok(_), Some(_), Some(Ok(request))) => {
+                AssertUnwindSafe(self.body(request, admission.cached))
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| {
+                        Err(DomainError::Internal(panic_message(panic.as_ref())))
+                    })
+                    .map(|(entry, cache)| Reply::Body(entry, cache))
+            }
         };
         Served {
             quota: admission.quota,

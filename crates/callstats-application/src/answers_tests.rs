@@ -344,6 +344,27 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
     );
 }
 
+#[tokio::test]
+async fn a_panic_past_admission_keeps_the_quota_the_request_was_counted_against() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_increment_and_read()
+        .returning(|_, _| (3, CacheRead::NotRead));
+    let mut cache = MockResponseCache::new();
+    cache
+        .expect_get()
+        .returning(|_| panic!("cache adapter exploded"));
+    let served = answers(portal("operators", &reads), quota, cache)
+        .serve_operators()
+        .await;
+    assert_eq!(
+        served.reply,
+        Err(DomainError::Internal("cache adapter exploded".to_owned()))
+    );
+    assert_eq!((served.quota.limit, served.quota.remaining), (5, 2));
+}
+
 impl Answers {
     async fn serve_operators(&self) -> Served {
         serve(self, Endpoint::Operators, "").await

@@ -133,31 +133,50 @@ pub enum Unauthorized {
 /// Extracts the presented key from the two header forms.
 ///
 /// `Authorization` must use the Bearer scheme (case-insensitive); when both headers are present
-/// they must carry the same key. A value that is not in the key format is `Invalid` at once.
+/// they must carry the same key. An `Authorization` of another scheme (say `Basic`, added by a
+/// gateway) is ignored when `X-API-Key` is present, and malformed otherwise. A value that is not
+/// in the key format is `Invalid` at once.
 pub fn presented_key(
     authorization: Option<&str>,
     x_api_key: Option<&str>,
 ) -> Result<ApiKeySecret, Unauthorized> {
-    let bearer = authorization
-        .map(|value| {
-            let (scheme, token) = value
-                .trim()
-                .split_once(' ')
-                .ok_or(Unauthorized::MalformedAuthorization)?;
-            if scheme.eq_ignore_ascii_case("bearer") {
-                Ok(token.trim())
-            } else {
-                Err(Unauthorized::MalformedAuthorization)
-            }
-        })
-        .transpose()?;
     let header = x_api_key.map(str::trim);
+    let bearer = match authorization.map(bearer_token) {
+        None => None,
+        Some(Ok(token)) => Some(token),
+        Some(Err(NotBearer::OtherScheme)) if header.is_some() => None,
+        Some(Err(_)) => return Err(Unauthorized::MalformedAuthorization),
+    };
     let raw = match (bearer, header) {
         (Some(a), Some(b)) if a != b => return Err(Unauthorized::Conflicting),
         (Some(key), _) | (None, Some(key)) => key,
         (None, None) => return Err(Unauthorized::Missing),
     };
     ApiKeySecret::parse(raw).ok_or(Unauthorized::Invalid)
+}
+
+/// Why an `Authorization` value carries no Bearer token.
+enum NotBearer {
+    /// Its scheme (the text before the first white space) is not `Bearer`.
+    OtherScheme,
+    /// It is `Bearer`, without a token after one space.
+    Malformed,
+}
+
+/// The token of a `Bearer <token>` value (scheme case-insensitive).
+fn bearer_token(value: &str) -> Result<&str, NotBearer> {
+    let value = value.trim();
+    let scheme = value
+        .split(|c: char| c.is_ascii_whitespace())
+        .next()
+        .unwrap_or_default();
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(NotBearer::OtherScheme);
+    }
+    value
+        .split_once(' ')
+        .map(|(_, token)| token.trim())
+        .ok_or(NotBearer::Malformed)
 }
 
 impl ApiKeyRecord {
@@ -286,6 +305,17 @@ impl QuotaStatus {
             exceeded: count > u64::from(limit),
         }
     }
+
+    /// The quota as it stands after `count` requests, without counting one more: what a
+    /// request that counts against no quota (a valid key refused for its Origin) reports.
+    /// Never `exceeded`: such a request is not refused for its quota.
+    #[must_use]
+    pub fn current(limit: u32, count: u64, bucket: &QuotaBucket) -> Self {
+        Self {
+            exceeded: false,
+            ..Self::after(limit, count, bucket)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -410,6 +440,67 @@ mod tests {
             presented_key(Some(&format!("Bearer {KEY}")), Some(&other)),
             Err(Unauthorized::Conflicting)
         );
+    }
+
+    #[test]
+    fn an_authorization_that_is_not_bearer_is_ignored_beside_x_api_key() {
+        let other = KEY.replace('A', "B");
+        for authorization in [
+            "Basic Z2F0ZXdheTpzZWNyZXQ=",
+            "basic",
+            "Digest username=\"gateway\"",
+            KEY,
+            &other,
+            "",
+        ] {
+            assert_eq!(
+                presented_key(Some(authorization), Some(KEY)).map(|key| key.digest()),
+                Ok(ApiKeySecret::parse(KEY).unwrap().digest()),
+                "{authorization}"
+            );
+            assert_eq!(
+                presented_key(Some(authorization), None),
+                Err(Unauthorized::MalformedAuthorization),
+                "{authorization} alone"
+            );
+        }
+        // A Bearer header is never ignored: it must agree with X-API-Key and be well formed.
+        for bearer in [format!("Bearer {other}"), "bearer nope".to_owned()] {
+            assert_eq!(
+                presented_key(Some(&bearer), Some(KEY)),
+                Err(Unauthorized::Conflicting),
+                "{bearer}"
+            );
+        }
+        for bearer in ["Bearer", "Bearer ", "Bearer\tx"] {
+            assert_eq!(
+                presented_key(Some(bearer), Some(KEY)),
+                Err(Unauthorized::MalformedAuthorization),
+                "{bearer:?}"
+            );
+        }
+        assert_eq!(
+            presented_key(Some("Basic Z2F0ZXdheTpzZWNyZXQ="), Some("nope")),
+            Err(Unauthorized::Invalid)
+        );
+    }
+
+    #[test]
+    fn the_current_quota_reports_the_window_without_counting() {
+        let bucket = QuotaBucket::new(&QuotaSubject::Key(1), datetime!(2026-11-21 06:15:20 UTC));
+        let at = |count| QuotaStatus::current(5, count, &bucket);
+        assert_eq!(
+            at(0),
+            QuotaStatus {
+                limit: 5,
+                remaining: 5,
+                reset_seconds: 40,
+                exceeded: false
+            }
+        );
+        assert_eq!((at(4).remaining, at(4).exceeded), (1, false));
+        assert_eq!((at(5).remaining, at(5).exceeded), (0, false));
+        assert_eq!((at(9).remaining, at(9).exceeded), (0, false));
     }
 
     #[test]

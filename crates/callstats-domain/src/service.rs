@@ -75,11 +75,13 @@ impl Gatekeeper {
     /// Runs the checks in the documented order: key (401), Origin (403), quota (429),
     /// scope (403).
     ///
-    /// Only requests that pass the key and Origin checks count against the key's quota.
-    /// Every other request counts against the anonymous per-IP quota, which turns its answer
-    /// into a 429 once exceeded: key guessing stays slow, and a valid key is not held back by
-    /// it, with one exception: a key created in the last 10 seconds, presented from an address
-    /// that is over that quota, is refused until the replica has read the new key's digest.
+    /// Only requests that pass the key and Origin checks count against the key's quota. A valid
+    /// key refused for its Origin counts against no quota (always 403); its status reports the
+    /// key's window without counting. Every request without a valid key counts against the
+    /// anonymous per-IP quota, which turns its answer into a 429 once exceeded: key guessing
+    /// stays slow, and a valid key is not held back by it, with one exception: a key created
+    /// in the last 10 seconds, presented from an address that is over that quota, is refused
+    /// until the replica has read the new key's digest.
     pub async fn admit(&self, caller: &Caller<'_>, endpoint: Endpoint) -> Admission {
         self.admit_reading(caller, endpoint, |_| None).await
     }
@@ -95,15 +97,20 @@ impl Gatekeeper {
         cache_key: impl FnOnce(&ApiKeyRecord) -> Option<String> + Send,
     ) -> Admission {
         let key = match self.authenticate(caller).await {
-            Ok(key) if key.origin_allowed(caller.origin) => key,
-            Ok(_) => {
-                return self
-                    .refuse_anonymously(caller, DomainError::OriginNotAllowed)
-                    .await;
-            }
+            Ok(key) => key,
             Err(err) => return self.refuse_anonymously(caller, err).await,
         };
         let bucket = QuotaBucket::new(&QuotaSubject::Key(key.id), self.clock.now());
+        if !key.origin_allowed(caller.origin) {
+            // A valid key refused for its Origin counts against no quota: it is always a 403,
+            // and its headers show the key's window as it stands.
+            let count = self.quota.peek(&bucket).await;
+            return Admission {
+                quota: QuotaStatus::current(key.rate_limit_per_minute, count, &bucket),
+                key: Err(DomainError::OriginNotAllowed),
+                cached: CacheRead::NotRead,
+            };
+        }
         let (count, cached) = match cache_key(&key) {
             Some(cache_key) => self.quota.increment_and_read(&bucket, &cache_key).await,
             None => (self.quota.increment(&bucket).await, CacheRead::NotRead),

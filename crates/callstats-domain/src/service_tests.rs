@@ -205,34 +205,104 @@ async fn anonymous_quota_turns_401_into_429_once_exceeded() {
     );
 }
 
+/// A gatekeeper over `key("calls")` whose quota counter must never count: `peek` reports
+/// `key_count` for the key's bucket, and every address is far over its anonymous quota.
+fn access_that_must_not_count(key_count: u64) -> Gatekeeper {
+    let mut store = MockKeyStore::new();
+    store.expect_recently_absent().return_const(false);
+    store
+        .expect_find_key()
+        .returning(|_| Ok(Some(key("calls"))));
+    let mut quota = MockQuotaCounter::new();
+    quota.expect_increment().never();
+    quota.expect_increment_and_read().never();
+    quota
+        .expect_peek()
+        .returning(move |bucket| match bucket.subject {
+            QuotaSubject::Key(42) => key_count,
+            _ => 1_000,
+        });
+    Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60)
+}
+
 #[tokio::test]
-async fn origin_check_comes_before_the_quota_and_spends_only_the_ip_quota() {
-    let (access, seen) = access_with(Some(key("calls")), 99);
+async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_the_keys() {
     let auth = bearer();
-    let caller = Caller {
+    let evil = Caller {
         origin: Some("https://evil.example"),
         ..caller(Some(&auth))
     };
-    let admission = access.admit(&caller, Endpoint::CallsSummary).await;
-    // 99 is over the anonymous quota of 60 too, so the refusal is a 429 on the IP's account.
-    assert!(matches!(admission.key, Err(DomainError::RateLimited(q)) if q.limit == 60));
-    assert!(seen.lock().unwrap()[0].starts_with("ip:"));
+    for (key_count, remaining) in [(0_u64, 5_u32), (3, 2), (5, 0), (9, 0)] {
+        let access = access_that_must_not_count(key_count);
+        let admission = access
+            .admit_reading(&evil, Endpoint::CallsSummary, |_| Some("entry".into()))
+            .await;
+        // Never a 429, whether the key's own window or the address's anonymous one is spent.
+        assert_eq!(
+            admission.key,
+            Err(DomainError::OriginNotAllowed),
+            "{key_count}"
+        );
+        assert_eq!(
+            admission.quota,
+            QuotaStatus {
+                limit: 5,
+                remaining,
+                reset_seconds: 30,
+                exceeded: false
+            },
+            "the key's window as it stands, {key_count} requests in it"
+        );
+        assert_eq!(admission.cached, CacheRead::NotRead);
+    }
+}
 
-    let (access, _) = access_with(Some(key("calls")), 1);
-    assert_eq!(
-        access.admit(&caller, Endpoint::CallsSummary).await.key,
-        Err(DomainError::OriginNotAllowed)
-    );
-    let allowed = Caller {
+#[tokio::test]
+async fn a_pinned_key_from_its_own_domain_is_counted_and_limited_as_usual() {
+    let auth = bearer();
+    let own = Caller {
         origin: Some("https://dash.example.uz"),
-        ..caller
+        ..caller(Some(&auth))
     };
+    let (access, seen) = access_with(Some(key("calls")), 1);
+    assert!(access.admit(&own, Endpoint::CallsSummary).await.key.is_ok());
+    assert!(seen.lock().unwrap()[0].starts_with("key:42:"));
+    let (access, _) = access_with(Some(key("calls")), 6);
+    assert!(matches!(
+        access.admit(&own, Endpoint::CallsSummary).await.key,
+        Err(DomainError::RateLimited(q)) if q.limit == 5
+    ));
+}
+
+#[tokio::test]
+async fn a_basic_authorization_beside_a_valid_x_api_key_is_ignored() {
+    let (access, seen) = access_with(Some(key("calls")), 1);
+    let raw = secret().expose().to_owned();
+    for authorization in [
+        "Basic Z2F0ZXdheTpzZWNyZXQ=",
+        "Digest username=\"gw\"",
+        "basic",
+    ] {
+        let caller = Caller {
+            x_api_key: Some(&raw),
+            ..caller(Some(authorization))
+        };
+        let admission = access.admit(&caller, Endpoint::CallsSummary).await;
+        assert_eq!(admission.key.map(|key| key.id), Ok(42), "{authorization}");
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
     assert!(
+        seen.iter().all(|name| name.starts_with("key:42:")),
+        "counted against the key's quota: {seen:?}"
+    );
+    // Without X-API-Key a Basic header is still a malformed credential.
+    assert_eq!(
         access
-            .admit(&allowed, Endpoint::CallsSummary)
+            .admit(&caller(Some("Basic Z2F0ZXdheTpzZWNyZXQ=")), Endpoint::Ping)
             .await
-            .key
-            .is_ok()
+            .key,
+        Err(Unauthorized::MalformedAuthorization.into())
     );
 }
 

@@ -3,8 +3,10 @@
 //!
 //! `GET /calls?from=…&to=…&limit=…[&cursor=…]` answers the generator's calls of every Tashkent
 //! day the `[from, to)` window touches, filtered to the window, in start order, at most `limit`
-//! a page, with an opaque `next_cursor`. Options add a bearer-token check (401), injected
-//! failures (500 with a JSON body, for a share of requests) and latency.
+//! a page, with an opaque `next_cursor`. Like a real platform it has no call that starts after
+//! the present instant (its clock's, [`SimOptions::clock`]): today is partial, later days are
+//! empty. Options add a bearer-token check (401), injected failures (500 with a JSON body, for a
+//! share of requests) and latency.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -20,6 +22,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use callstats_domain::calendar::Day;
+use callstats_domain::ports::Clock;
 use callstats_domain::tz;
 use callstats_synthetic::{DEFAULT_CALLS_PER_DAY, DEFAULT_SEED, Generator, SyntheticCall};
 use serde::{Deserialize, Serialize};
@@ -52,6 +55,17 @@ pub struct SimOptions {
     pub fail_rate: f64,
     /// Delay before every answer (`--latency-ms`).
     pub latency: Duration,
+    /// The present: no call that starts after it is served. The real clock by default.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// The machine's clock.
+struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> OffsetDateTime {
+        OffsetDateTime::now_utc()
+    }
 }
 
 impl Default for SimOptions {
@@ -62,6 +76,7 @@ impl Default for SimOptions {
             token: None,
             fail_rate: 0.0,
             latency: Duration::ZERO,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -74,7 +89,7 @@ impl fmt::Debug for SimOptions {
             .field("token", &self.token.as_ref().map(|_| "[redacted]"))
             .field("fail_rate", &self.fail_rate)
             .field("latency", &self.latency)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -181,6 +196,7 @@ struct SimState {
     expected_authorization: Option<String>,
     fail_rate: f64,
     latency: Duration,
+    clock: Arc<dyn Clock>,
     days: Mutex<VecDeque<(i64, Arc<[SyntheticCall]>)>>,
 }
 
@@ -191,6 +207,7 @@ impl SimState {
             expected_authorization: options.token.map(|t| format!("Bearer {t}")),
             fail_rate: options.fail_rate,
             latency: options.latency,
+            clock: options.clock,
             days: Mutex::new(VecDeque::with_capacity(CACHED_DAYS)),
         }
     }
@@ -335,7 +352,9 @@ fn page(state: &SimState, query: &str) -> Result<Vec<u8>, Failure> {
                 ))
             })?,
     };
-    let last_day = tz::local_day_and_hour(to - 1).0;
+    // Calls up to the present only: none that starts after now (whole seconds, as calls start).
+    let until = to.min(state.clock.now().unix_timestamp().saturating_add(1));
+    let last_day = tz::local_day_and_hour(until.saturating_sub(1)).0;
     let (mut day, mut index) = match query.cursor.as_deref() {
         None => (tz::local_day_and_hour(from).0, 0),
         Some(raw) => {
@@ -361,7 +380,7 @@ fn page(state: &SimState, query: &str) -> Result<Vec<u8>, Failure> {
             if started < from {
                 continue;
             }
-            if started >= to {
+            if started >= until {
                 break 'days;
             }
             if picks.len() == limit {
@@ -434,7 +453,89 @@ fn error(status: StatusCode, message: &str) -> HttpResponse {
 
 #[cfg(test)]
 mod tests {
+    use time::macros::datetime;
+
     use super::*;
+
+    /// The present of these tests: a Wednesday afternoon in Tashkent.
+    const NOW: OffsetDateTime = datetime!(2026-11-18 14:30:00 +05:00);
+
+    struct FixedClock(OffsetDateTime);
+
+    impl Clock for FixedClock {
+        fn now(&self) -> OffsetDateTime {
+            self.0
+        }
+    }
+
+    /// The start of every call on every page the sim serves for `window`, at `NOW`.
+    fn starts(state: &SimState, window: &str) -> Vec<OffsetDateTime> {
+        let (mut starts, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let query = match &cursor {
+                Some(cursor) => format!("{window}&cursor={cursor}"),
+                None => window.to_owned(),
+            };
+            let Ok(body) = page(state, &query) else {
+                panic!("no page for {query}");
+            };
+            let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            for call in page["calls"].as_array().unwrap() {
+                let started = call["started_at"].as_str().unwrap();
+                starts.push(OffsetDateTime::parse(started, &Rfc3339).unwrap());
+            }
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return starts,
+            }
+        }
+    }
+
+    #[test]
+    fn no_call_after_the_clock_s_present_today_partial_and_later_days_empty() {
+        let state = SimState::new(SimOptions {
+            clock: Arc::new(FixedClock(NOW)),
+            ..SimOptions::default()
+        });
+        let generator = Generator::default();
+        let today = Day::parse("2026-11-18").unwrap();
+
+        let served = starts(
+            &state,
+            "from=2026-11-18T00:00:00%2B05:00&to=2026-11-19T00:00:00%2B05:00",
+        );
+        let whole: Vec<OffsetDateTime> = generator
+            .calls_on(today)
+            .iter()
+            .map(|call| call.started_at)
+            .collect();
+        let started: Vec<OffsetDateTime> = whole.iter().copied().filter(|at| *at <= NOW).collect();
+        assert!(
+            served == started,
+            "{} calls served, {} started by now",
+            served.len(),
+            started.len()
+        );
+        assert!(!served.is_empty() && served.len() < whole.len());
+
+        // A window across now ends at now; the day before is whole.
+        let across = starts(
+            &state,
+            "from=2026-11-17T00:00:00%2B05:00&to=2026-11-21T00:00:00%2B05:00",
+        );
+        let yesterday = generator.calls_on(Day::parse("2026-11-17").unwrap()).len();
+        assert_eq!(across.len(), yesterday + started.len());
+        assert!(across.iter().all(|at| *at <= NOW));
+
+        for later in [
+            "from=2026-11-19T00:00:00%2B05:00&to=2026-11-20T00:00:00%2B05:00",
+            "from=2026-11-18T14:30:01%2B05:00&to=2026-11-19T00:00:00%2B05:00",
+            "from=9999-12-31T00:00:00%2B05:00&to=9999-12-31T23:59:59%2B05:00",
+        ] {
+            let served = starts(&state, later);
+            assert!(served.is_empty(), "{later}: {} calls", served.len());
+        }
+    }
 
     #[test]
     fn cursors_round_trip_and_reject_tampering() {

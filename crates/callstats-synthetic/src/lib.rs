@@ -7,17 +7,23 @@
 //! weekend (fewest on Sunday), about 70 % inbound, some unanswered inbound calls without an
 //! agent, and durations with a long tail. Agents are the demo roster's `101` to `180`.
 //!
-//! Depends on the domain and the store's fixture format only: no I/O, no clock, no OS
-//! randomness.
+//! The platform has no call that starts after the present instant: today is partial (the calls
+//! that have started by now), later days are empty. The present is handed in (a [`Clock`] for
+//! [`SyntheticPlatform`], an instant for [`Generator::calls_started_by`]), so tests fix it.
+//!
+//! Depends on the domain and the store's fixture format only: no I/O, no clock of its own, no
+//! OS randomness.
 
 pub mod portal;
 mod rng;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
-use callstats_domain::ports::{CallPlatform, UpstreamError};
+use callstats_domain::ports::{CallPlatform, Clock, UpstreamError};
 use callstats_domain::tz;
 use callstats_store::fixture::Fixture;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime, Time, Weekday};
@@ -105,13 +111,14 @@ impl Generator {
         self.calls_per_day
     }
 
-    /// Every call that starts on `day` (Tashkent), sorted by start.
+    /// Every call that starts on `day` (Tashkent), sorted by start: the whole day's schedule,
+    /// whether or not it has happened yet. What the platform serves is
+    /// [`Generator::calls_started_by`].
     #[must_use]
     pub fn calls_on(&self, day: Day) -> Vec<SyntheticCall> {
         let mut rng = Rng::new(self.seed, &format!("calls-{day}"));
         let count = self.volume(day.date().weekday(), &mut rng);
-        let midnight =
-            PrimitiveDateTime::new(day.date(), Time::MIDNIGHT).assume_offset(tz::TASHKENT);
+        let midnight = local_midnight(day);
         let agents = demo_agent_numbers();
         let agent_weights: Vec<u32> = (0..AGENT_COUNT)
             .map(|i| agent_activity(self.seed, i))
@@ -167,12 +174,37 @@ impl Generator {
             .collect()
     }
 
-    /// Every call of every day of the range, in start order.
+    /// Every call of every day of the range, in start order, whether or not it has happened
+    /// yet.
     #[must_use]
     pub fn calls_in(&self, range: DateRange) -> Vec<SyntheticCall> {
         range
             .iter_days()
             .flat_map(|day| self.calls_on(day))
+            .collect()
+    }
+
+    /// The calls of `day` that have started by `now` (a call starting at `now` has): all of a
+    /// day that is over, the part of today up to `now`, none of a day that has not begun (not
+    /// even generated).
+    #[must_use]
+    pub fn calls_started_by(&self, day: Day, now: OffsetDateTime) -> Vec<SyntheticCall> {
+        if local_midnight(day) > now {
+            return Vec::new();
+        }
+        let mut calls = self.calls_on(day);
+        let started = calls.partition_point(|call| call.started_at <= now);
+        calls.truncate(started);
+        calls
+    }
+
+    /// [`Generator::calls_started_by`] for every day of the range, in start order.
+    #[must_use]
+    pub fn calls_in_started_by(&self, range: DateRange, now: OffsetDateTime) -> Vec<SyntheticCall> {
+        range
+            .iter_days()
+            .take_while(|day| local_midnight(*day) <= now)
+            .flat_map(|day| self.calls_started_by(day, now))
             .collect()
     }
 
@@ -189,6 +221,11 @@ impl Generator {
         let noise = 95 + u64::from(rng.below(11_u32));
         u32::try_from(u64::from(self.calls_per_day) * percent * noise / 10_000).unwrap_or(u32::MAX)
     }
+}
+
+/// The instant `day` begins in Tashkent.
+fn local_midnight(day: Day) -> OffsetDateTime {
+    PrimitiveDateTime::new(day.date(), Time::MIDNIGHT).assume_offset(tz::TASHKENT)
 }
 
 /// Some agents take more calls than others: a fixed weight of 50..=149 per agent and seed.
@@ -224,16 +261,27 @@ fn pick_weighted(weights: &[u32], rng: &mut Rng) -> u32 {
     0
 }
 
-/// The generator plugged in directly as the call-platform port (no HTTP), for `callstats demo`.
-#[derive(Debug, Clone, Copy, Default)]
+/// The generator plugged in directly as the call-platform port (no HTTP), for `callstats demo`:
+/// the calls that have started by the clock's present, none later.
+#[derive(Clone)]
 pub struct SyntheticPlatform {
     generator: Generator,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for SyntheticPlatform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyntheticPlatform")
+            .field("generator", &self.generator)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SyntheticPlatform {
+    /// `clock` says what the present is: no call that starts after it is served.
     #[must_use]
-    pub const fn new(generator: Generator) -> Self {
-        Self { generator }
+    pub fn new(generator: Generator, clock: Arc<dyn Clock>) -> Self {
+        Self { generator, clock }
     }
 }
 
@@ -242,7 +290,7 @@ impl CallPlatform for SyntheticPlatform {
     async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
         Ok(self
             .generator
-            .calls_in(range)
+            .calls_in_started_by(range, self.clock.now())
             .iter()
             .map(SyntheticCall::to_record)
             .collect())
@@ -273,10 +321,28 @@ pub fn portal_fixture(seed: u64, anchor: Day) -> Fixture {
 mod tests {
     use std::collections::HashSet;
 
+    use time::macros::datetime;
+
     use super::*;
+
+    /// The present of these tests: a Wednesday afternoon in Tashkent.
+    const NOW: OffsetDateTime = datetime!(2026-11-18 14:30:00 +05:00);
+
+    /// A clock that stays at one instant.
+    struct FixedClock(OffsetDateTime);
+
+    impl Clock for FixedClock {
+        fn now(&self) -> OffsetDateTime {
+            self.0
+        }
+    }
 
     fn day(raw: &str) -> Day {
         Day::parse(raw).unwrap()
+    }
+
+    fn records(calls: &[SyntheticCall]) -> Vec<CallRecord> {
+        calls.iter().map(SyntheticCall::to_record).collect()
     }
 
     fn week() -> Vec<Vec<SyntheticCall>> {
@@ -387,7 +453,7 @@ mod tests {
     async fn platform_returns_the_generators_calls_for_the_range() {
         let range = DateRange::new(day("2026-11-01"), day("2026-11-03")).unwrap();
         let generator = Generator::new(3, 200);
-        let records = SyntheticPlatform::new(generator)
+        let records = SyntheticPlatform::new(generator, Arc::new(FixedClock(NOW)))
             .calls(range)
             .await
             .unwrap();
@@ -399,6 +465,101 @@ mod tests {
         assert_eq!(records, expected);
         let (from, to) = range.unix_window();
         assert!(records.iter().all(|r| (from..to).contains(&r.started_at)));
+    }
+
+    #[test]
+    fn no_call_starts_after_now_today_is_partial_and_later_days_are_empty() {
+        let generator = Generator::default();
+        let (yesterday, today, tomorrow) =
+            (day("2026-11-17"), day("2026-11-18"), day("2026-11-19"));
+
+        // A day that is over: all of it.
+        let over = generator.calls_started_by(yesterday, NOW);
+        assert!(
+            over == generator.calls_on(yesterday),
+            "{} calls",
+            over.len()
+        );
+
+        // Today: the first calls of the day, up to now and none later.
+        let whole = generator.calls_on(today);
+        let partial = generator.calls_started_by(today, NOW);
+        let started: Vec<SyntheticCall> = whole
+            .iter()
+            .filter(|call| call.started_at <= NOW)
+            .cloned()
+            .collect();
+        assert!(
+            partial == started,
+            "{} calls served, {} started by now",
+            partial.len(),
+            started.len()
+        );
+        assert!(
+            !partial.is_empty() && partial.len() < whole.len(),
+            "{} of {} calls by 14:30",
+            partial.len(),
+            whole.len()
+        );
+        // A call that starts exactly now has started; a nanosecond earlier it has not.
+        let call = &whole[whole.len() / 2];
+        assert!(
+            generator
+                .calls_started_by(today, call.started_at)
+                .contains(call)
+        );
+        let just_before = call.started_at - Duration::nanoseconds(1);
+        assert!(
+            !generator
+                .calls_started_by(today, just_before)
+                .contains(call)
+        );
+
+        // Later days: nothing, up to the calendar's last day.
+        for later in [tomorrow, day("9999-12-31")] {
+            let calls = generator.calls_started_by(later, NOW);
+            assert!(calls.is_empty(), "{later}: {} calls", calls.len());
+        }
+
+        // A range across now: the days that are over, then today's part, then nothing.
+        let range = DateRange::new(yesterday, day("2026-11-30")).unwrap();
+        let calls = generator.calls_in_started_by(range, NOW);
+        assert!(
+            calls == [over, partial].concat(),
+            "{} calls, the last {:?}",
+            calls.len(),
+            calls.last()
+        );
+    }
+
+    #[tokio::test]
+    async fn the_platform_serves_no_call_that_starts_after_its_clock_s_present() {
+        let generator = Generator::default();
+        let platform = SyntheticPlatform::new(generator, Arc::new(FixedClock(NOW)));
+        let one_day = |raw: &str| DateRange::new(day(raw), day(raw)).unwrap();
+
+        let today = platform.calls(one_day("2026-11-18")).await.unwrap();
+        assert!(!today.is_empty());
+        assert!(today.iter().all(|r| r.started_at <= NOW.unix_timestamp()));
+        assert!(today == records(&generator.calls_started_by(day("2026-11-18"), NOW)));
+        assert!(today.len() < generator.calls_on(day("2026-11-18")).len());
+
+        for later in ["2026-11-19", "2026-12-01", "9999-12-31"] {
+            let calls = platform.calls(one_day(later)).await.unwrap();
+            assert!(calls.is_empty(), "{later}: {} calls", calls.len());
+        }
+
+        // The clock moves on: so does what the platform serves.
+        let tomorrow_noon = datetime!(2026-11-19 12:00:00 +05:00);
+        let later = SyntheticPlatform::new(generator, Arc::new(FixedClock(tomorrow_noon)));
+        let range = DateRange::new(day("2026-11-18"), day("2026-11-19")).unwrap();
+        let both = later.calls(range).await.unwrap();
+        assert!(both == records(&generator.calls_in_started_by(range, tomorrow_noon)));
+        assert!(both.len() > generator.calls_on(day("2026-11-18")).len());
+        assert!(
+            later.calls(one_day("2026-11-18")).await.unwrap()
+                == records(&generator.calls_on(day("2026-11-18")))
+        );
     }
 
     #[test]

@@ -28,7 +28,8 @@ use crate::probes::{RedisProbe, StoreProbe};
 pub enum Upstream {
     /// A real call platform over HTTP.
     Http(HttpPlatformConfig),
-    /// The built-in synthetic platform, in process (`callstats demo`).
+    /// The built-in synthetic platform, in process (`callstats demo`): no call after the
+    /// assembly's clock's present.
     Synthetic(Generator),
 }
 
@@ -85,7 +86,9 @@ impl Assembly {
             Upstream::Http(config) => Arc::new(
                 HttpCallPlatform::new(config).context("cannot build the call platform client")?,
             ),
-            Upstream::Synthetic(generator) => Arc::new(SyntheticPlatform::new(generator)),
+            Upstream::Synthetic(generator) => {
+                Arc::new(SyntheticPlatform::new(generator, Arc::clone(&self.clock)))
+            }
         };
         let mut probes: Vec<Arc<dyn Probe>> = vec![Arc::new(StoreProbe(Arc::clone(&store)))];
         let shared = match self.redis {

@@ -13,6 +13,9 @@ mod helpers;
 
 mod access;
 mod caching;
+mod conventions;
+mod document_conventions;
+mod document_truth;
 mod endpoints;
 mod errors;
 mod openapi;

@@ -326,3 +326,91 @@ async fn sim_answers_unknown_paths_with_a_json_404() {
     assert!(body["error"].is_string());
     sim.stop().await;
 }
+
+/// `from=…&to=…` for one whole Tashkent day, in UTC.
+fn day_query(day: Day) -> String {
+    let (from, to) = DateRange::new(day, day).unwrap().unix_window();
+    let utc = |unix| {
+        OffsetDateTime::from_unix_timestamp(unix)
+            .unwrap()
+            .format(&Rfc3339)
+            .unwrap()
+    };
+    format!("from={}&to={}", utc(from), utc(to))
+}
+
+/// The ids of every call the sim serves for `query`, following the cursor.
+async fn all_ids(sim: &RunningSim, query: &str) -> Vec<String> {
+    let (mut ids, mut cursor) = (Vec::new(), None::<String>);
+    loop {
+        let mut page_query = query.to_owned();
+        if let Some(cursor) = &cursor {
+            page_query.push_str(&format!("&cursor={cursor}"));
+        }
+        let (status, _, body) = get(sim, &page_query, None).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        for call in body["calls"].as_array().unwrap() {
+            ids.push(call["id"].as_str().unwrap().to_owned());
+        }
+        match body["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return ids,
+        }
+    }
+}
+
+#[tokio::test]
+async fn sim_serves_no_call_that_starts_after_the_present() {
+    let sim = spawn_sim(SimOptions::default()).unwrap();
+    let today = Day::new(callstats_domain::tz::to_tashkent(OffsetDateTime::now_utc()).date());
+    let tomorrow = today.plus_days(1).unwrap();
+
+    // Days that have not begun: nothing, up to the end of the calendar.
+    for query in [
+        day_query(tomorrow),
+        "from=9999-12-31T00:00:00%2B05:00&to=9999-12-31T23:59:59%2B05:00".to_owned(),
+        // A window from now on.
+        format!(
+            "from={}&to={}",
+            OffsetDateTime::now_utc().format(&Rfc3339).unwrap(),
+            day_query(tomorrow.plus_days(1).unwrap())
+                .rsplit_once("to=")
+                .unwrap()
+                .1
+        ),
+    ] {
+        let ids = all_ids(&sim, &query).await;
+        assert!(
+            ids.is_empty(),
+            "{query}: {} calls, the first {:?}",
+            ids.len(),
+            ids.first()
+        );
+    }
+
+    // Today: the calls that had started when the sim answered, and none later.
+    let before = OffsetDateTime::now_utc();
+    let ids = all_ids(&sim, &day_query(today)).await;
+    let after = OffsetDateTime::now_utc();
+    let started_by = |instant: OffsetDateTime| -> Vec<String> {
+        Generator::default()
+            .calls_on(today)
+            .into_iter()
+            .filter(|call| call.started_at <= instant)
+            .map(|call| call.id)
+            .collect()
+    };
+    let (at_least, at_most) = (started_by(before), started_by(after));
+    assert!(
+        (at_least.len()..=at_most.len()).contains(&ids.len()),
+        "today: {} calls served, {} had started before the request and {} by its answer",
+        ids.len(),
+        at_least.len(),
+        at_most.len()
+    );
+    assert!(
+        ids[..] == at_most[..ids.len()],
+        "today: not the first calls of the day"
+    );
+    sim.stop().await;
+}

@@ -45,6 +45,8 @@ pub async fn run(args: SimArgs) -> Result<(), Failure> {
         token: args.token.map(|token| token.expose().to_owned()),
         fail_rate: args.fail_rate,
         latency: Duration::from_millis(args.latency_ms),
+        // The machine's clock: no call that starts after the present is served.
+        ..SimOptions::default()
     };
     options.validate().map_err(Failure::config)?;
     let listener = TcpListener::bind(&args.bind)

@@ -5,9 +5,11 @@
 //! - `e2e`: the service end to end, assembled as `serve` assembles it, on both backends.
 //! - `edges`: HTTP edges over raw sockets against a spawned `callstats demo`.
 //! - `faults`: an upstream that is down, slow or garbled; a Postgres that goes away; SIGTERM.
+//! - `readme`: the README's partner walk-through, run as written against a spawned demo.
 //! - `replicas`: several replicas sharing one store and one Redis.
 //! - `security`: nothing secret in any response or log line.
 //! - `sim`: `callstats sim` over the upstream contract.
+//! - `welcome`: every `curl` line `callstats demo` prints answers 200.
 
 #![allow(
     clippy::unwrap_used,
@@ -21,7 +23,9 @@ mod cli;
 mod e2e;
 mod edges;
 mod faults;
+mod readme;
 mod replicas;
 mod security;
 mod sim;
 mod support;
+mod welcome;

@@ -6,6 +6,7 @@
 mod helpers;
 
 mod access;
+mod auth_edges;
 mod caching;
 mod endpoints;
 mod failures;

@@ -112,3 +112,50 @@ fn sim_refuses_a_fail_rate_outside_0_to_1_with_exit_2() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn sim_serves_no_call_that_starts_after_the_present() {
+    use callstats_domain::calendar::{DateRange, Day};
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+
+    let utc = |unix| {
+        OffsetDateTime::from_unix_timestamp(unix)
+            .unwrap()
+            .format(&Rfc3339)
+            .unwrap()
+    };
+    let whole_day = |day: Day| {
+        let (from, to) = DateRange::new(day, day).unwrap().unix_window();
+        format!("/calls?from={}&to={}&limit=1000", utc(from), utc(to))
+    };
+    let calls = |body: &str| -> Vec<serde_json::Value> {
+        let page: serde_json::Value =
+            serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {body}"));
+        page["calls"].as_array().unwrap().clone()
+    };
+    let sim = Sim::start(&[]);
+    let today = Day::new(callstats_domain::tz::to_tashkent(OffsetDateTime::now_utc()).date());
+
+    for path in [
+        whole_day(today.plus_days(1).unwrap()),
+        "/calls?from=9999-12-31T00:00:00%2B05:00&to=9999-12-31T23:59:59%2B05:00".to_owned(),
+    ] {
+        let (status, body) = sim.get(&path, None);
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(calls(&body).len(), 0, "{path}");
+    }
+
+    // Today's calls (at most about 220 at this volume: one page) started by the answer.
+    let (status, body) = sim.get(&whole_day(today), None);
+    let answered = OffsetDateTime::now_utc();
+    assert_eq!(status, 200, "{body}");
+    for call in calls(&body) {
+        let started =
+            OffsetDateTime::parse(call["started_at"].as_str().unwrap(), &Rfc3339).unwrap();
+        assert!(
+            started <= answered,
+            "{call} started after the answer ({answered})"
+        );
+    }
+}

@@ -20,6 +20,8 @@ pub struct Demo {
     pub key: String,
     /// Every line the demo wrote to stderr so far.
     pub logs: Arc<Mutex<Vec<String>>>,
+    /// Every line the demo wrote to stdout after its key so far (the `curl` lines).
+    pub printed: Arc<Mutex<Vec<String>>>,
 }
 
 impl Demo {
@@ -67,6 +69,7 @@ impl Demo {
             port,
             key: String::new(),
             logs,
+            printed: Arc::new(Mutex::new(Vec::new())),
         };
         let mut lines = BufReader::new(stdout).lines();
         demo.key = lines
@@ -75,7 +78,12 @@ impl Demo {
             .find_map(|line| line.strip_prefix("key: ").map(str::to_owned))
             .unwrap_or_else(|| panic!("the demo printed no key; logs:\n{}", demo.log_text()));
         // The demo fails on a closed stdout: keep reading what it prints after the key.
-        std::thread::spawn(move || lines.for_each(drop));
+        let printed = Arc::clone(&demo.printed);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                printed.lock().unwrap().push(line);
+            }
+        });
         let deadline = Instant::now() + START_WITHIN;
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(

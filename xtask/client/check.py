@@ -1,0 +1,169 @@
+"""Calls every endpoint of a running `callstats demo` through the client openapi-python-client
+generated from its OpenAPI document (`cargo xtask client`), and checks that each answers 200 and
+is parsed into the generated model types, not left raw.
+
+Usage: check.py BASE_URL DETAIL_KEY AGGREGATE_KEY
+  BASE_URL       e.g. http://127.0.0.1:8080 (without /api/v1)
+  DETAIL_KEY     a key holding every scope (kpi:detail included)
+  AGGREGATE_KEY  a key holding only kpi:aggregate
+
+mypy --strict checks this file together with the generated package.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from typing import TypeVar
+
+from callstats_client import AuthenticatedClient
+from callstats_client.api.calls import calls_agents, calls_summary
+from callstats_client.api.key import ping
+from callstats_client.api.kpi import kpi_month, kpi_months
+from callstats_client.api.meta import openapi_json
+from callstats_client.api.operations import healthz, readyz
+from callstats_client.api.operators import operators, schedule
+from callstats_client.api.scripts import scripts_stats
+from callstats_client.models import (
+    AgentsResponse,
+    CallSummary,
+    Health,
+    HourCount,
+    KeyInfo,
+    KpiAggregate,
+    KpiAggregateGranularity,
+    KpiDetail,
+    KpiDetailGranularity,
+    OpenapiJsonResponse200,
+    OperatorsResponse,
+    Schedule,
+    ScriptsResponse,
+    SheetsResponse,
+)
+from callstats_client.types import Response
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+failures: list[str] = []
+
+
+def expect(name: str, response: Response[R], model: type[T]) -> T | None:
+    """The parsed body when the answer is a 200 parsed into `model`; records a failure else."""
+    parsed: object = response.parsed
+    if response.status_code != 200:
+        failures.append(f"{name}: status {response.status_code}: {response.content[:300]!r}")
+        return None
+    if not isinstance(parsed, model):
+        failures.append(f"{name}: parsed into {type(parsed).__name__}, not {model.__name__}")
+        return None
+    print(f"ok  {name}: {model.__name__}")
+    return parsed
+
+
+def check(name: str, condition: bool) -> None:
+    if not condition:
+        failures.append(name)
+
+
+def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
+    detail = AuthenticatedClient(base_url=base_url, token=detail_key, raise_on_unexpected_status=True)
+    aggregate = AuthenticatedClient(
+        base_url=base_url, token=aggregate_key, raise_on_unexpected_status=True
+    )
+    # Yesterday in Tashkent: settled, with calls, and a single day (so `hourly` is a list).
+    tashkent = datetime.timezone(datetime.timedelta(hours=5))
+    yesterday = datetime.datetime.now(tashkent).date() - datetime.timedelta(days=1)
+
+    key = expect("/ping", ping.sync_detailed(client=detail), KeyInfo)
+    if key is not None:
+        check("/ping: ok", key.ok)
+
+    summary = expect(
+        "/calls/summary (one day)",
+        calls_summary.sync_detailed(client=detail, start=yesterday),
+        CallSummary,
+    )
+    if summary is not None:
+        check("/calls/summary: 24 hourly buckets", summary.hourly is not None and len(summary.hourly) == 24)
+        check("/calls/summary: peak_hour", isinstance(summary.peak_hour, HourCount))
+    week = expect(
+        "/calls/summary (a week)",
+        calls_summary.sync_detailed(
+            client=detail, start=yesterday - datetime.timedelta(days=6), end=yesterday
+        ),
+        CallSummary,
+    )
+    if week is not None:
+        check("/calls/summary (a week): hourly is null", week.hourly is None)
+        check("/calls/summary (a week): 7 days", len(week.daily) == 7)
+
+    agents = expect(
+        "/calls/agents",
+        calls_agents.sync_detailed(client=detail, start=yesterday),
+        AgentsResponse,
+    )
+    if agents is not None:
+        check("/calls/agents: some agents", len(agents.agents) > 0)
+
+    sheets = expect("/kpi/months", kpi_months.sync_detailed(client=detail), SheetsResponse)
+    month = sheets.sheets[0].month if sheets is not None and sheets.sheets else None
+    check("/kpi/months: a published sheet", month is not None)
+    if month is not None:
+        named = expect(
+            f"/kpi/{month} (kpi:detail)",
+            kpi_month.sync_detailed(month, client=detail),
+            KpiDetail,
+        )
+        if named is not None:
+            check("/kpi/{month}: granularity detail", named.granularity == KpiDetailGranularity.DETAIL)
+            check("/kpi/{month}: operator rows", len(named.operators) == named.operator_count)
+        anonymous = expect(
+            f"/kpi/{month} (kpi:aggregate)",
+            kpi_month.sync_detailed(month, client=aggregate),
+            KpiAggregate,
+        )
+        if anonymous is not None:
+            check(
+                "/kpi/{month}: granularity aggregate",
+                anonymous.granularity == KpiAggregateGranularity.AGGREGATE,
+            )
+            check("/kpi/{month}: ranks", len(anonymous.ranks) == anonymous.operator_count)
+
+    first = operators.sync_detailed(client=detail)
+    roster = expect("/operators", first, OperatorsResponse)
+    if roster is not None:
+        check("/operators: a roster", len(roster.operators) > 0)
+    # The validator it answered with: asked again with it, the answer is a 304 without a body.
+    etag = first.headers.get("etag")
+    check("/operators: an ETag", etag is not None)
+    if etag is not None:
+        again = operators.sync_detailed(client=detail, if_none_match=etag)
+        check(
+            f"/operators with If-None-Match: 304, got {again.status_code}",
+            again.status_code == 304 and again.parsed is None and not again.content,
+        )
+    expect(
+        "/schedule",
+        schedule.sync_detailed(client=detail, month=yesterday.strftime("%Y-%m")),
+        Schedule,
+    )
+    scripts = expect(
+        "/scripts/stats", scripts_stats.sync_detailed(client=detail, limit=5), ScriptsResponse
+    )
+    if scripts is not None:
+        check("/scripts/stats: at most 5", len(scripts.scripts) <= 5)
+    expect("/openapi.json", openapi_json.sync_detailed(client=detail), OpenapiJsonResponse200)
+    expect("/healthz", healthz.sync_detailed(client=detail), Health)
+    expect("/readyz", readyz.sync_detailed(client=detail), Health)
+
+    for failure in failures:
+        print(f"FAIL {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3]))
