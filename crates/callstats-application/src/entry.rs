@@ -40,6 +40,20 @@ impl ETag {
     pub fn opaque(&self) -> String {
         format!("{:016x}", self.0)
     }
+
+    /// The header value, `W/"<16 lower-case hex digits>"`, written without the formatter (every
+    /// data answer carries one).
+    #[must_use]
+    pub fn shown(&self) -> [u8; 20] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = *b"W/\"0000000000000000\"";
+        for (i, digit) in out.iter_mut().skip(3).take(16).enumerate() {
+            let shift = 60_usize.saturating_sub(i.saturating_mul(4));
+            let nibble = usize::try_from((self.0 >> shift) & 0xf).unwrap_or(0);
+            *digit = HEX.get(nibble).copied().unwrap_or(b'0');
+        }
+        out
+    }
 }
 
 impl fmt::Display for ETag {
@@ -148,6 +162,15 @@ mod tests {
             "{shown}"
         );
         assert_eq!(shown, format!("W/\"{}\"", a.etag.opaque()));
+        for etag in [
+            a.etag,
+            c.etag,
+            ETag(0),
+            ETag(u64::MAX),
+            ETag(0x0123_4567_89ab_cdef),
+        ] {
+            assert_eq!(etag.shown(), etag.to_string().as_bytes(), "{etag}");
+        }
     }
 
     #[test]
