@@ -13,12 +13,13 @@ use actix_web::http::header::{
 };
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
-use callstats_application::Reply;
+use callstats_domain::DomainError;
 
-use crate::ApiState;
-use crate::caller::caller;
+use crate::caller::{caller, client_ip};
 use crate::error::{ApiError, ErrorBody};
 use crate::response::{FailureCause, Source, X_CACHE, json, set_headers};
+use crate::routes::DOCUMENT;
+use crate::{ApiState, PREFIX};
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
@@ -61,60 +62,95 @@ pub(crate) const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// Largest request body declared: a GET has none, and none is ever read.
 pub(crate) const MAX_BODY_BYTES: u64 = 64 * 1024;
 
-/// 414, 431 or 413 for a request over our bounds. actix-http's own bound (128 KiB for the
-/// whole head) answers larger heads before they get here, without a body.
-fn oversized(req: &ServiceRequest) -> Option<(StatusCode, String)> {
-    let uri = req
-        .uri()
-        .path_and_query()
-        .map_or(0, |target| target.as_str().len());
-    if uri > MAX_URI_BYTES {
-        return Some((
-            StatusCode::URI_TOO_LONG,
-            format!("request target longer than {MAX_URI_BYTES} bytes"),
-        ));
-    }
-    let headers = req.headers().iter().fold(0_usize, |sum, (name, value)| {
-        sum.saturating_add(name.as_str().len())
-            .saturating_add(value.len())
-    });
-    if headers > MAX_HEADER_BYTES {
-        return Some((
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            format!("request headers longer than {MAX_HEADER_BYTES} bytes in all"),
-        ));
-    }
-    let body = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|length| length.to_str().ok()?.trim().parse::<u64>().ok());
-    body.is_some_and(|length| length > MAX_BODY_BYTES).then(|| {
-        (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body longer than {MAX_BODY_BYTES} bytes"),
-        )
-    })
+/// What of a request is over our bounds. actix-http's own bound (128 KiB for the whole head)
+/// answers larger heads before they get here, without a body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Oversize {
+    /// 414
+    Target,
+    /// 431
+    Headers,
+    /// 413
+    Body,
 }
 
-/// Refuses an oversized request once it has been admitted like any other (the key checked and
-/// counted), so the answer carries the rate-limit headers; a request that admission refuses
-/// gets that refusal instead.
-async fn refuse_oversized(req: &HttpRequest, status: StatusCode, message: String) -> HttpResponse {
-    let Some(state) = req.app_data::<web::Data<ApiState>>() else {
-        return json(status, &ErrorBody::new(message));
-    };
-    let served = state
-        .answers
-        .serve(&caller(req, state.trust_proxy), None)
-        .await;
-    match served.reply {
-        Err(err) => ApiError::counted(err, served.quota).error_response(),
-        Ok(Reply::Key(_) | Reply::Body(..) | Reply::Unrouted) => {
-            let mut response = json(status, &ErrorBody::new(message));
-            set_headers(response.headers_mut(), &served.quota, Source::Miss);
-            response
+impl Oversize {
+    pub(crate) const fn status(self) -> StatusCode {
+        match self {
+            Self::Target => StatusCode::URI_TOO_LONG,
+            Self::Headers => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::Body => StatusCode::PAYLOAD_TOO_LARGE,
         }
     }
+
+    /// The error message of the answer.
+    pub(crate) fn message(self) -> String {
+        match self {
+            Self::Target => format!("request target longer than {MAX_URI_BYTES} bytes"),
+            Self::Headers => format!("request headers longer than {MAX_HEADER_BYTES} bytes in all"),
+            Self::Body => format!("request body longer than {MAX_BODY_BYTES} bytes"),
+        }
+    }
+
+    /// What of `req` is over its bound, if anything.
+    fn of(req: &ServiceRequest) -> Option<Self> {
+        let uri = req
+            .uri()
+            .path_and_query()
+            .map_or(0, |target| target.as_str().len());
+        if uri > MAX_URI_BYTES {
+            return Some(Self::Target);
+        }
+        let headers = req.headers().iter().fold(0_usize, |sum, (name, value)| {
+            sum.saturating_add(name.as_str().len())
+                .saturating_add(value.len())
+        });
+        if headers > MAX_HEADER_BYTES {
+            return Some(Self::Headers);
+        }
+        let body = req
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|length| length.to_str().ok()?.trim().parse::<u64>().ok());
+        body.is_some_and(|length| length > MAX_BODY_BYTES)
+            .then_some(Self::Body)
+    }
+}
+
+/// Refuses an oversized request once it has been admitted like any other of its path, so the
+/// answer carries the rate-limit headers: an API path as an unknown one (the key checked and
+/// counted; a request that admission refuses gets that refusal instead), the document against
+/// the per-client-IP quota, the operations endpoints at the root (which count nothing) as they
+/// are.
+async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> HttpResponse {
+    let mut response = json(oversize.status(), &ErrorBody::new(oversize.message()));
+    let Some(state) = req.app_data::<web::Data<ApiState>>() else {
+        return response;
+    };
+    let path = req.path();
+    let quota = if path.strip_prefix(PREFIX) == Some(DOCUMENT) {
+        let quota = state
+            .answers
+            .count_anonymous(client_ip(req, state.trust_proxy))
+            .await;
+        if quota.exceeded {
+            return ApiError::counted(DomainError::RateLimited(quota), quota).error_response();
+        }
+        quota
+    } else if path.starts_with(PREFIX) {
+        let served = state
+            .answers
+            .serve(&caller(req, state.trust_proxy), None)
+            .await;
+        if let Err(err) = served.reply {
+            return ApiError::counted(err, served.quota).error_response();
+        }
+        served.quota
+    } else {
+        return response;
+    };
+    set_headers(response.headers_mut(), &quota, Source::Miss);
+    response
 }
 
 /// The request observer: every request of the app goes through it (actix's `from_fn`).
@@ -124,8 +160,8 @@ pub(crate) async fn observe(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let request_id = RequestId::next();
-    if let Some((status, message)) = oversized(&req) {
-        let response = refuse_oversized(req.request(), status, message).await;
+    if let Some(oversize) = Oversize::of(&req) {
+        let response = refuse_oversized(req.request(), oversize).await;
         let response = req.into_response(response.map_into_right_body());
         return Ok(finish(response, request_id, started));
     }

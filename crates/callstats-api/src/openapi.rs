@@ -45,6 +45,7 @@ use utoipa_actix_web::AppExt as _;
 
 use crate::PREFIX;
 use crate::error::ErrorBody;
+use crate::middleware::Oversize;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -333,12 +334,12 @@ fn add_security_schemes(doc: &mut OpenApi) {
 
 fn complete_operation(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let statuses: &[u16] = match endpoint {
-        None => &[429, 500],
+        None => &[413, 414, 429, 431, 500],
         Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators) => {
-            &[401, 403, 429, 500, 503]
+            &[401, 403, 413, 414, 429, 431, 500, 503]
         }
-        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 429, 500, 503],
-        Some(_) => &[400, 401, 403, 429, 500, 503],
+        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 413, 414, 429, 431, 500, 503],
+        Some(_) => &[400, 401, 403, 413, 414, 429, 431, 500, 503],
     };
     if let Some(endpoint) = endpoint {
         operation.security = Some(vec![
@@ -622,6 +623,18 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
                     "no published KPI sheet for 2026-08".into(),
                 )),
             )],
+        ),
+        413 => (
+            "A declared request body (`Content-Length`) over 64 KiB; a GET needs none. Answered after admission.",
+            vec![("body", json!({ "error": Oversize::Body.message() }))],
+        ),
+        414 => (
+            "A request target (path and query) over 8 KiB. Answered after admission.",
+            vec![("target", json!({ "error": Oversize::Target.message() }))],
+        ),
+        431 => (
+            "Request headers over 16 KiB in all (names and values). Answered after admission.",
+            vec![("headers", json!({ "error": Oversize::Headers.message() }))],
         ),
         429 => (
             "Over the per-minute quota; retry after the window resets.",

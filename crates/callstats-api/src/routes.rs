@@ -174,6 +174,9 @@ async fn scripts_stats(
     answer(&state, &req, Some(Asked::ScriptsStats(query))).await
 }
 
+/// Where the document is served, under [`PREFIX`] (the route below; its macro takes a literal).
+pub(crate) const DOCUMENT: &str = "/openapi.json";
+
 /// This OpenAPI document.
 ///
 /// Needs no key; counts against the per-client-IP quota.
