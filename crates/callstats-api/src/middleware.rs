@@ -9,16 +9,15 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{
-    CACHE_CONTROL, CONTENT_LENGTH, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS,
 };
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
-use callstats_domain::DomainError;
 
-use crate::caller::{caller, client_ip};
+use crate::caller::caller;
 use crate::error::{ApiError, ErrorBody};
 use crate::response::{FailureCause, Source, X_CACHE, json, set_headers};
-use crate::routes::DOCUMENT;
+use crate::routes::{DOCUMENT, count_document_request};
 use crate::{ApiState, PREFIX};
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
@@ -129,14 +128,10 @@ async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> HttpResponse
     };
     let path = req.path();
     let quota = if path.strip_prefix(PREFIX) == Some(DOCUMENT) {
-        let quota = state
-            .answers
-            .count_anonymous(client_ip(req, state.trust_proxy))
-            .await;
-        if quota.exceeded {
-            return ApiError::counted(DomainError::RateLimited(quota), quota).error_response();
+        match count_document_request(state, req).await {
+            Ok(quota) => quota,
+            Err(refused) => return refused.error_response(),
         }
-        quota
     } else if path.starts_with(PREFIX) {
         let served = state
             .answers
@@ -175,14 +170,21 @@ pub(crate) async fn observe(
             let status = err.as_response_error().status_code();
             tracing::warn!(request_id = %request_id, method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
             let mut body = json(status, &ErrorBody::new(err.to_string()));
-            let headers = body.headers_mut();
-            headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-            headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            if let Some(id) = request_id.header_value() {
-                headers.insert(X_REQUEST_ID, id);
-            }
+            common_headers(body.headers_mut(), request_id.header_value());
             Err(InternalError::from_response(err.to_string(), body).into())
         }
+    }
+}
+
+/// The headers every response carries, framework errors included: `nosniff`, the request id
+/// and, unless it is a data answer (those say `private, max-age`), `Cache-Control: no-store`.
+fn common_headers(headers: &mut HeaderMap, request_id: Option<HeaderValue>) {
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if !headers.contains_key(CACHE_CONTROL) {
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if let Some(id) = request_id {
+        headers.insert(X_REQUEST_ID, id);
     }
 }
 
@@ -192,16 +194,8 @@ fn finish<B>(
     request_id: RequestId,
     started: Instant,
 ) -> ServiceResponse<B> {
-    let headers = response.headers_mut();
-    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    // What is not a data answer (those say `private, max-age`) must not be kept at all.
-    if !headers.contains_key(CACHE_CONTROL) {
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
     let id_header = request_id.header_value();
-    if let Some(value) = &id_header {
-        headers.insert(X_REQUEST_ID, value.clone());
-    }
+    common_headers(response.headers_mut(), id_header.clone());
     let id_text = id_header.as_ref().and_then(|id| id.to_str().ok());
     let status = response.status();
     let elapsed = started.elapsed();

@@ -141,12 +141,12 @@ struct PerSecond {
 
 static MAX_AGE: PerSecond = PerSecond {
     prefix: "private, max-age=",
-    values: LazyLock::new(|| per_second_values("private, max-age=")),
+    values: LazyLock::new(|| per_second_values(MAX_AGE.prefix)),
 };
 
 static HIT_TTL: PerSecond = PerSecond {
     prefix: "callstats; hit; ttl=",
-    values: LazyLock::new(|| per_second_values("callstats; hit; ttl=")),
+    values: LazyLock::new(|| per_second_values(HIT_TTL.prefix)),
 };
 
 fn per_second_values(prefix: &str) -> Vec<HeaderValue> {

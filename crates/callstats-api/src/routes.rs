@@ -16,6 +16,7 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use callstats_application::Reply;
 use callstats_application::flight::panic_message;
 use callstats_domain::DomainError;
+use callstats_domain::access::QuotaStatus;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
@@ -186,13 +187,7 @@ async fn openapi_json(
     state: web::Data<ApiState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let quota = state
-        .answers
-        .count_anonymous(client_ip(&req, state.trust_proxy))
-        .await;
-    if quota.exceeded {
-        return Err(ApiError::counted(DomainError::RateLimited(quota), quota));
-    }
+    let quota = count_document_request(&state, &req).await?;
     // The document changes only with a new release: clients revalidate it, cheaply.
     let mut response = representation(
         &req,
@@ -204,6 +199,22 @@ async fn openapi_json(
     .await;
     set_headers(response.headers_mut(), &quota, Source::Miss);
     Ok(response)
+}
+
+/// Counts a request for the document, which needs no key, against the client's per-IP quota;
+/// over it, 429.
+pub(crate) async fn count_document_request(
+    state: &ApiState,
+    req: &HttpRequest,
+) -> Result<QuotaStatus, ApiError> {
+    let quota = state
+        .answers
+        .count_anonymous(client_ip(req, state.trust_proxy))
+        .await;
+    if quota.exceeded {
+        return Err(ApiError::counted(DomainError::RateLimited(quota), quota));
+    }
+    Ok(quota)
 }
 
 /// Answers a path or method the API does not have: the key is still checked and counted (so

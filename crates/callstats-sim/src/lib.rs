@@ -21,6 +21,7 @@ use actix_web::http::header::{AUTHORIZATION, ContentType};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use callstats_application::SystemClock;
 use callstats_domain::calendar::Day;
 use callstats_domain::ports::Clock;
 use callstats_domain::tz;
@@ -57,15 +58,6 @@ pub struct SimOptions {
     pub latency: Duration,
     /// The present: no call that starts after it is served. The real clock by default.
     pub clock: Arc<dyn Clock>,
-}
-
-/// The machine's clock.
-struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> OffsetDateTime {
-        OffsetDateTime::now_utc()
-    }
 }
 
 impl Default for SimOptions {
