@@ -36,7 +36,7 @@ impl std::fmt::Display for RequestId {
 }
 
 impl RequestId {
-    fn next() -> Self {
+    pub(crate) fn next() -> Self {
         static START: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -243,4 +243,4 @@ fn finish<B>(
     response
 }
 
-const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

@@ -44,8 +44,10 @@ use utoipa::openapi::{
 use utoipa_actix_web::AppExt as _;
 
 use crate::PREFIX;
+use crate::ServerSettings;
 use crate::error::ErrorBody;
 use crate::middleware::Oversize;
+use crate::wire::Unparsed;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -334,12 +336,9 @@ fn add_security_schemes(doc: &mut OpenApi) {
 
 fn complete_operation(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let statuses: &[u16] = match endpoint {
-        None => &[413, 414, 429, 431, 500],
-        Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators) => {
-            &[401, 403, 413, 414, 429, 431, 500, 503]
-        }
-        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 413, 414, 429, 431, 500, 503],
-        Some(_) => &[400, 401, 403, 413, 414, 429, 431, 500, 503],
+        None => &[400, 408, 413, 414, 429, 431, 500],
+        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 408, 413, 414, 429, 431, 500, 503],
+        Some(_) => &[400, 401, 403, 408, 413, 414, 429, 431, 500, 503],
     };
     if let Some(endpoint) = endpoint {
         operation.security = Some(vec![
@@ -420,7 +419,12 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
         let RefOr::T(response) = response else {
             continue;
         };
-        add_response_headers(response, COUNTED);
+        // A 408 is answered before a request exists, so before admission.
+        if status == "408" {
+            add_response_headers(response, &[REQUEST_ID, NOSNIFF]);
+        } else {
+            add_response_headers(response, COUNTED);
+        }
         match status.as_str() {
             "200" => {
                 add_response_headers(response, validated);
@@ -587,12 +591,36 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
         &QuotaBucket::new(&QuotaSubject::Key(1), time::OffsetDateTime::UNIX_EPOCH),
     );
     let message = |err: DomainError| json!({ "error": err.to_string() });
+    let takes_parameters = !matches!(
+        endpoint,
+        None | Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators)
+    );
     let (description, examples): (&str, Vec<(&str, Value)>) = match status {
+        400 if takes_parameters => (
+            "A parameter is missing or malformed (the message names it, the expected form and the value received); or, before a request exists, a request head the HTTP parser refuses (then without the rate-limit and cache headers, and the connection is closed).",
+            vec![
+                (
+                    "bad parameter",
+                    json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
+                ),
+                (
+                    "malformed head",
+                    json!({ "error": Unparsed::Malformed.message() }),
+                ),
+            ],
+        ),
         400 => (
-            "A parameter is missing or malformed; the message names it, the expected form and the value received.",
+            "A request head the HTTP parser refuses, answered before a request exists: without the rate-limit and cache headers, and the connection is closed.",
             vec![(
-                "bad parameter",
-                json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
+                "malformed head",
+                json!({ "error": Unparsed::Malformed.message() }),
+            )],
+        ),
+        408 => (
+            "No whole request head within 5 s of connecting, answered before a request exists: without the rate-limit and cache headers, and the connection is closed.",
+            vec![(
+                "timeout",
+                json!({ "error": Unparsed::Timeout(ServerSettings::default().client_request_timeout).message() }),
             )],
         ),
         401 => (
@@ -633,8 +661,11 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
             vec![("target", json!({ "error": Oversize::Target.message() }))],
         ),
         431 => (
-            "Request headers over 16 KiB in all (names and values). Answered after admission.",
-            vec![("headers", json!({ "error": Oversize::Headers.message() }))],
+            "Request headers over 16 KiB in all (names and values), answered after admission; or a request head over 128 KiB or 96 header fields, answered by the HTTP parser before a request exists (then without the rate-limit and cache headers, and the connection is closed).",
+            vec![
+                ("headers", json!({ "error": Oversize::Headers.message() })),
+                ("head", json!({ "error": Unparsed::TooLarge.message() })),
+            ],
         ),
         429 => (
             "Over the per-minute quota; retry after the window resets.",

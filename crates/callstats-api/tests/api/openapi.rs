@@ -84,15 +84,18 @@ async fn every_operation_documents_its_errors_headers_and_security() {
         let responses = operation["responses"].as_object().unwrap();
         assert!(responses.contains_key("429"), "{path}");
         for (status, response) in responses {
+            // Answered before a request exists, so never counted (document_conventions.rs).
+            let counted = status != "408";
             for header in [
                 "X-RateLimit-Limit",
                 "X-RateLimit-Remaining",
                 "X-RateLimit-Reset",
                 "X-Cache",
             ] {
-                assert!(
+                assert_eq!(
                     response["headers"].get(header).is_some(),
-                    "{path} {status} lacks {header}"
+                    counted,
+                    "{path} {status}: {header}"
                 );
             }
             let content = &response["content"]["application/json"];

@@ -136,23 +136,32 @@ async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_reje
     )
     .await;
 
+    // A head the HTTP parser refuses, on a real connection: counted before a request exists.
+    let api = callstats_api::Application::build(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        app.state.clone(),
+        callstats_api::ServerSettings {
+            workers: 1,
+            ..callstats_api::ServerSettings::default()
+        },
+    )
+    .unwrap();
+    let (api_port, api_stop) = (api.port(), api.handle());
+    tokio::spawn(api.run_until_stopped());
+    let refused = exchange(api_port, b"GET / HTTP/9.9\r\n\r\n").await;
+    api_stop.stop(false).await;
+    assert!(refused.starts_with("HTTP/1.1 400 "), "{refused}");
+
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = callstats_api::ops::metrics_server(listener, handle).unwrap();
     let stop = server.handle();
     tokio::spawn(server);
-    let text = tokio::task::spawn_blocking(move || {
-        use std::io::{Read as _, Write as _};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut text = String::new();
-        stream.read_to_string(&mut text).unwrap();
-        text
-    })
-    .await
-    .unwrap();
+    let text = exchange(
+        port,
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     stop.stop(false).await;
     assert!(
         text.contains(
@@ -167,6 +176,10 @@ async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_reje
         "{text}"
     );
     assert!(
+        text.contains(r#"callstats_http_requests_total{route="unparsed",status="400"}"#),
+        "{text}"
+    );
+    assert!(
         text.contains("callstats_http_request_duration_seconds_bucket"),
         "{text}"
     );
@@ -175,4 +188,18 @@ async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_reje
         "{text}"
     );
     assert!(text.contains("callstats_quota_rejections_total"), "{text}");
+}
+
+/// Sends `request` on a new connection to `port` and reads until the server closes it.
+async fn exchange(port: u16, request: &'static [u8]) -> String {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.write_all(request).unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    })
+    .await
+    .unwrap()
 }

@@ -31,6 +31,31 @@ impl Answer {
         })
     }
 
+    /// Asserts the answer is the service's own JSON error, with the headers every answer
+    /// carries, and gives its message.
+    fn service_error(&self) -> String {
+        assert_eq!(
+            self.header("content-type").as_deref(),
+            Some("application/json; charset=utf-8"),
+            "{self:?}"
+        );
+        assert_eq!(
+            self.header("x-content-type-options").as_deref(),
+            Some("nosniff"),
+            "{self:?}"
+        );
+        assert_eq!(
+            self.header("cache-control").as_deref(),
+            Some("no-store"),
+            "{self:?}"
+        );
+        assert!(
+            self.header("x-request-id").is_some_and(|id| !id.is_empty()),
+            "{self:?}"
+        );
+        self.error_message()
+    }
+
     fn error_message(&self) -> String {
         let body: serde_json::Value = serde_json::from_str(&self.body)
             .unwrap_or_else(|err| panic!("not JSON ({err}): {:?}", self.body));
@@ -79,7 +104,10 @@ fn read_answer(stream: &mut TcpStream) -> Answer {
         Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {}
         Err(err) => panic!("no answer: {err} (after {} bytes)", bytes.len()),
     }
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    parse_answer(&String::from_utf8_lossy(&bytes))
+}
+
+fn parse_answer(text: &str) -> Answer {
     let (head, body) = text
         .split_once("\r\n\r\n")
         .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
@@ -137,15 +165,23 @@ fn a_request_line_beyond_what_the_http_parser_takes_is_refused_not_hung() {
     let target = format!("/api/v1/ping?pad={}", "a".repeat(200 * 1024));
     let started = Instant::now();
     let answer = demo.request("GET", target.as_bytes());
-    // The HTTP parser refuses it before the app sees it: 400 (URI) or 431 (head size).
-    assert!([400, 414, 431].contains(&answer.status), "{answer:?}");
+    // Over the HTTP parser's 128 KiB buffer: refused before a request exists, still in JSON.
+    assert_eq!(answer.status, 431, "{answer:?}");
+    assert!(
+        answer.service_error().contains("longer than 128 KiB"),
+        "{answer:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
 #[test]
 fn over_long_headers_are_refused_with_431_not_a_hang() {
     let demo = demo("long-header");
-    for (size, json) in [(32 * 1024, true), (200 * 1024, false)] {
+    for (size, says) in [
+        (32 * 1024, "longer than 16384 bytes"),
+        // Past 128 KiB the HTTP parser refuses the head before a request exists.
+        (200 * 1024, "longer than 128 KiB"),
+    ] {
         let request = format!(
             "GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nX-Padding: {}\r\nConnection: close\r\n\r\n",
             demo.key,
@@ -154,10 +190,7 @@ fn over_long_headers_are_refused_with_431_not_a_hang() {
         let started = Instant::now();
         let answer = demo.raw(request.as_bytes());
         assert_eq!(answer.status, 431, "{size} bytes: {answer:?}");
-        // Past 128 KiB the HTTP parser answers itself, without a body.
-        if json {
-            assert!(answer.error_message().contains("longer than 16384 bytes"));
-        }
+        assert!(answer.service_error().contains(says), "{answer:?}");
         assert!(started.elapsed() < Duration::from_secs(10));
     }
     // Many small headers add up the same way.
@@ -195,51 +228,87 @@ fn a_client_that_never_finishes_its_request_head_is_cut_by_the_request_timeout()
         .write_all(b"GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\n")
         .unwrap();
     let started = Instant::now();
-    let mut bytes = Vec::new();
-    // The server answers 408 and closes, or just closes: either way the read ends.
-    let _ = stream.read_to_end(&mut bytes);
+    let answer = read_answer(&mut stream);
     let waited = started.elapsed();
     // The default request timeout is 5 s; the read timeout (20 s) would mean no cut at all.
     assert!(waited < Duration::from_secs(15), "cut after {waited:?}");
-    let text = String::from_utf8_lossy(&bytes);
-    assert!(
-        text.is_empty() || text.starts_with("HTTP/1.1 408"),
-        "{text:?}"
+    assert_eq!(answer.status, 408, "{answer:?}");
+    assert_eq!(answer.header("connection").as_deref(), Some("close"));
+    assert_eq!(
+        answer.service_error(),
+        "request head not received within 5 s"
     );
+}
+
+/// Sends a byte every half second until the server ends the connection (at most 20 s); gives
+/// how long that took from the first byte of `head` and what the server sent before the end.
+fn trickle(stream: &mut TcpStream, head: &[u8]) -> (Duration, Vec<u8>) {
+    let started = Instant::now();
+    stream.write_all(head).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut received = Vec::new();
+    while started.elapsed() < Duration::from_secs(20) {
+        if stream.write_all(b"z").is_err() {
+            return (started.elapsed(), received);
+        }
+        let mut probe = [0_u8; 1024];
+        match stream.read(&mut probe) {
+            Ok(0) => return (started.elapsed(), received),
+            Ok(n) => received.extend_from_slice(&probe[..n]),
+            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {
+                return (started.elapsed(), received);
+            }
+            Err(_) => {}
+        }
+    }
+    panic!("still connected after {:?}", started.elapsed());
 }
 
 #[test]
 fn a_client_that_trickles_its_head_byte_by_byte_is_cut_as_well() {
     let demo = demo("trickle");
     let mut stream = demo.connect();
-    let started = Instant::now();
-    let head = b"GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
-    stream.write_all(head).unwrap();
-    let mut cut = false;
-    while started.elapsed() < Duration::from_secs(20) {
-        if stream.write_all(b"z").is_err() {
-            cut = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-        let mut probe = [0_u8; 1];
-        stream
-            .set_read_timeout(Some(Duration::from_millis(1)))
-            .unwrap();
-        match stream.read(&mut probe) {
-            Ok(_) => {
-                cut = true;
-                break;
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {
-                cut = true;
-                break;
-            }
-            Err(_) => {}
-        }
-    }
-    assert!(cut, "still connected after {:?}", started.elapsed());
-    assert!(started.elapsed() < Duration::from_secs(15));
+    let (waited, received) = trickle(
+        &mut stream,
+        b"GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: ",
+    );
+    assert!(waited < Duration::from_secs(15), "cut after {waited:?}");
+    // The first head of a connection: a 408, as to a client that sends nothing more.
+    let answer = parse_answer(&String::from_utf8_lossy(&received));
+    assert_eq!(answer.status, 408, "{answer:?}");
+    assert!(answer.service_error().contains("not received within 5 s"));
+}
+
+#[test]
+fn a_later_head_on_a_kept_alive_connection_trickled_byte_by_byte_is_cut_too() {
+    let demo = demo("trickle-later");
+    let mut stream = demo.connect();
+    // A whole first request, answered, and the connection kept alive.
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut first = [0_u8; 512];
+    let n = stream.read(&mut first).unwrap();
+    assert!(
+        first[..n].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&first[..n])
+    );
+    let (waited, received) = trickle(
+        &mut stream,
+        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ",
+    );
+    // The bound is the request timeout (5 s) from the head's first byte.
+    assert!(waited >= Duration::from_secs(4), "cut after {waited:?}");
+    assert!(waited < Duration::from_secs(15), "cut after {waited:?}");
+    // The end, with no answer: an answer to an earlier request could still be coming.
+    assert!(
+        received.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&received)
+    );
 }
 
 #[test]
@@ -307,5 +376,80 @@ fn raw_non_ascii_bytes_in_the_request_line_are_refused_by_the_http_parser_with_4
     ] {
         let answer = demo.request("GET", target.as_bytes());
         assert_eq!(answer.status, 400, "{target}: {answer:?}");
+        assert!(
+            answer.service_error().contains("must be percent-encoded"),
+            "{target}: {answer:?}"
+        );
     }
+}
+
+#[test]
+fn heads_the_http_parser_refuses_get_the_service_s_json_error_and_one_log_line() {
+    // The default log filter, as a deployment without RUST_LOG has it.
+    let demo = Demo::start("parser", |_, command| {
+        command.env_remove("RUST_LOG");
+    });
+    let mut many = String::from("GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\n");
+    for i in 0..97 {
+        many.push_str(&format!("X-Field-{i}: 1\r\n"));
+    }
+    many.push_str("\r\n");
+    for (request, status, says) in [
+        (
+            b"GET / HTTP/9.9\r\n\r\n".to_vec(),
+            400,
+            "malformed request head",
+        ),
+        (
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n".to_vec(),
+            400,
+            "malformed request head",
+        ),
+        (
+            b"GET /api/v1/ping HTTP/1.1\r\nBad Header: 1\r\n\r\n".to_vec(),
+            400,
+            "malformed request head",
+        ),
+        (many.into_bytes(), 431, "more than 96 header fields"),
+    ] {
+        let answer = demo.raw(&request);
+        assert_eq!(answer.status, status, "{answer:?}");
+        assert!(answer.service_error().contains(says), "{answer:?}");
+        assert_eq!(answer.header("connection").as_deref(), Some("close"));
+        let body_length: usize = answer.header("content-length").unwrap().parse().unwrap();
+        assert_eq!(body_length, answer.body.len(), "{answer:?}");
+    }
+    // A good request, then a bad head on the same connection: the first answer untouched, the
+    // second the service's.
+    let answer = demo.raw(
+        format!(
+            "GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\r\nGET / HTTP/1.1\r\nBad Header: 1\r\n\r\n",
+            demo.key
+        )
+        .as_bytes(),
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let length: usize = answer.header("content-length").unwrap().parse().unwrap();
+    let (first_body, rest) = answer.body.split_at(length);
+    let key: serde_json::Value = serde_json::from_str(first_body).unwrap();
+    assert!(key["scopes"].is_array(), "{first_body}");
+    let second = parse_answer(rest);
+    assert_eq!(second.status, 400, "{second:?}");
+    assert!(second.service_error().contains("malformed request head"));
+    // Each is logged once, with its request id, and actix-http's own ERROR line is off.
+    let id = second.header("x-request-id").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !demo.log_text().contains(&id) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = demo.log_text();
+    let line = log
+        .lines()
+        .find(|line| line.contains(&id))
+        .unwrap_or_else(|| panic!("{id} not logged: {log}"));
+    assert!(
+        line.contains("answered before a request was parsed") && line.contains("400"),
+        "{line}"
+    );
+    assert!(!log.contains("stream error"), "{log}");
 }
