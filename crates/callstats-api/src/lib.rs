@@ -133,7 +133,7 @@ impl Application {
     /// Binds the app to an already bound listener (port 0 in tests).
     ///
     /// This is what actix-web's `HttpServer::listen` does, with one difference: every accepted
-    /// connection is wrapped in [`wire::Guarded`], so the answers actix-http writes before a
+    /// connection is wrapped in `wire::Guarded`, so the answers actix-http writes before a
     /// request exists (408, 400, 431) are JSON with the headers every answer carries.
     pub fn build(
         listener: TcpListener,
