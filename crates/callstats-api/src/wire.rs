@@ -44,7 +44,7 @@ pub(crate) struct Guarded<T> {
     request_timeout: Duration,
     /// Where the heads read so far end.
     heads: Heads,
-    /// The deadline of the later head being read (made on the first one).
+    /// The deadline of the later head being read, while one is.
     deadline: Option<Pin<Box<Sleep>>>,
     /// The deadline passed: reads end.
     cut: bool,
@@ -69,28 +69,25 @@ impl<T> Guarded<T> {
         let (ended_in, ends_with) = self.heads.read(bytes);
         if !self.heads.first_done || ends_with {
             // The first head is actix-http's to bound; after an empty line nothing has begun.
-            self.heads.in_progress = false;
+            self.deadline = None;
             return;
         }
         // A head (or a body: it ends the same way, with the next head) has begun: within these
         // bytes if a head ended in them, else with them unless one was already under way.
-        if ended_in || !self.heads.in_progress {
-            let at = Instant::now() + self.request_timeout;
-            match &mut self.deadline {
-                Some(deadline) => deadline.as_mut().reset(at),
-                None => self.deadline = Some(Box::pin(tokio::time::sleep_until(at))),
-            }
+        let at = Instant::now() + self.request_timeout;
+        match &mut self.deadline {
+            Some(deadline) if ended_in => deadline.as_mut().reset(at),
+            Some(_) => {}
+            None => self.deadline = Some(Box::pin(tokio::time::sleep_until(at))),
         }
-        self.heads.in_progress = true;
     }
 
     /// Whether a later head has been under way past its deadline; if not, the deadline wakes
     /// `cx` when it passes.
     fn late(&mut self, cx: &mut Context<'_>) -> bool {
-        match &mut self.deadline {
-            Some(deadline) if self.heads.in_progress => deadline.as_mut().poll(cx).is_ready(),
-            _ => false,
-        }
+        self.deadline
+            .as_mut()
+            .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready())
     }
 }
 
@@ -102,8 +99,6 @@ struct Heads {
     last: [u8; 2],
     /// The connection's first head has ended.
     first_done: bool,
-    /// A later head has begun and not ended.
-    in_progress: bool,
 }
 
 impl Heads {
@@ -111,7 +106,6 @@ impl Heads {
         Self {
             last: [0; 2],
             first_done: false,
-            in_progress: false,
         }
     }
 
