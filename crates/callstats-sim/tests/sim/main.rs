@@ -369,10 +369,13 @@ async fn sim_serves_no_call_that_starts_after_the_present() {
     for query in [
         day_query(tomorrow),
         "from=9999-12-31T00:00:00%2B05:00&to=9999-12-31T23:59:59%2B05:00".to_owned(),
-        // A window from now on.
+        // A window from a minute ahead on: all of it still after the present when the sim
+        // answers (from the very instant of formatting, a call may start before the answer).
         format!(
             "from={}&to={}",
-            OffsetDateTime::now_utc().format(&Rfc3339).unwrap(),
+            (OffsetDateTime::now_utc() + time::Duration::minutes(1))
+                .format(&Rfc3339)
+                .unwrap(),
             day_query(tomorrow.plus_days(1).unwrap())
                 .rsplit_once("to=")
                 .unwrap()
