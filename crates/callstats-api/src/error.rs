@@ -8,6 +8,7 @@ use actix_web::http::header::{HeaderValue, RETRY_AFTER};
 use actix_web::{HttpResponse, ResponseError};
 use callstats_domain::DomainError;
 use callstats_domain::access::QuotaStatus;
+use callstats_domain::limits::DayBudgetStatus;
 use callstats_domain::scope::Scope;
 use serde::Serialize;
 
@@ -46,13 +47,14 @@ impl From<&DomainError> for ErrorBody {
 }
 
 /// A request that ends in an error: what went wrong and, once the request was counted, the
-/// quota its rate-limit headers show.
+/// quota (and the key's day budget) its rate-limit headers show.
 #[derive(Debug, thiserror::Error)]
 #[error("{error}")]
 pub(crate) struct ApiError {
     #[source]
     error: DomainError,
     quota: Option<QuotaStatus>,
+    days: Option<DayBudgetStatus>,
 }
 
 impl ApiError {
@@ -61,12 +63,23 @@ impl ApiError {
         Self {
             error,
             quota: Some(quota),
+            days: None,
         }
+    }
+
+    /// The same, with the key's day budget in `RateLimit` too.
+    pub(crate) const fn with_days(mut self, days: Option<DayBudgetStatus>) -> Self {
+        self.days = days;
+        self
     }
 
     /// `error`, before any quota was known: without rate-limit headers.
     pub(crate) const fn new(error: DomainError) -> Self {
-        Self { error, quota: None }
+        Self {
+            error,
+            quota: None,
+            days: None,
+        }
     }
 
     /// A handler that failed before any quota was known (a panic): a 500 whose cause is logged.
@@ -91,6 +104,16 @@ impl ResponseError for ApiError {
                             .headers_mut()
                             .insert(RETRY_AFTER, HeaderValue::from_static("60"));
                     }
+                    DomainError::DayBudgetExceeded(refused) => {
+                        response
+                            .headers_mut()
+                            .insert(RETRY_AFTER, HeaderValue::from(refused.status.reset_seconds));
+                    }
+                    DomainError::UpstreamBusy { retry_after_secs } => {
+                        response
+                            .headers_mut()
+                            .insert(RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+                    }
                     DomainError::StoreUnavailable(_) | DomainError::UpstreamUnavailable(_) => {
                         response
                             .extensions_mut()
@@ -102,7 +125,12 @@ impl ResponseError for ApiError {
             }
         };
         if let Some(quota) = &self.quota {
-            set_headers(response.headers_mut(), quota, Source::Miss);
+            set_headers(
+                response.headers_mut(),
+                quota,
+                self.days.as_ref(),
+                Source::Miss,
+            );
         }
         response
     }
@@ -115,10 +143,12 @@ const fn status_of(err: &DomainError) -> StatusCode {
         DomainError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
         DomainError::OriginNotAllowed | DomainError::MissingScope(_) => StatusCode::FORBIDDEN,
         DomainError::NotFound(_) => StatusCode::NOT_FOUND,
-        DomainError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-        DomainError::UpstreamUnavailable(_) | DomainError::StoreUnavailable(_) => {
-            StatusCode::SERVICE_UNAVAILABLE
+        DomainError::RateLimited(_) | DomainError::DayBudgetExceeded(_) => {
+            StatusCode::TOO_MANY_REQUESTS
         }
+        DomainError::UpstreamUnavailable(_)
+        | DomainError::UpstreamBusy { .. }
+        | DomainError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

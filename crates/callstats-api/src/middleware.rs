@@ -127,9 +127,9 @@ async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> HttpResponse
         return response;
     };
     let path = req.path();
-    let quota = if path.strip_prefix(PREFIX) == Some(DOCUMENT) {
+    let (quota, days) = if path.strip_prefix(PREFIX) == Some(DOCUMENT) {
         match count_document_request(state, req).await {
-            Ok(quota) => quota,
+            Ok(quota) => (quota, None),
             Err(refused) => return refused.error_response(),
         }
     } else if path.starts_with(PREFIX) {
@@ -138,13 +138,15 @@ async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> HttpResponse
             .serve(&caller(req, state.trust_proxy), None)
             .await;
         if let Err(err) = served.reply {
-            return ApiError::counted(err, served.quota).error_response();
+            return ApiError::counted(err, served.quota)
+                .with_days(served.days)
+                .error_response();
         }
-        served.quota
+        (served.quota, served.days)
     } else {
         return response;
     };
-    set_headers(response.headers_mut(), &quota, Source::Miss);
+    set_headers(response.headers_mut(), &quota, days.as_ref(), Source::Miss);
     response
 }
 

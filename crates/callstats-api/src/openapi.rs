@@ -18,12 +18,15 @@ use callstats_domain::DomainError;
 use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, Period};
 use callstats_domain::call_day::CallDay;
+use callstats_domain::limits::{
+    DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
+};
 use callstats_domain::model::{
     AgentNumber, AgentsResponse, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals,
     LocalizedText, Metric, OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment,
     Sheet, SheetContent,
 };
-use callstats_domain::params::{Direction, ScriptsLimit};
+use callstats_domain::params::{Direction, ScriptsLimit, SummaryQuery};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::{KpiView, Scope, ScopeSet};
 use callstats_domain::stats;
@@ -547,13 +550,13 @@ const COUNTED: &[HeaderSpec] = &[
     ),
     (
         "RateLimit-Policy",
-        "The quota as draft-ietf-httpapi-ratelimit-headers says it: `\"minute\";q=LIMIT;w=60`.",
-        || pattern(r#"^"minute";q=[0-9]+;w=60$"#),
+        "The quotas as draft-ietf-httpapi-ratelimit-headers says them: `\"minute\";q=LIMIT;w=60` for requests and, for a valid key, `, \"days\";q=DAYS;w=60` for its day budget (the call days not held that its requests may make the service fetch per UTC clock minute).",
+        || pattern(r#"^"minute";q=[0-9]+;w=60(, "days";q=[0-9]+;w=60)?$"#),
     ),
     (
         "RateLimit",
-        "The window as draft-ietf-httpapi-ratelimit-headers says it: `\"minute\";r=REMAINING;t=RESET`.",
-        || pattern(r#"^"minute";r=[0-9]+;t=[0-9]+$"#),
+        "The windows as draft-ietf-httpapi-ratelimit-headers says them: `\"minute\";r=REMAINING;t=RESET` and, for a valid key, `, \"days\";r=DAYS_LEFT;t=RESET` (after the days this request made the service fetch).",
+        || pattern(r#"^"minute";r=[0-9]+;t=[0-9]+(, "days";r=[0-9]+;t=[0-9]+)?$"#),
     ),
     (
         "X-Cache",
@@ -595,7 +598,25 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
         endpoint,
         None | Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators)
     );
+    let calls = matches!(
+        endpoint,
+        Some(Endpoint::CallsSummary | Endpoint::CallsAgents)
+    );
     let (description, examples): (&str, Vec<(&str, Value)>) = match status {
+        400 if calls => (
+            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp) starts before the history horizon (the message names the earliest start allowed); or, before a request exists, a request head the HTTP parser refuses (then without the rate-limit and cache headers, and the connection is closed).",
+            vec![
+                (
+                    "bad parameter",
+                    json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
+                ),
+                ("before the horizon", message(before_horizon())),
+                (
+                    "malformed head",
+                    json!({ "error": Unparsed::Malformed.message() }),
+                ),
+            ],
+        ),
         400 if takes_parameters => (
             "A parameter is missing or malformed (the message names it, the expected form and the value received); or, before a request exists, a request head the HTTP parser refuses (then without the rate-limit and cache headers, and the connection is closed).",
             vec![
@@ -667,23 +688,30 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
                 ("head", json!({ "error": Unparsed::TooLarge.message() })),
             ],
         ),
+        429 if calls => (
+            "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched). Retry after the window resets.",
+            vec![
+                ("over quota", message(DomainError::RateLimited(quota))),
+                ("over the day budget", message(over_budget())),
+            ],
+        ),
         429 => (
             "Over the per-minute quota; retry after the window resets.",
             vec![("over quota", message(DomainError::RateLimited(quota)))],
         ),
-        503 if matches!(
-            endpoint,
-            Some(Endpoint::CallsSummary | Endpoint::CallsAgents)
-        ) =>
-        {
-            (
-                "The upstream call platform or the portal database is unavailable.",
-                vec![
-                    ("upstream", message(upstream_unavailable())),
-                    ("database", message(store_unavailable())),
-                ],
-            )
-        }
+        503 if calls => (
+            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held).",
+            vec![
+                ("upstream", message(upstream_unavailable())),
+                (
+                    "busy",
+                    message(DomainError::UpstreamBusy {
+                        retry_after_secs: 7,
+                    }),
+                ),
+                ("database", message(store_unavailable())),
+            ],
+        ),
         503 => (
             "The portal database is unavailable.",
             vec![("database", message(store_unavailable()))],
@@ -701,22 +729,67 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
         .description(description)
         .content("application/json", content)
         .build();
-    if status == 429 {
+    let retry_after = match status {
+        429 if calls => Some((
+            "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(60)),
+        )),
+        429 => Some((
+            "Always 60.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .enum_values(Some([60])),
+        )),
+        503 if calls => Some((
+            "When the call platform is busy (only then): the estimated seconds until the request's days are held.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        )),
+        _ => None,
+    };
+    if let Some((description, schema)) = retry_after {
         response.headers.insert(
             "Retry-After".into(),
             RefOr::T(
                 HeaderBuilder::new()
-                    .schema(Some(
-                        ObjectBuilder::new()
-                            .schema_type(Type::Integer)
-                            .enum_values(Some([60])),
-                    ))
-                    .description(Some("Always 60."))
+                    .schema(Some(schema))
+                    .description(Some(description))
                     .build(),
             ),
         );
     }
     response
+}
+
+fn before_horizon() -> DomainError {
+    let earliest = Day::parse("2025-10-22").ok().map(|day| EarliestDay {
+        day,
+        horizon_days: DEFAULT_HISTORY_DAYS,
+    });
+    let example = SummaryQuery {
+        start: ["2024-01-01"].into_iter().collect(),
+        ..SummaryQuery::default()
+    };
+    match example.parse(earliest) {
+        Err(err) => DomainError::BadRequest(err),
+        Ok(_) => DomainError::Internal("the example is within the horizon".into()),
+    }
+}
+
+fn over_budget() -> DomainError {
+    DomainError::DayBudgetExceeded(OverBudget {
+        key: 1,
+        needed: 31,
+        status: DayBudgetStatus {
+            limit: DEFAULT_DAY_FETCHES_PER_MINUTE,
+            remaining: 12,
+            reset_seconds: 42,
+        },
+    })
 }
 
 fn upstream_unavailable() -> DomainError {

@@ -197,7 +197,7 @@ async fn openapi_json(
         HeaderValue::from_static("no-cache"),
     )
     .await;
-    set_headers(response.headers_mut(), &quota, Source::Miss);
+    set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
 }
 
@@ -248,7 +248,7 @@ async fn admit_and_answer(
         .answers
         .serve(&caller(req, state.trust_proxy), asked)
         .await;
-    let quota = served.quota;
+    let (quota, days) = (served.quota, served.days);
     let (mut response, source) = match served.reply {
         Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
         Ok(Reply::Body(entry, cache)) => {
@@ -266,9 +266,9 @@ async fn admit_and_answer(
             (response, source)
         }
         Ok(Reply::Unrouted) => (not_routed(req), Source::Miss),
-        Err(err) => return Err(ApiError::counted(err, quota)),
+        Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
     };
-    set_headers(response.headers_mut(), &quota, source);
+    set_headers(response.headers_mut(), &quota, days.as_ref(), source);
     Ok(response)
 }
 

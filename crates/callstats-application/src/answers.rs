@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
+use callstats_domain::limits::{DayBudgetStatus, Requester};
 use callstats_domain::model::KeyInfo;
 use callstats_domain::params::ParamError;
 use callstats_domain::ports::{CacheRead, ResponseCache};
@@ -58,6 +59,8 @@ pub enum Reply {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Served {
     pub quota: QuotaStatus,
+    /// The key's day budget after the days this request made the service fetch.
+    pub days: Option<DayBudgetStatus>,
     pub reply: Result<Reply, DomainError>,
 }
 
@@ -92,11 +95,12 @@ impl Answers {
     pub async fn serve(&self, caller: &Caller<'_>, asked: Option<&Asked>) -> Served {
         let access = &self.inner.access;
         let endpoint = asked.map_or(Endpoint::Ping, Asked::endpoint);
+        let earliest = self.inner.stats.earliest_call_day();
         let mut parsed: Option<Result<ApiRequest, ParamError>> = None;
         let admission = access
             .admit_reading(caller, endpoint, |key| {
                 let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
-                let request = asked?.request(view).transpose()?;
+                let request = asked?.request(view, earliest).transpose()?;
                 let cache_key = request.as_ref().ok().map(ApiRequest::cache_key);
                 parsed = Some(request);
                 cache_key
@@ -105,6 +109,10 @@ impl Answers {
         if let Err(DomainError::RateLimited(_)) = &admission.key {
             metrics::counter!("callstats_quota_rejections_total").increment(1);
         }
+        let requester = admission
+            .key
+            .as_ref()
+            .map_or_else(|_| Requester::key(0), |key| Requester::key(key.id));
         let reply = match (admission.key, asked, parsed) {
             (Err(err), _, _) => Err(err),
             (Ok(_), None, _) => Ok(Reply::Unrouted),
@@ -113,7 +121,7 @@ impl Answers {
             // A panic past admission (a cache adapter's, say) is still this request's answer:
             // a 500 with the quota it was counted against.
             (Ok(_), Some(_), Some(Ok(request))) => {
-                AssertUnwindSafe(self.body(request, admission.cached))
+                AssertUnwindSafe(self.body(request, admission.cached, &requester))
                     .catch_unwind()
                     .await
                     .unwrap_or_else(|panic| {
@@ -124,6 +132,9 @@ impl Answers {
         };
         Served {
             quota: admission.quota,
+            days: admission
+                .days
+                .map(|days| days.less(requester.paid_so_far())),
             reply,
         }
     }
@@ -134,11 +145,13 @@ impl Answers {
         self.inner.access.count_anonymous(client_ip).await
     }
 
-    /// The cached entry, or the entry computed once.
+    /// The cached entry, or the entry computed once; the days it needs are fetched for
+    /// `requester`.
     async fn body(
         &self,
         request: ApiRequest,
         read: CacheRead,
+        requester: &Requester,
     ) -> Result<(Entry, CacheStatus), DomainError> {
         let key = request.cache_key();
         let cached = match read {
@@ -151,16 +164,33 @@ impl Answers {
             return Ok((entry, CacheStatus::Hit));
         }
         metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
+        let computed = match self.computation(&request, &key, requester).await {
+            // A computation shared with a request of another key was refused for that key's
+            // budget, not this one's: this request tries on its own budget.
+            Err(DomainError::DayBudgetExceeded(refused)) if refused.key != requester.key_id() => {
+                self.computation(&request, &key, requester).await
+            }
+            computed => computed,
+        };
+        Ok((computed?, CacheStatus::Miss))
+    }
+
+    /// The entry computed once per replica: the run under way for `key`, or one for
+    /// `requester`.
+    async fn computation(
+        &self,
+        request: &ApiRequest,
+        key: &str,
+        requester: &Requester,
+    ) -> Result<Entry, DomainError> {
         let inner = Arc::clone(&self.inner);
-        let own_key = key.clone();
-        let entry = self
-            .inner
+        let (request, own_key, requester) = (request.clone(), key.to_owned(), requester.clone());
+        self.inner
             .flights
-            .join(&key, move || async move {
-                inner.compute_once(&request, &own_key).await
+            .join(&own_key.clone(), move || async move {
+                inner.compute_once(&request, &own_key, &requester).await
             })
-            .await?;
-        Ok((entry, CacheStatus::Miss))
+            .await
     }
 }
 
@@ -172,7 +202,12 @@ impl Inner {
 
     /// Computes an entry, unless another replica already is: then waits for its bytes, taking
     /// over if its lock goes away without a result (it failed or died).
-    async fn compute_once(&self, request: &ApiRequest, key: &str) -> Result<Entry, DomainError> {
+    async fn compute_once(
+        &self,
+        request: &ApiRequest,
+        key: &str,
+        requester: &Requester,
+    ) -> Result<Entry, DomainError> {
         let deadline = Instant::now() + COMPUTE_LOCK;
         let locked = loop {
             if self.cache.try_lock(key, COMPUTE_LOCK).await {
@@ -197,7 +232,7 @@ impl Inner {
         }
         // A computation that panics still gives the lock up, so the other replicas do not wait
         // out its lifetime.
-        let result = AssertUnwindSafe(self.compute(request, key))
+        let result = AssertUnwindSafe(self.compute(request, key, requester))
             .catch_unwind()
             .await
             .unwrap_or_else(|panic| Err(DomainError::Internal(panic_message(panic.as_ref()))));
@@ -207,8 +242,13 @@ impl Inner {
         result
     }
 
-    async fn compute(&self, request: &ApiRequest, key: &str) -> Result<Entry, DomainError> {
-        let body = self.stats.answer(request).await?;
+    async fn compute(
+        &self,
+        request: &ApiRequest,
+        key: &str,
+        requester: &Requester,
+    ) -> Result<Entry, DomainError> {
+        let body = self.stats.answer(request, requester).await?;
         // The bodies are plain structs with string keys: serialising them cannot fail, so this
         // branch only guards against a future type that could.
         let bytes = Bytes::from(

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
-    MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter, MockResponseCache,
+    Counted, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
+    MockResponseCache,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -79,13 +80,23 @@ fn answers_on(
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
-    let access = Gatekeeper::new(Arc::new(keys), Arc::new(quota), clock, 60);
+    let access = Gatekeeper::new(Arc::new(keys), Arc::new(quota), clock.clone(), 60);
     let stats = CallStats::new(
         Arc::new(store),
         Arc::new(MockCallDays::new()),
+        clock,
         StatsSettings::default(),
     );
     Answers::new(access, stats, cache)
+}
+
+/// What a counter answers admission: `count` requests in the window, no day fetches.
+fn counted(count: u64, cached: CacheRead) -> Counted {
+    Counted {
+        count,
+        days_used: 0,
+        cached,
+    }
 }
 
 fn caller(authorization: &str) -> Caller<'_> {
@@ -123,15 +134,15 @@ async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
     let reads = Arc::new(AtomicUsize::new(0));
     let mut quota = MockQuotaCounter::new();
     quota
-        .expect_increment_and_read()
-        .withf(|_, key| key == "v1/operators")
+        .expect_count_admission()
+        .withf(|_, _, key| key.as_deref() == Some("v1/operators"))
         .times(1)
-        .returning(|_, _| {
+        .returning(|_, _, _| {
             let entry = Entry::new(
                 Bytes::from_static(b"{\"cached\":true}"),
                 Duration::from_secs(9),
             );
-            (1, CacheRead::Hit(entry.encode()))
+            counted(1, CacheRead::Hit(entry.encode()))
         });
     // No expectation on the cache at all: any call to it fails the test.
     let served = answers(portal("operators", &reads), quota, MockResponseCache::new())
@@ -163,8 +174,8 @@ async fn a_counter_that_read_nothing_leaves_the_read_to_the_cache() {
     let reads = Arc::new(AtomicUsize::new(0));
     let mut quota = MockQuotaCounter::new();
     quota
-        .expect_increment_and_read()
-        .returning(|_, _| (1, CacheRead::NotRead));
+        .expect_count_admission()
+        .returning(|_, _, _| counted(1, CacheRead::NotRead));
     let mut cache = MockResponseCache::new();
     let stored = roster_entry();
     let kept = stored.encode();
@@ -184,8 +195,8 @@ async fn a_stored_value_that_is_no_entry_is_a_miss_and_is_computed_again() {
     let mut quota = MockQuotaCounter::new();
     // A bare body, as written before entries had a header.
     quota
-        .expect_increment_and_read()
-        .returning(|_, _| (1, CacheRead::Hit(roster_bytes())));
+        .expect_count_admission()
+        .returning(|_, _, _| counted(1, CacheRead::Hit(roster_bytes())));
     let mut cache = MockResponseCache::new();
     cache.expect_get().returning(|_| Some(roster_bytes()));
     cache.expect_try_lock().returning(|_, _| true);
@@ -210,8 +221,8 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
     let reads = Arc::new(AtomicUsize::new(0));
     let mut quota = MockQuotaCounter::new();
     quota
-        .expect_increment_and_read()
-        .returning(|_, _| (1, CacheRead::Miss));
+        .expect_count_admission()
+        .returning(|_, _, _| counted(1, CacheRead::Miss));
     let stored = Arc::new(Mutex::new(Vec::new()));
     let mut cache = MockResponseCache::new();
     // Asked again only after taking the lock, in case another replica stored it meanwhile.
@@ -256,10 +267,15 @@ async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
     let mut quota = MockQuotaCounter::new();
     // The answer would be read (the parameters parse) but the key lacks the scope.
     quota
-        .expect_increment_and_read()
+        .expect_count_admission()
+        .withf(|_, _, key| key.is_some())
         .times(1)
-        .returning(|_, _| (1, CacheRead::Hit(roster_entry().encode())));
-    quota.expect_increment().times(1).return_const(2_u64);
+        .returning(|_, _, _| counted(1, CacheRead::Hit(roster_entry().encode())));
+    quota
+        .expect_count_admission()
+        .withf(|_, _, key| key.is_none())
+        .times(1)
+        .returning(|_, _, _| counted(2, CacheRead::NotRead));
     let answers = answers(portal("operators", &reads), quota, MockResponseCache::new());
     let no_scope = serve(&answers, Endpoint::ScriptsStats, "limit=20").await;
     assert_eq!(
@@ -276,7 +292,11 @@ async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
 async fn malformed_parameters_are_a_400_after_admission_without_a_read() {
     let reads = Arc::new(AtomicUsize::new(0));
     let mut quota = MockQuotaCounter::new();
-    quota.expect_increment().times(1).return_const(1_u64);
+    quota
+        .expect_count_admission()
+        .withf(|_, _, key| key.is_none())
+        .times(1)
+        .returning(|_, _, _| counted(1, CacheRead::NotRead));
     let answers = answers(portal("calls", &reads), quota, MockResponseCache::new());
     let served = serve(&answers, Endpoint::CallsSummary, "start=2026-02-30").await;
     assert!(
@@ -311,8 +331,8 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
     });
     let mut quota = MockQuotaCounter::new();
     quota
-        .expect_increment_and_read()
-        .returning(|_, _| (1, CacheRead::Miss));
+        .expect_count_admission()
+        .returning(|_, _, _| counted(1, CacheRead::Miss));
     let answers = answers_on((key_store("operators"), store), quota, recording.clone());
     let given_up = tokio::time::timeout(Duration::from_millis(20), answers.serve_operators()).await;
     assert!(given_up.is_err(), "the caller gave up first");
@@ -328,8 +348,8 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
         .returning(|| panic!("store exploded"));
     let mut quota = MockQuotaCounter::new();
     quota
-        .expect_increment_and_read()
-        .returning(|_, _| (1, CacheRead::Miss));
+        .expect_count_admission()
+        .returning(|_, _, _| counted(1, CacheRead::Miss));
     let mut cache = MockResponseCache::new();
     cache.expect_get().returning(|_| None);
     cache.expect_try_lock().returning(|_, _| true);
@@ -349,8 +369,8 @@ async fn a_panic_past_admission_keeps_the_quota_the_request_was_counted_against(
     let reads = Arc::new(AtomicUsize::new(0));
     let mut quota = MockQuotaCounter::new();
     quota
-        .expect_increment_and_read()
-        .returning(|_, _| (3, CacheRead::NotRead));
+        .expect_count_admission()
+        .returning(|_, _, _| counted(3, CacheRead::NotRead));
     let mut cache = MockResponseCache::new();
     cache
         .expect_get()

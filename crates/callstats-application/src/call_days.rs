@@ -6,29 +6,40 @@
 //! - A day that has not begun has no calls: it is answered without asking anyone.
 //! - A kept day is looked up in process first, then in the shared tier (one round trip for
 //!   every missing day of the request); a day found in the shared tier is copied in process.
-//! - The days still missing are fetched concurrently, each one at most once per replica at a
-//!   time (single flight) and, with a shared tier, once per deployment (a lock per day; the
-//!   other replicas wait for its entry). At most `concurrency` windows are fetched at once per
-//!   replica, whatever the number of requests; pages within one day follow their cursor.
-//! - The whole request is bounded by one deadline. A day that fails makes the request fail (no
-//!   partial figures); the fetches run as tasks of their own, so days that arrive are kept even
-//!   when their request has already failed or gone.
+//! - The days still missing are fetched on behalf of the request's key: the days no fetch is
+//!   under way for are paid from the key's day budget (all of them or, over the budget,
+//!   nothing is fetched: [`CallDaysError::OverBudget`]) and wait as one job in the key's line of
+//!   the [`FairQueue`], which lets them out a request at a time, keys in turn, at most its
+//!   adaptive limit (`concurrency` at most) at once per replica. Each day is fetched at most
+//!   once per replica at a time (single flight) and, with a shared tier, once per deployment
+//!   (a lock per day; the other replicas wait for its entry); pages within one day follow
+//!   their cursor.
+//! - The whole request is bounded by one deadline. A request whose days the queue does not
+//!   expect before it is answered at once with when to come back ([`CallDaysError::Busy`]);
+//!   its days stay queued. A day that fails makes the request fail (no partial figures); the
+//!   fetches run as tasks of their own, so days that arrive are kept even when their request
+//!   has already failed or gone. A day the upstream throttles goes to the front of the queue.
 //! - A settled day (ended at least `settle` ago when fetched) is kept for `ttl`; a day fetched
 //!   before it settled (today) for at most [`UNSETTLED_TTL`].
 
+use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::CallDay;
-use callstats_domain::ports::{CallDayCache, CallDays, CallPlatform, Clock, UpstreamError};
+use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
+use callstats_domain::ports::{
+    CallDayCache, CallDays, CallDaysError, CallPlatform, Clock, QuotaCounter, UpstreamError,
+};
 use callstats_domain::tz;
 use futures::FutureExt as _;
 use futures::future::try_join_all;
-use tokio::sync::Semaphore;
 
+use crate::fair_queue::{FairQueue, QueueSettings, Slot, Turn};
 use crate::flight::{Flight, Flights, panic_message};
 
 /// Longest a day fetched before it settled is kept.
@@ -37,11 +48,13 @@ pub const UNSETTLED_TTL: Duration = Duration::from_secs(60);
 const WAIT_POLL: Duration = Duration::from_millis(50);
 /// How long past the fetch deadline a day's cross-replica lock may outlive its holder.
 const LOCK_MARGIN: Duration = Duration::from_secs(10);
+/// How often a waiting request checks that its days are still expected before its deadline.
+const RECHECK: Duration = Duration::from_millis(200);
 
 /// The store's settings; [`CallDaySettings::default`] has the documented defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallDaySettings {
-    /// Day windows fetched at once per replica (`CALLSTATS_CALL_PLATFORM_CONCURRENCY`).
+    /// Most day windows fetched at once per replica (`CALLSTATS_CALL_PLATFORM_CONCURRENCY`).
     pub concurrency: usize,
     /// Deadline of a whole request's days (`CALLSTATS_CALL_PLATFORM_FETCH_TIMEOUT_MS`).
     pub fetch_timeout: Duration,
@@ -49,6 +62,12 @@ pub struct CallDaySettings {
     pub settle: Duration,
     /// How long a settled day is kept (`CALLSTATS_CALL_DAY_TTL_SECS`).
     pub ttl: Duration,
+    /// Day fetches a key may cause per minute (`CALLSTATS_KEY_DAY_FETCHES_PER_MINUTE`).
+    pub day_budget: DayBudget,
+    /// Most days waiting for their fetch, in all (`CALLSTATS_CALL_DAY_QUEUE_DAYS`).
+    pub queue_days: usize,
+    /// Most days waiting for one key (`CALLSTATS_CALL_DAY_QUEUE_DAYS_PER_KEY`).
+    pub queue_days_per_key: usize,
 }
 
 impl CallDaySettings {
@@ -69,6 +88,14 @@ impl CallDaySettings {
         };
         fetched_at.saturating_add(seconds(lifetime))
     }
+
+    const fn queue(&self) -> QueueSettings {
+        QueueSettings {
+            max_concurrency: self.concurrency,
+            max_queued_days: self.queue_days,
+            max_queued_days_per_key: self.queue_days_per_key,
+        }
+    }
 }
 
 impl Default for CallDaySettings {
@@ -78,12 +105,23 @@ impl Default for CallDaySettings {
             fetch_timeout: Self::DEFAULT_FETCH_TIMEOUT,
             settle: Self::DEFAULT_SETTLE,
             ttl: Self::DEFAULT_TTL,
+            day_budget: DayBudget::default(),
+            queue_days: QueueSettings::DEFAULT_MAX_QUEUED_DAYS,
+            queue_days_per_key: QueueSettings::DEFAULT_MAX_QUEUED_DAYS_PER_KEY,
         }
     }
 }
 
 fn seconds(duration: Duration) -> i64 {
     i64::try_from(duration.as_secs()).unwrap_or(i64::MAX)
+}
+
+/// Whole seconds, rounded up, at least 1: a `Retry-After`.
+fn retry_after_secs(wait: Duration) -> u32 {
+    let whole = wait
+        .as_secs()
+        .saturating_add(u64::from(wait.subsec_nanos() > 0));
+    u32::try_from(whole).unwrap_or(u32::MAX).max(1)
 }
 
 /// What a day's fetch answers.
@@ -99,9 +137,11 @@ struct Inner {
     platform: Arc<dyn CallPlatform>,
     local: Arc<dyn CallDayCache>,
     shared: Option<Arc<dyn CallDayCache>>,
+    /// Where the keys' day budgets are counted (with the request quotas).
+    budget: Arc<dyn QuotaCounter>,
     clock: Arc<dyn Clock>,
     settings: CallDaySettings,
-    permits: Semaphore,
+    queue: Arc<FairQueue>,
     flights: Arc<Flights<i64, Fetched>>,
 }
 
@@ -122,12 +162,14 @@ impl Tier {
 }
 
 impl CallDayStore {
-    /// `local` is the in-process tier; `shared`, when set, the tier every replica sees.
+    /// `local` is the in-process tier; `shared`, when set, the tier every replica sees;
+    /// `budget` counts the keys' day budgets.
     #[must_use]
     pub fn new(
         platform: Arc<dyn CallPlatform>,
         local: Arc<dyn CallDayCache>,
         shared: Option<Arc<dyn CallDayCache>>,
+        budget: Arc<dyn QuotaCounter>,
         clock: Arc<dyn Clock>,
         settings: CallDaySettings,
     ) -> Self {
@@ -136,8 +178,9 @@ impl CallDayStore {
                 platform,
                 local,
                 shared,
+                budget,
                 clock,
-                permits: Semaphore::new(settings.concurrency.max(1)),
+                queue: FairQueue::new(settings.queue()),
                 settings,
                 flights: Flights::new(|cause| {
                     Err(UpstreamError::new(format!(
@@ -148,7 +191,12 @@ impl CallDayStore {
         }
     }
 
-    async fn collect(&self, range: DateRange) -> Result<Vec<Arc<CallDay>>, UpstreamError> {
+    async fn collect(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+        deadline: Instant,
+    ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
         let inner = &self.inner;
         let now = inner.clock.now().unix_timestamp();
         let days: Vec<Day> = range.iter_days().collect();
@@ -172,21 +220,95 @@ impl CallDayStore {
             }
         }
         let missing = missing(&days, &found);
-        let fetched = try_join_all(missing.iter().map(|(_, day)| self.fetch(*day))).await?;
-        for ((index, _), day) in missing.into_iter().zip(fetched) {
-            if let Some(slot) = found.get_mut(index) {
-                *slot = Some(day);
+        if !missing.is_empty() {
+            let wanted: Vec<Day> = missing.iter().map(|(_, day)| *day).collect();
+            let fetched = self.fetch(&wanted, requester, deadline).await?;
+            for ((index, _), day) in missing.into_iter().zip(fetched) {
+                if let Some(slot) = found.get_mut(index) {
+                    *slot = Some(day);
+                }
             }
         }
         Ok(found.into_iter().flatten().collect())
     }
 
-    /// The fetch of `day` under way on this replica, or a new one.
-    fn fetch(&self, day: Day) -> Flight<Fetched> {
+    /// The days of `wanted`, none of them kept: those with a fetch under way are joined; the
+    /// others are paid from the requester's budget and queued as one job in its line.
+    async fn fetch(
+        &self,
+        wanted: &[Day],
+        requester: &Requester,
+        deadline: Instant,
+    ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
+        let inner = &self.inner;
+        let under_way: Vec<Option<Flight<Fetched>>> = wanted
+            .iter()
+            .map(|day| inner.flights.running(&day.number()))
+            .collect();
+        let new: Vec<Day> = wanted
+            .iter()
+            .zip(&under_way)
+            .filter(|(_, flight)| flight.is_none())
+            .map(|(day, _)| *day)
+            .collect();
+        let mut started: HashMap<Day, Flight<Fetched>> = HashMap::new();
+        if !new.is_empty() {
+            let line = requester.key_id();
+            if let Err(full) = inner.queue.room_for(line, new.len()) {
+                metrics::counter!("callstats_call_day_sheds_total", "reason" => "queue_full")
+                    .increment(1);
+                return Err(CallDaysError::Busy {
+                    retry_after_secs: retry_after_secs(full.drained_in),
+                });
+            }
+            inner.pay(requester, new.len()).await?;
+            let turns = inner.queue.enqueue(line, &new);
+            for (day, turn) in new.iter().zip(turns) {
+                started.insert(*day, self.start(*day, turn));
+            }
+        }
+        let flights = wanted
+            .iter()
+            .zip(under_way)
+            .map(|(day, flight)| flight.or_else(|| started.remove(day)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| UpstreamError::new("a day of the request has no fetch"))?;
+        self.wait(flights, wanted, deadline).await
+    }
+
+    /// A fetch of `day` that waits for `turn`, unless one is under way already (then `turn`
+    /// is never used, and the queue skips it).
+    fn start(&self, day: Day, turn: Turn) -> Flight<Fetched> {
         let inner = Arc::clone(&self.inner);
         self.inner
             .flights
-            .join(&day.number(), move || inner.fetch_day(day))
+            .join(&day.number(), move || inner.fetch_day(day, Some(turn)))
+    }
+
+    /// Waits for every flight, and answers at once when the queue no longer expects the days
+    /// before `deadline`.
+    async fn wait(
+        &self,
+        flights: Vec<Flight<Fetched>>,
+        wanted: &[Day],
+        deadline: Instant,
+    ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
+        let wanted: HashSet<Day> = wanted.iter().copied().collect();
+        let mut all = try_join_all(flights);
+        loop {
+            let expected_in = self.inner.queue.estimate(&wanted);
+            if Instant::now() + expected_in > deadline {
+                metrics::counter!("callstats_call_day_sheds_total", "reason" => "deadline")
+                    .increment(1);
+                return Err(CallDaysError::Busy {
+                    retry_after_secs: retry_after_secs(expected_in),
+                });
+            }
+            tokio::select! {
+                days = &mut all => return days.map_err(CallDaysError::from),
+                () = tokio::time::sleep(RECHECK) => {}
+            }
+        }
     }
 }
 
@@ -262,52 +384,87 @@ impl Inner {
             .find(|kept| self.is_fresh(kept, day, now))
     }
 
+    /// Pays `days` day fetches from the requester's budget, all or none.
+    async fn pay(&self, requester: &Requester, days: usize) -> Result<(), CallDaysError> {
+        let Some(limit) = self.settings.day_budget.per_minute() else {
+            return Ok(());
+        };
+        let needed = u32::try_from(days).unwrap_or(u32::MAX);
+        let bucket = QuotaBucket::new(&QuotaSubject::KeyDays(requester.key_id()), self.clock.now());
+        match self
+            .budget
+            .add_within(&bucket, u64::from(needed), u64::from(limit))
+            .await
+        {
+            Ok(_) => {
+                requester.paid(needed);
+                Ok(())
+            }
+            Err(used) => {
+                metrics::counter!("callstats_day_budget_refusals_total").increment(1);
+                Err(CallDaysError::OverBudget(OverBudget {
+                    key: requester.key_id(),
+                    needed,
+                    status: DayBudgetStatus::current(limit, used, &bucket),
+                }))
+            }
+        }
+    }
+
     /// One day: kept by now (a fetch that just ended), fetched by another replica (waited
-    /// for), or fetched here.
-    async fn fetch_day(self: Arc<Self>, day: Day) -> Fetched {
+    /// for), or fetched here in its turn (`turn`; after a lost turn, from the queue's front).
+    async fn fetch_day(self: Arc<Self>, day: Day, mut turn: Option<Turn>) -> Fetched {
         let lock_ttl = self.settings.fetch_timeout.saturating_add(LOCK_MARGIN);
         loop {
             if let Some(kept) = self.fresh_in(&*self.local, day).await {
                 return Ok(kept);
             }
-            let permit = self
-                .permits
-                .acquire()
+            let turn = turn.take().unwrap_or_else(|| self.queue.first(day));
+            let slot = turn
+                .slot()
                 .await
-                .map_err(|_| UpstreamError::new("the call-day store is shutting down"))?;
-            let Some(shared) = &self.shared else {
-                return self.fetch_upstream(day).await;
+                .ok_or_else(|| UpstreamError::new("the call-day store is shutting down"))?;
+            let lock = match &self.shared {
+                Some(shared) if !shared.try_lock(day, lock_ttl).await => {
+                    // Another replica is fetching the day: wait for its entry without holding
+                    // a slot. When its lock goes (it failed, or died and the lock expired),
+                    // this one tries again from the front.
+                    drop(slot);
+                    metrics::counter!("callstats_call_day_waits_total").increment(1);
+                    tokio::time::sleep(WAIT_POLL).await;
+                    if let Some(kept) = self.fresh_in(&**shared, day).await {
+                        self.keep_locally(Arc::clone(&kept), self.clock.now().unix_timestamp())
+                            .await;
+                        return Ok(kept);
+                    }
+                    continue;
+                }
+                shared => shared,
             };
-            if shared.try_lock(day, lock_ttl).await {
-                // A fetch that panics still gives the lock up, so other replicas do not wait
-                // out its lifetime.
-                let fetched = AssertUnwindSafe(self.fetch_upstream(day))
-                    .catch_unwind()
-                    .await
-                    .unwrap_or_else(|panic| {
-                        Err(UpstreamError::new(format!(
-                            "a call-day fetch failed: {}",
-                            panic_message(panic.as_ref())
-                        )))
-                    });
+            // A fetch that panics still gives the lock up, so other replicas do not wait out
+            // its lifetime.
+            let fetched = AssertUnwindSafe(self.fetch_upstream(day, slot))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    Some(Err(UpstreamError::new(format!(
+                        "a call-day fetch failed: {}",
+                        panic_message(panic.as_ref())
+                    ))))
+                });
+            if let Some(shared) = lock {
                 shared.unlock(day).await;
-                return fetched;
             }
-            // Another replica is fetching the day: wait for its entry without holding a slot.
-            // When its lock goes (it failed, or died and the lock expired), this one tries.
-            drop(permit);
-            metrics::counter!("callstats_call_day_waits_total").increment(1);
-            tokio::time::sleep(WAIT_POLL).await;
-            if let Some(kept) = self.fresh_in(&**shared, day).await {
-                self.keep_locally(Arc::clone(&kept), self.clock.now().unix_timestamp())
-                    .await;
-                return Ok(kept);
+            // None: throttled, so fetched again from the front once the pause is over.
+            if let Some(fetched) = fetched {
+                return fetched;
             }
         }
     }
 
-    /// Fetches the day's window from the call platform and keeps it in every tier.
-    async fn fetch_upstream(&self, day: Day) -> Fetched {
+    /// Fetches the day's window from the call platform and keeps it in every tier; `None`
+    /// when the upstream asked to be called less.
+    async fn fetch_upstream(&self, day: Day, slot: Slot) -> Option<Fetched> {
         // When the fetch started: a day still open then is kept as unsettled.
         let started = self.clock.now().unix_timestamp();
         let in_flight = metrics::gauge!("callstats_call_day_fetches_in_flight");
@@ -315,11 +472,21 @@ impl Inner {
         let fetched = self.platform.calls(DateRange::day(day)).await;
         in_flight.decrement(1.0);
         let records = match fetched {
-            Ok(records) => records,
+            Ok(records) => {
+                slot.fetched();
+                records
+            }
             Err(err) => {
+                if let Some(backpressure) = err.backpressure {
+                    slot.throttled(backpressure.retry_after);
+                    metrics::counter!("callstats_call_days_fetched_total", "outcome" => "throttled")
+                        .increment(1);
+                    return None;
+                }
+                drop(slot);
                 metrics::counter!("callstats_call_days_fetched_total", "outcome" => "failed")
                     .increment(1);
-                return Err(err);
+                return Some(Err(err));
             }
         };
         metrics::counter!("callstats_call_days_fetched_total", "outcome" => "ok").increment(1);
@@ -331,15 +498,20 @@ impl Inner {
                 shared.put(Arc::clone(&kept), ttl).await;
             }
         }
-        Ok(kept)
+        Some(Ok(kept))
     }
 }
 
 #[async_trait]
 impl CallDays for CallDayStore {
-    async fn days(&self, range: DateRange) -> Result<Vec<Arc<CallDay>>, UpstreamError> {
+    async fn days(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
         let deadline = self.inner.settings.fetch_timeout;
-        tokio::time::timeout(deadline, self.collect(range))
+        let until = Instant::now() + deadline;
+        tokio::time::timeout(deadline, self.collect(range, requester, until))
             .await
             .unwrap_or_else(|_| {
                 let reason = format!(
@@ -349,7 +521,7 @@ impl CallDays for CallDayStore {
                     deadline.as_millis()
                 );
                 tracing::warn!(%reason, "call platform unavailable");
-                Err(UpstreamError::new(reason))
+                Err(UpstreamError::new(reason).into())
             })
     }
 }

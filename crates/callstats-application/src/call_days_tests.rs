@@ -16,9 +16,11 @@ use std::time::Instant;
 
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
-use callstats_memory::MemoryCallDays;
+use callstats_memory::{MemoryCallDays, MemoryQuota};
 use time::OffsetDateTime;
 use time::macros::datetime;
+
+use callstats_domain::limits::DayBudget;
 
 use super::*;
 
@@ -74,8 +76,10 @@ fn calls_of(day: Day) -> Vec<CallRecord> {
 /// days in `failing`. It records every window asked and the most fetches in flight at once.
 #[derive(Default)]
 struct FakePlatform {
-    delay: Duration,
+    delay: Mutex<Duration>,
     failing: Mutex<HashSet<Day>>,
+    /// Days answered 429 (with this `Retry-After`) the next time they are asked.
+    throttling: Mutex<HashMap<Day, Option<Duration>>>,
     asked: Mutex<Vec<Day>>,
     in_flight: AtomicUsize,
     most_in_flight: AtomicUsize,
@@ -84,9 +88,18 @@ struct FakePlatform {
 impl FakePlatform {
     fn with_delay(delay: Duration) -> Arc<Self> {
         Arc::new(Self {
-            delay,
+            delay: Mutex::new(delay),
             ..Self::default()
         })
+    }
+
+    fn set_delay(&self, delay: Duration) {
+        *self.delay.lock().unwrap() = delay;
+    }
+
+    /// The days asked, in the order they were asked.
+    fn asked_in_order(&self) -> Vec<Day> {
+        self.asked.lock().unwrap().clone()
     }
 
     /// The days asked from the `from`-th fetch on, sorted (concurrent fetches start in any
@@ -114,10 +127,14 @@ impl CallPlatform for FakePlatform {
         self.asked.lock().unwrap().push(day);
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.most_in_flight.fetch_max(now, Ordering::SeqCst);
-        tokio::time::sleep(self.delay).await;
+        let delay = *self.delay.lock().unwrap();
+        tokio::time::sleep(delay).await;
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         if self.failing.lock().unwrap().contains(&day) {
             return Err(UpstreamError::new("HTTP 502"));
+        }
+        if let Some(retry_after) = self.throttling.lock().unwrap().remove(&day) {
+            return Err(UpstreamError::throttled("HTTP 429", retry_after));
         }
         Ok(calls_of(day))
     }
@@ -173,6 +190,24 @@ fn store(
     clock: &Arc<TestClock>,
     settings: CallDaySettings,
 ) -> CallDayStore {
+    store_counting_on(
+        platform,
+        shared,
+        Arc::new(MemoryQuota::new()),
+        clock,
+        settings,
+    )
+}
+
+/// A store whose day budgets are counted in `budget` (two stores on one counter are two
+/// replicas sharing Redis).
+fn store_counting_on(
+    platform: &Arc<FakePlatform>,
+    shared: Option<Arc<SharedTier>>,
+    budget: Arc<MemoryQuota>,
+    clock: &Arc<TestClock>,
+    settings: CallDaySettings,
+) -> CallDayStore {
     let shared: Option<Arc<dyn CallDayCache>> = match shared {
         Some(tier) => Some(tier),
         None => None,
@@ -181,9 +216,15 @@ fn store(
         platform.clone(),
         Arc::new(MemoryCallDays::new(16 << 20)),
         shared,
+        budget,
         clock.clone(),
         settings,
     )
+}
+
+/// A partner's key.
+fn key(id: i64) -> Requester {
+    Requester::key(id)
 }
 
 fn counts(days: &[Arc<CallDay>]) -> Vec<(String, usize)> {
@@ -197,7 +238,7 @@ async fn a_range_is_its_days_each_fetched_as_its_own_window() {
     let platform = FakePlatform::with_delay(Duration::ZERO);
     let clock = TestClock::at(NOW);
     let days = store(&platform, None, &clock, settings())
-        .days(range("2026-11-01", "2026-11-03"))
+        .days(range("2026-11-01", "2026-11-03"), &key(1))
         .await
         .unwrap();
     assert_eq!(
@@ -226,11 +267,23 @@ async fn days_already_kept_serve_every_later_range_without_asking_again() {
     let platform = FakePlatform::with_delay(Duration::ZERO);
     let clock = TestClock::at(NOW);
     let store = store(&platform, None, &clock, settings());
-    store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
-    store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
-    store.days(range("2026-11-03", "2026-11-04")).await.unwrap();
+    store
+        .days(range("2026-11-01", "2026-11-05"), &key(1))
+        .await
+        .unwrap();
+    store
+        .days(range("2026-11-01", "2026-11-05"), &key(1))
+        .await
+        .unwrap();
+    store
+        .days(range("2026-11-03", "2026-11-04"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(platform.fetches(), 5, "the same days again ask nothing");
-    store.days(range("2026-11-04", "2026-11-07")).await.unwrap();
+    store
+        .days(range("2026-11-04", "2026-11-07"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(
         platform.asked_since(5),
         [day("2026-11-06"), day("2026-11-07")],
@@ -251,7 +304,10 @@ async fn today_is_kept_a_minute_settled_days_their_ttl_and_later_days_are_never_
             ..settings()
         },
     );
-    let days = store.days(range("2026-11-19", "2026-11-23")).await.unwrap();
+    let days = store
+        .days(range("2026-11-19", "2026-11-23"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(
         platform.asked(),
         [day("2026-11-19"), day("2026-11-20"), day("2026-11-21")],
@@ -263,11 +319,17 @@ async fn today_is_kept_a_minute_settled_days_their_ttl_and_later_days_are_never_
     );
 
     clock.advance(Duration::from_secs(59));
-    store.days(range("2026-11-19", "2026-11-23")).await.unwrap();
+    store
+        .days(range("2026-11-19", "2026-11-23"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(platform.fetches(), 3, "today is kept for a minute");
 
     clock.advance(Duration::from_secs(2));
-    store.days(range("2026-11-19", "2026-11-23")).await.unwrap();
+    store
+        .days(range("2026-11-19", "2026-11-23"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(
         platform.asked_since(3),
         [day("2026-11-21")],
@@ -275,7 +337,10 @@ async fn today_is_kept_a_minute_settled_days_their_ttl_and_later_days_are_never_
     );
 
     clock.advance(Duration::from_secs(3600));
-    store.days(range("2026-11-19", "2026-11-20")).await.unwrap();
+    store
+        .days(range("2026-11-19", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(
         platform.asked_since(4),
         [day("2026-11-19"), day("2026-11-20")],
@@ -289,9 +354,15 @@ async fn yesterday_is_unsettled_until_an_hour_after_midnight() {
     // 00:30 in Tashkent on 2026-11-21: yesterday ended half an hour ago.
     let clock = TestClock::at(datetime!(2026-11-20 19:30 UTC));
     let store = store(&platform, None, &clock, settings());
-    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    store
+        .days(range("2026-11-20", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
     clock.advance(Duration::from_secs(61));
-    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    store
+        .days(range("2026-11-20", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(
         platform.fetches(),
         2,
@@ -299,9 +370,15 @@ async fn yesterday_is_unsettled_until_an_hour_after_midnight() {
     );
     // Now fetched at 00:31: still unsettled. At 01:31 it is settled, and then kept.
     clock.advance(Duration::from_secs(3600));
-    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    store
+        .days(range("2026-11-20", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
     clock.advance(Duration::from_secs(3600));
-    store.days(range("2026-11-20", "2026-11-20")).await.unwrap();
+    store
+        .days(range("2026-11-20", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(platform.fetches(), 3);
 }
 
@@ -327,12 +404,15 @@ async fn one_day_failing_fails_the_request_and_the_days_that_arrived_are_kept() 
     platform.failing.lock().unwrap().insert(day("2026-11-03"));
     let clock = TestClock::at(NOW);
     let store = store(&platform, None, &clock, settings());
-    let failed = store.days(range("2026-11-01", "2026-11-05")).await;
+    let failed = store.days(range("2026-11-01", "2026-11-05"), &key(1)).await;
     assert!(failed.is_err(), "no partial figures");
     platform.failing.lock().unwrap().clear();
     // Give the fetches the failed request left behind time to end.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let days = store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
+    let days = store
+        .days(range("2026-11-01", "2026-11-05"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(days.len(), 5);
     assert_eq!(
         platform.asked_since(5),
@@ -342,10 +422,12 @@ async fn one_day_failing_fails_the_request_and_the_days_that_arrived_are_kept() 
 }
 
 #[tokio::test]
-async fn the_deadline_bounds_the_whole_request_not_one_day() {
-    // Five days one after the other (one slot), 200 ms each: 1 s in all, past the deadline of
-    // 500 ms, though each day alone is well within it.
-    let platform = FakePlatform::with_delay(Duration::from_millis(200));
+async fn the_deadline_bounds_the_whole_request_when_the_days_come_slower_than_expected() {
+    // Days have been quick (the queue expects the next ones in no time); now each takes
+    // 200 ms, one at a time: five are 1 s, past the deadline of 500 ms, though each day alone
+    // is well within it. The request ends by its deadline: told to come back once the queue
+    // sees it cannot make it, or unavailable at the deadline.
+    let platform = FakePlatform::with_delay(Duration::ZERO);
     let clock = TestClock::at(NOW);
     let store = store(
         &platform,
@@ -357,19 +439,235 @@ async fn the_deadline_bounds_the_whole_request_not_one_day() {
             ..settings()
         },
     );
+    store
+        .days(range("2026-10-01", "2026-10-05"), &key(1))
+        .await
+        .unwrap();
+    platform.set_delay(Duration::from_millis(200));
     let started = Instant::now();
-    let failed = store.days(range("2026-11-01", "2026-11-05")).await;
+    let failed = store.days(range("2026-11-01", "2026-11-05"), &key(1)).await;
     let took = started.elapsed();
-    assert!(failed.is_err());
     assert!(
-        (Duration::from_millis(450)..Duration::from_millis(900)).contains(&took),
+        matches!(
+            failed,
+            Err(CallDaysError::Unavailable(_) | CallDaysError::Busy { .. })
+        ),
+        "{failed:?}"
+    );
+    assert!(
+        (Duration::from_millis(200)..Duration::from_millis(700)).contains(&took),
         "{took:?}"
     );
     // The fetches go on without their request, and what they get is kept.
     tokio::time::sleep(Duration::from_millis(800)).await;
-    let days = store.days(range("2026-11-01", "2026-11-05")).await.unwrap();
+    let days = store
+        .days(range("2026-11-01", "2026-11-05"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(days.len(), 5);
-    assert_eq!(platform.fetches(), 5);
+    assert_eq!(platform.fetches(), 10);
+}
+
+#[tokio::test]
+async fn a_request_whose_days_cannot_arrive_in_time_is_told_at_once_when_to_come_back() {
+    // One day at a time, 100 ms each, and a deadline of 1 s: 31 days take about 3 s.
+    let platform = FakePlatform::with_delay(Duration::from_millis(100));
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            concurrency: 1,
+            fetch_timeout: Duration::from_secs(1),
+            ..settings()
+        },
+    );
+    // A first day teaches the queue how long a day takes.
+    store
+        .days(range("2026-09-01", "2026-09-01"), &key(1))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let shed = store.days(range("2026-10-01", "2026-10-31"), &key(2)).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    let Err(CallDaysError::Busy { retry_after_secs }) = shed else {
+        panic!("{shed:?}")
+    };
+    assert!((3..=5).contains(&retry_after_secs), "{retry_after_secs}");
+    // Its days stay queued: asked again after the time given, they are all held.
+    tokio::time::sleep(Duration::from_secs(u64::from(retry_after_secs))).await;
+    let fetches = platform.fetches();
+    let days = store
+        .days(range("2026-10-01", "2026-10-31"), &key(2))
+        .await
+        .unwrap();
+    assert_eq!(days.len(), 31);
+    assert_eq!(
+        fetches, 32,
+        "every day was fetched while the partner waited"
+    );
+    assert_eq!(platform.fetches(), 32, "and none again");
+}
+
+#[tokio::test]
+async fn days_are_fetched_a_request_at_a_time_taking_the_keys_in_turn() {
+    let platform = FakePlatform::with_delay(Duration::from_millis(20));
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            concurrency: 1,
+            ..settings()
+        },
+    );
+    // Key 1 sends three requests of three days at once, then keys 2 and 3 one each.
+    let ask = |start: &str, end: &str, who: i64| {
+        let store = store.clone();
+        let range = range(start, end);
+        tokio::spawn(async move { store.days(range, &key(who)).await })
+    };
+    let mut requests = vec![
+        ask("2026-10-01", "2026-10-03", 1),
+        ask("2026-10-04", "2026-10-06", 1),
+        ask("2026-10-07", "2026-10-09", 1),
+    ];
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    requests.push(ask("2026-10-20", "2026-10-21", 2));
+    requests.push(ask("2026-10-25", "2026-10-25", 3));
+    for request in requests {
+        request.await.unwrap().unwrap();
+    }
+    let order: Vec<String> = platform
+        .asked_in_order()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        order,
+        [
+            // Key 1's first request, then one request of each key in turn: the others waited
+            // for one request of key 1 only.
+            "2026-10-01",
+            "2026-10-02",
+            "2026-10-03",
+            "2026-10-20",
+            "2026-10-21",
+            "2026-10-25",
+            "2026-10-04",
+            "2026-10-05",
+            "2026-10-06",
+            "2026-10-07",
+            "2026-10-08",
+            "2026-10-09",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn only_the_days_a_request_makes_the_service_fetch_are_paid_from_its_key_s_budget() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            day_budget: DayBudget::new(21),
+            ..settings()
+        },
+    );
+    let first = key(1);
+    store
+        .days(range("2026-11-01", "2026-11-07"), &first)
+        .await
+        .unwrap();
+    assert_eq!(first.paid_so_far(), 7);
+    // The same days again and days after today cost nothing: 2026-11-08 to today (the 21st)
+    // are 14 days.
+    let again = key(1);
+    store
+        .days(range("2026-11-01", "2026-11-30"), &again)
+        .await
+        .unwrap();
+    assert_eq!(again.paid_so_far(), 14);
+    // Over the budget: refused whole, nothing fetched, nothing counted.
+    let fetches = platform.fetches();
+    let refused = store.days(range("2026-10-01", "2026-10-05"), &key(1)).await;
+    let Err(CallDaysError::OverBudget(over)) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!((over.key, over.needed, over.status.limit), (1, 5, 21));
+    assert_eq!(over.status.remaining, 0);
+    assert_eq!(platform.fetches(), fetches);
+    // Another key has a budget of its own; the next minute, so has this one.
+    store
+        .days(range("2026-10-01", "2026-10-05"), &key(2))
+        .await
+        .unwrap();
+    clock.advance(Duration::from_secs(60));
+    store
+        .days(range("2026-09-01", "2026-09-05"), &key(1))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn two_replicas_share_a_key_s_day_budget() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let counter = Arc::new(MemoryQuota::new());
+    let budget = CallDaySettings {
+        day_budget: DayBudget::new(10),
+        ..settings()
+    };
+    let a = store_counting_on(&platform, None, Arc::clone(&counter), &clock, budget);
+    let b = store_counting_on(&platform, None, counter, &clock, budget);
+    a.days(range("2026-11-01", "2026-11-07"), &key(1))
+        .await
+        .unwrap();
+    let refused = b.days(range("2026-10-01", "2026-10-05"), &key(1)).await;
+    assert!(
+        matches!(refused, Err(CallDaysError::OverBudget(_))),
+        "{refused:?}"
+    );
+    b.days(range("2026-10-01", "2026-10-03"), &key(1))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_day_the_upstream_throttles_is_fetched_again_after_its_retry_after() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    platform
+        .throttling
+        .lock()
+        .unwrap()
+        .insert(day("2026-11-02"), Some(Duration::from_millis(300)));
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let started = Instant::now();
+    let days = store
+        .days(range("2026-11-01", "2026-11-03"), &key(1))
+        .await
+        .unwrap();
+    assert_eq!(counts(&days).len(), 3);
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        platform.asked_since(3),
+        [day("2026-11-02")],
+        "asked again, once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -386,9 +684,10 @@ async fn at_most_the_concurrency_of_day_windows_are_fetched_at_once() {
         },
     );
     // Two requests over 31 days each, 62 days in all, at once.
+    let partner = key(1);
     let (a, b) = tokio::join!(
-        store.days(range("2026-09-01", "2026-10-01")),
-        store.days(range("2026-10-02", "2026-11-01"))
+        store.days(range("2026-09-01", "2026-10-01"), &partner),
+        store.days(range("2026-10-02", "2026-11-01"), &partner)
     );
     assert_eq!((a.unwrap().len(), b.unwrap().len()), (31, 31));
     assert_eq!(platform.fetches(), 62);
@@ -406,7 +705,10 @@ async fn concurrent_misses_of_one_day_fetch_it_once() {
         let start = day("2026-11-01").plus_days(i % 5).unwrap();
         tokio::spawn(async move {
             store
-                .days(DateRange::new(start, start.plus_days(4).unwrap()).unwrap())
+                .days(
+                    DateRange::new(start, start.plus_days(4).unwrap()).unwrap(),
+                    &key(1),
+                )
                 .await
         })
     });
@@ -438,15 +740,20 @@ async fn replicas_sharing_a_tier_fetch_each_day_once_for_the_deployment() {
     let a = store(&platform, Some(Arc::clone(&shared)), &clock, settings());
     let b = store(&platform, Some(Arc::clone(&shared)), &clock, settings());
     // Concurrent misses of the same days on both replicas.
+    let partner = key(1);
     let (one, two) = tokio::join!(
-        a.days(range("2026-11-01", "2026-11-07")),
-        b.days(range("2026-11-01", "2026-11-07"))
+        a.days(range("2026-11-01", "2026-11-07"), &partner),
+        b.days(range("2026-11-01", "2026-11-07"), &partner)
     );
     assert_eq!(counts(&one.unwrap()), counts(&two.unwrap()));
     assert_eq!(platform.fetches(), 7, "{:?}", platform.asked());
     // A day one replica fetched is not fetched by the other.
-    a.days(range("2026-11-08", "2026-11-08")).await.unwrap();
-    b.days(range("2026-11-08", "2026-11-08")).await.unwrap();
+    a.days(range("2026-11-08", "2026-11-08"), &key(1))
+        .await
+        .unwrap();
+    b.days(range("2026-11-08", "2026-11-08"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(platform.fetches(), 8);
     assert!(
         shared.locks.lock().unwrap().is_empty(),
@@ -461,13 +768,14 @@ async fn a_fetch_that_panics_fails_its_request_and_gives_its_day_lock_up() {
         Arc::new(Exploding),
         Arc::new(MemoryCallDays::new(16 << 20)),
         Some(shared.clone()),
+        Arc::new(MemoryQuota::new()),
         TestClock::at(NOW),
         settings(),
     );
-    let failed = store.days(range("2026-11-01", "2026-11-02")).await;
+    let failed = store.days(range("2026-11-01", "2026-11-02"), &key(1)).await;
     assert!(
-        failed.is_err_and(|err| err.reason.contains("platform exploded")),
-        "the panic's cause is kept"
+        matches!(&failed, Err(CallDaysError::Unavailable(err)) if err.reason.contains("platform exploded")),
+        "the panic's cause is kept: {failed:?}"
     );
     assert!(
         shared.locks.lock().unwrap().is_empty(),
@@ -495,11 +803,18 @@ async fn a_shared_tier_that_answers_nothing_leaves_the_in_process_tier_serving()
         platform.clone(),
         Arc::new(MemoryCallDays::new(16 << 20)),
         Some(Arc::new(Down)),
+        Arc::new(MemoryQuota::new()),
         clock.clone(),
         settings(),
     );
-    store.days(range("2026-11-01", "2026-11-03")).await.unwrap();
-    store.days(range("2026-11-01", "2026-11-03")).await.unwrap();
+    store
+        .days(range("2026-11-01", "2026-11-03"), &key(1))
+        .await
+        .unwrap();
+    store
+        .days(range("2026-11-01", "2026-11-03"), &key(1))
+        .await
+        .unwrap();
     assert_eq!(platform.fetches(), 3);
 }
 
@@ -519,7 +834,7 @@ async fn an_entry_of_another_day_or_past_its_lifetime_is_a_miss() {
         Arc::new(CallDay::from_records(day("2026-11-03"), stale, vec![])),
     );
     let days = store(&platform, Some(shared), &clock, settings())
-        .days(range("2026-11-01", "2026-11-03"))
+        .days(range("2026-11-01", "2026-11-03"), &key(1))
         .await
         .unwrap();
     assert_eq!(platform.fetches(), 3);

@@ -36,6 +36,15 @@ where
         })
     }
 
+    /// The run under way for `key`, if any.
+    pub fn running(&self, key: &K) -> Option<Flight<V>> {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
     /// The run under way for `key`, or a new one of `work`, spawned on the current Tokio
     /// runtime. `work` is only called when no run is under way.
     pub fn join<F>(self: &Arc<Self>, key: &K, work: impl FnOnce() -> F) -> Flight<V>

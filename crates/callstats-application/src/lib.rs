@@ -7,6 +7,8 @@
 //!   entries kept in process and (optionally) in a tier every replica shares, fetching the
 //!   missing days from the call platform concurrently, once, within one deadline.
 //! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
+//! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
+//!   turn) and how many at once (adaptive to the upstream's backpressure).
 //! - [`flight`]: single flight, so concurrent requests for one thing do the work once.
 //! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
@@ -16,6 +18,7 @@
 pub mod answers;
 pub mod call_days;
 pub mod entry;
+pub mod fair_queue;
 pub mod flight;
 
 pub use answers::{Answers, CacheStatus, Reply, Served};

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::error::Error as _;
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use callstats_domain::breaker::{Breaker, Transition};
@@ -13,7 +13,7 @@ use callstats_domain::model::CallRecord;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
 use compact_str::CompactString;
 use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
 use tracing::Instrument as _;
 
 use crate::config::HttpPlatformConfig;
@@ -42,6 +42,11 @@ enum FetchError {
     Exhausted { attempts: u32, cause: String },
     #[error("answered HTTP {status}, which is not retried")]
     Refused { status: StatusCode },
+    #[error("answered HTTP {status}: asked to slow down{}", retry_after_text(*retry_after))]
+    Throttled {
+        status: StatusCode,
+        retry_after: Option<Duration>,
+    },
     #[error("answered an unusable page: {0}")]
     Malformed(String),
     #[error("sent cursor {cursor:?} a second time; stopped a pagination loop")]
@@ -129,13 +134,13 @@ impl HttpCallPlatform {
             .unwrap_or(Err(FetchError::Deadline {
                 limit_ms: self.config.fetch_timeout.as_millis(),
             }));
-        let transition = if outcome.is_ok() {
-            permit.success()
-        } else {
-            permit.failure()
+        // An upstream that asks to be called less is up: backpressure is not an outage.
+        let (transition, label) = match &outcome {
+            Ok(_) => (permit.success(), "ok"),
+            Err(FetchError::Throttled { .. }) => (permit.success(), "throttled"),
+            Err(_) => (permit.failure(), "failed"),
         };
         log_transition(transition, &self.breaker);
-        let label = if outcome.is_ok() { "ok" } else { "failed" };
         metrics::counter!("callstats_upstream_fetches_total", "outcome" => label).increment(1);
         outcome
     }
@@ -217,6 +222,7 @@ impl HttpCallPlatform {
             let outcome = match &attempt {
                 Ok(_) => "ok",
                 Err(AttemptError::Transient(_)) => "transient_error",
+                Err(AttemptError::Fatal(FetchError::Throttled { .. })) => "throttled",
                 Err(AttemptError::Fatal(_)) => "fatal_error",
             };
             metrics::counter!("callstats_upstream_requests_total", "outcome" => outcome)
@@ -251,6 +257,17 @@ impl HttpCallPlatform {
             .await
             .map_err(|e| AttemptError::Transient(describe(&e)))?;
         let status = response.status();
+        // 429, and 503 with a Retry-After, ask for fewer requests: not retried here (the
+        // call-day store slows down and fetches the day again), and not an outage.
+        let retry_after = response.headers().get(RETRY_AFTER).map(retry_after);
+        if status == StatusCode::TOO_MANY_REQUESTS
+            || (status == StatusCode::SERVICE_UNAVAILABLE && retry_after.is_some())
+        {
+            return Err(AttemptError::Fatal(FetchError::Throttled {
+                status,
+                retry_after: retry_after.flatten(),
+            }));
+        }
         if status.is_server_error() {
             return Err(AttemptError::Transient(format!("answered HTTP {status}")));
         }
@@ -306,9 +323,15 @@ impl CallPlatform for HttpCallPlatform {
             end = %range.end()
         );
         async {
-            self.fetch(range).await.map_err(|error| {
-                tracing::warn!(reason = %error, "call platform unavailable");
-                UpstreamError::new(error.to_string())
+            self.fetch(range).await.map_err(|error| match error {
+                FetchError::Throttled { retry_after, .. } => {
+                    tracing::debug!(reason = %error, "call platform asked to slow down");
+                    UpstreamError::throttled(error.to_string(), retry_after)
+                }
+                error => {
+                    tracing::warn!(reason = %error, "call platform unavailable");
+                    UpstreamError::new(error.to_string())
+                }
             })
         }
         .instrument(span)
@@ -346,6 +369,23 @@ fn calls_url(base: &str) -> Result<String, BuildError> {
         ));
     }
     Ok(format!("{}/calls", parsed.as_str().trim_end_matches('/')))
+}
+
+/// A `Retry-After` value: delay-seconds, or an HTTP date (a date past is no delay); `None`
+/// when it is neither.
+fn retry_after(value: &HeaderValue) -> Option<Duration> {
+    let text = value.to_str().ok()?.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(text).ok()?;
+    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+}
+
+fn retry_after_text(retry_after: Option<Duration>) -> String {
+    retry_after.map_or_else(String::new, |delay| {
+        format!(" (Retry-After {} ms)", delay.as_millis())
+    })
 }
 
 /// A transport error and its causes, without the URL.
@@ -409,6 +449,27 @@ mod tests {
                 matches!(calls_url(bad), Err(BuildError::BaseUrl { .. })),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let value = |text: &str| HeaderValue::from_str(text).unwrap();
+        assert_eq!(retry_after(&value("7")), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after(&value(" 0 ")), Some(Duration::ZERO));
+        let soon = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
+        let delay = retry_after(&value(&soon)).unwrap();
+        assert!(
+            (Duration::from_secs(28)..=Duration::from_secs(30)).contains(&delay),
+            "{delay:?}"
+        );
+        assert_eq!(
+            retry_after(&value("Sun, 06 Nov 1994 08:49:37 GMT")),
+            Some(Duration::ZERO),
+            "a date past"
+        );
+        for bad in ["-1", "soon", "1.5", ""] {
+            assert_eq!(retry_after(&value(bad)), None, "{bad}");
         }
     }
 

@@ -244,6 +244,8 @@ impl fmt::Display for ClientAddress {
 pub enum QuotaSubject {
     /// A valid key, by its id.
     Key(i64),
+    /// The day fetches a valid key caused (its day budget), by the key's id.
+    KeyDays(i64),
     /// A request without a valid key (or /openapi.json), by client IP.
     Client(ClientAddress),
 }
@@ -275,6 +277,7 @@ impl QuotaBucket {
     pub fn name(&self) -> String {
         match self.subject {
             QuotaSubject::Key(id) => format!("key:{id}:{}", self.minute),
+            QuotaSubject::KeyDays(id) => format!("days:{id}:{}", self.minute),
             QuotaSubject::Client(ip) => format!("ip:{ip}:{}", self.minute),
         }
     }
@@ -573,6 +576,9 @@ mod tests {
             now,
         );
         assert_eq!(client.name(), "ip:7.0.0.7:29920695");
+        let days = QuotaBucket::new(&QuotaSubject::KeyDays(7), now);
+        assert_eq!(days.name(), "days:7:29920695");
+        assert_ne!(days, bucket);
         assert_ne!(bucket, client);
         assert_eq!(
             QuotaBucket::new(&QuotaSubject::Client(ClientAddress::Unknown), now).name(),

@@ -4,6 +4,11 @@
 //! it after several failed fetches; Redis after one failed round trip (threshold 1), so a dead
 //! Redis costs one timeout per `retry_after`, not one per request.
 //!
+//! Failures are counted by burst: a failure counts only if its call began after the last
+//! counted failure. Calls in flight together that fail together (one hiccup seen by eight
+//! concurrent fetches) count once, so only failures that go on while new calls are tried open
+//! the breaker.
+//!
 //! It logs nothing itself: [`Permit::success`] and [`Permit::failure`] say which
 //! [`Transition`] they caused, and each adapter words its own log line.
 
@@ -15,7 +20,15 @@ pub struct Breaker {
     /// 0 disables the breaker.
     threshold: u32,
     open_for: Duration,
-    state: Mutex<State>,
+    state: Mutex<Counted>,
+}
+
+/// The state, and how many failures were counted in all: a permit remembers the number it
+/// was given at, so a failure of a call begun before the last counted one is not counted again.
+#[derive(Debug, Clone, Copy)]
+struct Counted {
+    state: State,
+    failures_counted: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +69,8 @@ pub struct Permit<'a> {
     breaker: &'a Breaker,
     probe: bool,
     reported: bool,
+    /// The breaker's count of failures when the call began.
+    failures_before: u64,
 }
 
 impl Breaker {
@@ -64,7 +79,10 @@ impl Breaker {
         Self {
             threshold,
             open_for,
-            state: Mutex::new(State::Closed { failures: 0 }),
+            state: Mutex::new(Counted {
+                state: State::Closed { failures: 0 },
+                failures_counted: 0,
+            }),
         }
     }
 
@@ -74,7 +92,7 @@ impl Breaker {
         self.open_for
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, Counted> {
         // The state is a plain value, valid whatever a panicking holder left in it.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -82,7 +100,7 @@ impl Breaker {
     /// Whether the last outcome left the breaker anything but closed.
     #[must_use]
     pub fn is_open(&self) -> bool {
-        !matches!(*self.state(), State::Closed { .. })
+        !matches!(self.state().state, State::Closed { .. })
     }
 
     /// Leave to call, or the time until a probe may go.
@@ -90,8 +108,8 @@ impl Breaker {
     /// # Errors
     /// [`Refused`] while the breaker is open, or half-open with a probe in flight.
     pub fn try_acquire(&self) -> Result<Permit<'_>, Refused> {
-        let mut state = self.state();
-        let probe = match *state {
+        let mut counted = self.state();
+        let probe = match counted.state {
             State::Closed { .. } => false,
             State::Open { until } => {
                 let now = Instant::now();
@@ -100,7 +118,7 @@ impl Breaker {
                         retry_in: until - now,
                     });
                 }
-                *state = State::HalfOpen;
+                counted.state = State::HalfOpen;
                 true
             }
             State::HalfOpen => {
@@ -113,12 +131,16 @@ impl Breaker {
             breaker: self,
             probe,
             reported: false,
+            failures_before: counted.failures_counted,
         })
     }
 
-    fn record(&self, probe: bool, success: bool) -> Transition {
-        let mut state = self.state();
-        let (next, transition) = match (success, probe, *state) {
+    fn record(&self, permit: &Permit<'_>, success: bool) -> Transition {
+        let mut counted = self.state();
+        let probe = permit.probe;
+        // A failure of a call that began before the last counted failure belongs to that burst.
+        let same_burst = counted.failures_counted != permit.failures_before;
+        let (next, transition) = match (success, probe, counted.state) {
             (true, true, _) | (true, false, State::Open { .. } | State::HalfOpen) => {
                 (State::Closed { failures: 0 }, Transition::Closed)
             }
@@ -126,7 +148,11 @@ impl Breaker {
                 (State::Closed { failures: 0 }, Transition::None)
             }
             (false, true, _) => (self.open_until_later(), Transition::Reopened),
+            (false, false, current @ State::Closed { .. }) if same_burst => {
+                (current, Transition::None)
+            }
             (false, false, State::Closed { failures }) => {
+                counted.failures_counted = counted.failures_counted.wrapping_add(1);
                 let failures = failures.saturating_add(1);
                 if self.threshold > 0 && failures >= self.threshold {
                     (self.open_until_later(), Transition::Opened)
@@ -137,7 +163,7 @@ impl Breaker {
             // A call that began before the circuit opened: the open period stands.
             (false, false, current) => (current, Transition::None),
         };
-        *state = next;
+        counted.state = next;
         transition
     }
 
@@ -159,22 +185,22 @@ impl Permit<'_> {
     /// The call succeeded.
     pub fn success(mut self) -> Transition {
         self.reported = true;
-        self.breaker.record(self.probe, true)
+        self.breaker.record(&self, true)
     }
 
     /// The call failed.
     pub fn failure(mut self) -> Transition {
         self.reported = true;
-        self.breaker.record(self.probe, false)
+        self.breaker.record(&self, false)
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         if !self.reported && self.probe {
-            let mut state = self.breaker.state();
-            if *state == State::HalfOpen {
-                *state = State::Open {
+            let mut counted = self.breaker.state();
+            if counted.state == State::HalfOpen {
+                counted.state = State::Open {
                     until: Instant::now(),
                 };
             }
@@ -234,6 +260,42 @@ mod tests {
         breaker.try_acquire().unwrap().failure();
         drop(breaker.try_acquire().unwrap());
         assert!(breaker.try_acquire().is_ok());
+    }
+
+    #[test]
+    fn calls_in_flight_together_that_fail_together_count_as_one_failure() {
+        let breaker = Breaker::new(3, Duration::from_secs(60));
+        // Eight calls begun together, all failing: one burst.
+        let burst: Vec<_> = (0..8).map(|_| breaker.try_acquire().unwrap()).collect();
+        for permit in burst {
+            assert_eq!(permit.failure(), Transition::None);
+        }
+        assert!(!breaker.is_open());
+        // Two more bursts, each begun after the last failure: three in a row open it.
+        breaker.try_acquire().unwrap().failure();
+        let (a, b) = (
+            breaker.try_acquire().unwrap(),
+            breaker.try_acquire().unwrap(),
+        );
+        assert_eq!(a.failure(), Transition::Opened);
+        assert_eq!(b.failure(), Transition::None, "the same burst");
+        assert!(breaker.is_open());
+    }
+
+    #[test]
+    fn a_call_begun_before_a_counted_failure_does_not_count_after_a_success_either() {
+        let breaker = Breaker::new(2, Duration::from_secs(60));
+        let (early, late) = (
+            breaker.try_acquire().unwrap(),
+            breaker.try_acquire().unwrap(),
+        );
+        early.failure();
+        breaker.try_acquire().unwrap().success();
+        late.failure();
+        breaker.try_acquire().unwrap().failure();
+        assert!(!breaker.is_open(), "one failure counted since the success");
+        breaker.try_acquire().unwrap().failure();
+        assert!(breaker.is_open());
     }
 
     #[test]

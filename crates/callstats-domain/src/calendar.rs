@@ -71,6 +71,12 @@ impl Day {
         })
     }
 
+    /// The Tashkent day `instant` falls on.
+    #[must_use]
+    pub fn of(instant: time::OffsetDateTime) -> Self {
+        Self(tz::to_tashkent(instant).date())
+    }
+
     #[must_use]
     pub const fn date(self) -> Date {
         self.0

@@ -3,7 +3,9 @@
 //! adapters' logs and are never part of a message.
 
 use crate::access::{QuotaStatus, Unauthorized};
+use crate::limits::OverBudget;
 use crate::params::ParamError;
+use crate::ports::CallDaysError;
 use crate::scope::Scope;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -26,6 +28,12 @@ pub enum DomainError {
     /// 429: over the per-minute quota.
     #[error("rate limit of {} requests per minute exceeded; retry after the window resets", .0.limit)]
     RateLimited(QuotaStatus),
+    /// 429: the days the request would make the service fetch exceed its key's day budget.
+    #[error("{0}")]
+    DayBudgetExceeded(OverBudget),
+    /// 503: the request's days cannot arrive before the deadline; they stay queued.
+    #[error("the upstream call platform is busy; retry in {retry_after_secs} s")]
+    UpstreamBusy { retry_after_secs: u32 },
     /// 503: the upstream call platform could not be reached or answered badly; the source says
     /// why, for the log.
     #[error("the upstream call platform is unavailable")]
@@ -47,6 +55,16 @@ impl From<crate::ports::StoreError> for DomainError {
 impl From<crate::ports::UpstreamError> for DomainError {
     fn from(cause: crate::ports::UpstreamError) -> Self {
         Self::UpstreamUnavailable(cause)
+    }
+}
+
+impl From<CallDaysError> for DomainError {
+    fn from(err: CallDaysError) -> Self {
+        match err {
+            CallDaysError::Unavailable(cause) => Self::UpstreamUnavailable(cause),
+            CallDaysError::OverBudget(refused) => Self::DayBudgetExceeded(refused),
+            CallDaysError::Busy { retry_after_secs } => Self::UpstreamBusy { retry_after_secs },
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod breaker;
 pub mod calendar;
 pub mod call_day;
 pub mod error;
+pub mod limits;
 pub mod model;
 #[cfg(feature = "openapi")]
 mod openapi;

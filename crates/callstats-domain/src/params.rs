@@ -12,6 +12,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::calendar::{DATE_FORM, DateRange, Day, EndBeforeStart, MONTH_FORM, Month};
+use crate::limits::EarliestDay;
 
 /// Default of `limit` on /scripts/stats.
 pub const SCRIPTS_LIMIT_DEFAULT: u8 = 20;
@@ -91,9 +92,30 @@ pub enum ParamError {
     },
     #[error(transparent)]
     EndBeforeStart(#[from] EndBeforeStart),
+    /// A call period that starts before the history horizon (after the 31-day clamp).
+    #[error("{}", before_horizon(value, *earliest, *clamped_start))]
+    BeforeHorizon {
+        /// `start` as given.
+        value: String,
+        earliest: EarliestDay,
+        /// Where the period starts once clamped to its latest 31 days, when it was.
+        clamped_start: Option<Day>,
+    },
     /// A query string that does not deserialise into the endpoint's query type.
     #[error("the query string cannot be read: {0}")]
     Unreadable(String),
+}
+
+fn before_horizon(value: &str, earliest: EarliestDay, clamped_start: Option<Day>) -> String {
+    let EarliestDay { day, horizon_days } = earliest;
+    let clamp = clamped_start
+        .map(|start| format!(" (the period, clamped to its latest 31 days, starts on {start})"))
+        .unwrap_or_default();
+    format!(
+        "invalid {} {value:?}: call records are kept for {horizon_days} days, so the earliest \
+         start is {day}{clamp}",
+        Param::query("start")
+    )
 }
 
 impl ParamError {
@@ -160,6 +182,26 @@ fn date_range(start: &Given, end: &Given) -> Result<DateRange, ParamError> {
         None => start,
     };
     Ok(DateRange::new(start, end)?)
+}
+
+/// A call period (clamped already) that starts before `earliest` is refused, naming `start`.
+fn within_horizon(
+    range: DateRange,
+    start: &Given,
+    earliest: Option<EarliestDay>,
+) -> Result<DateRange, ParamError> {
+    match earliest {
+        Some(earliest) if range.start() < earliest.day => Err(ParamError::BeforeHorizon {
+            value: start
+                .0
+                .first()
+                .map(|raw| raw.chars().take(ECHO_MAX_CHARS).collect())
+                .unwrap_or_default(),
+            earliest,
+            clamped_start: range.clamped().then_some(range.start()),
+        }),
+        _ => Ok(range),
+    }
 }
 
 /// Call direction; `inbound` is the default of /calls/summary.
@@ -275,12 +317,15 @@ pub struct SummaryQuery {
 }
 
 impl SummaryQuery {
-    /// The range, then the direction.
-    pub fn parse(&self) -> Result<(DateRange, Direction), ParamError> {
-        Ok((
-            date_range(&self.start, &self.end)?,
-            Direction::given(&self.direction)?,
-        ))
+    /// The range, then the direction, then the range against the history horizon (`earliest`,
+    /// `None` without one).
+    pub fn parse(
+        &self,
+        earliest: Option<EarliestDay>,
+    ) -> Result<(DateRange, Direction), ParamError> {
+        let range = date_range(&self.start, &self.end)?;
+        let direction = Direction::given(&self.direction)?;
+        Ok((within_horizon(range, &self.start, earliest)?, direction))
     }
 }
 
@@ -308,11 +353,12 @@ pub struct AgentsQuery {
 
 impl AgentsQuery {
     /// The range; the direction is validated, so that one query string works on both call
-    /// endpoints, but the leaderboard always counts both directions.
-    pub fn parse(&self) -> Result<DateRange, ParamError> {
+    /// endpoints, but the leaderboard always counts both directions; then the range against
+    /// the history horizon (`earliest`, `None` without one).
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<DateRange, ParamError> {
         let range = date_range(&self.start, &self.end)?;
         Direction::given(&self.direction)?;
-        Ok(range)
+        within_horizon(range, &self.start, earliest)
     }
 }
 
@@ -434,7 +480,7 @@ mod tests {
     #[test]
     fn invalid_date_error_names_parameter_format_and_value() {
         let err = summary(&["2026-11-01"], &["2026-02-30"], &[])
-            .parse()
+            .parse(None)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -445,7 +491,8 @@ mod tests {
     #[test]
     fn error_quotes_at_most_forty_characters_of_the_value() {
         let long = "x".repeat(500);
-        let ParamError::Invalid { value, .. } = summary(&[&long], &[], &[]).parse().unwrap_err()
+        let ParamError::Invalid { value, .. } =
+            summary(&[&long], &[], &[]).parse(None).unwrap_err()
         else {
             panic!()
         };
@@ -454,14 +501,14 @@ mod tests {
 
     #[test]
     fn range_end_defaults_to_start() {
-        let (range, direction) = summary(&["2026-11-03"], &[], &[]).parse().unwrap();
+        let (range, direction) = summary(&["2026-11-03"], &[], &[]).parse(None).unwrap();
         assert_eq!(range, DateRange::day(Day::parse("2026-11-03").unwrap()));
         assert_eq!(direction, Direction::Inbound);
     }
 
     #[test]
     fn range_without_start_is_rejected() {
-        let err = summary(&[], &["2026-11-03"], &[]).parse().unwrap_err();
+        let err = summary(&[], &["2026-11-03"], &[]).parse(None).unwrap_err();
         assert_eq!(
             err.to_string(),
             "missing query parameter 'start': expected a calendar date YYYY-MM-DD"
@@ -471,7 +518,7 @@ mod tests {
     #[test]
     fn range_with_end_before_start_is_rejected() {
         let err = summary(&["2026-11-03"], &["2026-11-02"], &[])
-            .parse()
+            .parse(None)
             .unwrap_err();
         assert!(matches!(err, ParamError::EndBeforeStart(_)));
         assert_eq!(
@@ -482,20 +529,77 @@ mod tests {
 
     #[test]
     fn errors_come_in_a_fixed_order_start_end_then_direction() {
-        let err = summary(&["x"], &["y"], &["z"]).parse().unwrap_err();
+        let err = summary(&["x"], &["y"], &["z"]).parse(None).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("invalid query parameter 'start'")
         );
         let err = summary(&["2026-11-01"], &["y"], &["z"])
-            .parse()
+            .parse(None)
             .unwrap_err();
         assert!(err.to_string().starts_with("invalid query parameter 'end'"));
-        let err = summary(&["2026-11-01"], &[], &["z"]).parse().unwrap_err();
+        let err = summary(&["2026-11-01"], &[], &["z"])
+            .parse(None)
+            .unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("invalid query parameter 'direction'")
         );
+    }
+
+    fn earliest(raw: &str) -> Option<EarliestDay> {
+        Some(EarliestDay {
+            day: Day::parse(raw).unwrap(),
+            horizon_days: 400,
+        })
+    }
+
+    #[test]
+    fn a_period_from_the_first_day_of_the_horizon_is_accepted_and_one_day_earlier_is_not() {
+        let horizon = earliest("2025-10-22");
+        let (range, _) = summary(&["2025-10-22"], &[], &[]).parse(horizon).unwrap();
+        assert_eq!(range.start(), Day::parse("2025-10-22").unwrap());
+        let err = summary(&["2025-10-21"], &["2025-10-30"], &[])
+            .parse(horizon)
+            .unwrap_err();
+        assert!(matches!(err, ParamError::BeforeHorizon { .. }));
+        assert_eq!(
+            err.to_string(),
+            r#"invalid query parameter 'start' "2025-10-21": call records are kept for 400 days, so the earliest start is 2025-10-22"#
+        );
+        let agents = AgentsQuery {
+            start: given(&["2025-10-21"]),
+            ..AgentsQuery::default()
+        };
+        assert_eq!(agents.parse(horizon).unwrap_err(), err);
+        assert!(agents.parse(None).is_ok(), "no horizon, no limit");
+    }
+
+    #[test]
+    fn the_horizon_applies_to_the_period_after_the_31_day_clamp() {
+        let horizon = earliest("2025-10-22");
+        // From long before the horizon to a day well inside it: the clamp keeps the latest 31
+        // days, all of them within the horizon.
+        let (range, _) = summary(&["1900-01-01"], &["2026-11-25"], &[])
+            .parse(horizon)
+            .unwrap();
+        assert!(range.clamped());
+        // Clamped to a period that still reaches before the horizon: the message says so.
+        let err = summary(&["1900-01-01"], &["2025-11-20"], &[])
+            .parse(horizon)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"invalid query parameter 'start' "1900-01-01": call records are kept for 400 days, so the earliest start is 2025-10-22 (the period, clamped to its latest 31 days, starts on 2025-10-21)"#
+        );
+    }
+
+    #[test]
+    fn the_horizon_is_checked_after_the_other_parameters() {
+        let err = summary(&["2020-01-01"], &[], &["Inbound"])
+            .parse(earliest("2025-10-22"))
+            .unwrap_err();
+        assert!(matches!(err, ParamError::Invalid { .. }), "{err}");
     }
 
     #[test]
@@ -573,14 +677,14 @@ mod tests {
     #[test]
     fn a_known_parameter_given_twice_is_rejected() {
         let err = summary(&["2026-11-01", "2026-11-02"], &[], &[])
-            .parse()
+            .parse(None)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
             "query parameter 'start' is given more than once"
         );
         let err = summary(&["2026-11-01"], &[], &["", ""])
-            .parse()
+            .parse(None)
             .unwrap_err();
         assert!(matches!(err, ParamError::Repeated { .. }));
     }

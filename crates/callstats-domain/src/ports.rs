@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
 use crate::calendar::{DateRange, Day, Month};
 use crate::call_day::CallDay;
+use crate::limits::{OverBudget, Requester};
 use crate::model::{CallRecord, CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 
 /// The portal database could not answer. The cause is for logs; the API says only
@@ -32,20 +33,55 @@ impl StoreError {
     }
 }
 
-/// The call platform could not be reached, failed, or answered something unusable. The reason
-/// is for logs; the API answers 503.
+/// The call platform could not be reached, failed, or answered something unusable, or it asked
+/// to be called less (backpressure). The reason is for logs; the API answers 503.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("call platform unavailable: {reason}")]
 pub struct UpstreamError {
     pub reason: String,
+    /// Set when the upstream answered 429, or 503 with `Retry-After`: it is up, but wants fewer
+    /// requests. Such an answer slows the fetching down and never counts as an outage.
+    pub backpressure: Option<Backpressure>,
+}
+
+/// The upstream asked to be called less.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backpressure {
+    /// Its `Retry-After`, when it sent one.
+    pub retry_after: Option<Duration>,
 }
 
 impl UpstreamError {
+    /// The upstream is down, failed or answered something unusable.
     pub fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
+            backpressure: None,
         }
     }
+
+    /// The upstream asked to be called less, and when again if it said.
+    pub fn throttled(reason: impl Into<String>, retry_after: Option<Duration>) -> Self {
+        Self {
+            reason: reason.into(),
+            backpressure: Some(Backpressure { retry_after }),
+        }
+    }
+}
+
+/// Why a range's days could not all be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallDaysError {
+    /// A day could not be fetched, or not all arrived by the deadline.
+    #[error(transparent)]
+    Unavailable(#[from] UpstreamError),
+    /// The days that would be fetched exceed the requester's day budget; nothing was fetched.
+    #[error("{0}")]
+    OverBudget(OverBudget),
+    /// The days cannot arrive before the deadline (the queue ahead of them, recent fetch
+    /// times); they stay queued and are expected to be held in `retry_after_secs`.
+    #[error("the upstream call platform is busy; retry in {retry_after_secs} s")]
+    Busy { retry_after_secs: u32 },
 }
 
 /// The API keys, as admission reads them.
@@ -96,8 +132,13 @@ pub trait CallPlatform: Send + Sync + 'static {
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]
 pub trait CallDays: Send + Sync + 'static {
-    /// Every day of `range` in order, each with its calls; never part of the range.
-    async fn days(&self, range: DateRange) -> Result<Vec<Arc<CallDay>>, UpstreamError>;
+    /// Every day of `range` in order, each with its calls; never part of the range. The days
+    /// not held are fetched on behalf of `requester`: in its turn, and paid from its budget.
+    async fn days(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<Vec<Arc<CallDay>>, CallDaysError>;
 }
 
 /// One tier of kept call days: in process, or shared by every replica. Infallible like the
@@ -145,7 +186,17 @@ pub enum CacheRead {
     Hit(Bytes),
 }
 
-/// Per-window request counters.
+/// What admission counted and read on its way: the request's count in its window, the day
+/// fetches its key caused so far in theirs, and the cached answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    pub count: u64,
+    /// 0 when no day budget was asked for.
+    pub days_used: u64,
+    pub cached: CacheRead,
+}
+
+/// Per-window counters: requests, and day fetches against a budget.
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]
 pub trait QuotaCounter: Send + Sync + 'static {
@@ -155,11 +206,31 @@ pub trait QuotaCounter: Send + Sync + 'static {
     /// The bucket's count so far, without adding to it.
     async fn peek(&self, bucket: &QuotaBucket) -> u64;
 
-    /// Adds one request and, on the same trip, reads the response cache's entry `cache_key`:
-    /// a counter kept in the same store as the response cache (Redis) answers both in one
-    /// round trip. This default only counts.
-    async fn increment_and_read(&self, bucket: &QuotaBucket, _cache_key: &str) -> (u64, CacheRead) {
-        (self.increment(bucket).await, CacheRead::NotRead)
+    /// Adds `amount` to the bucket if its count stays within `limit` then
+    /// ([`crate::limits::fits`]), atomically: `Ok` with the count after, or `Err` with the
+    /// count as it stands, unchanged.
+    async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64>;
+
+    /// Adds one request to `bucket` and, on the same trip, reads the count of `days` (the key's
+    /// day budget) and the response cache's entry `cache_key`: a counter kept in the same store
+    /// as the response cache (Redis) answers all three in one round trip. This default counts
+    /// and peeks, and leaves the cache unread.
+    async fn count_admission(
+        &self,
+        bucket: &QuotaBucket,
+        days: Option<QuotaBucket>,
+        _cache_key: Option<String>,
+    ) -> Counted {
+        let count = self.increment(bucket).await;
+        let days_used = match days {
+            Some(days) => self.peek(&days).await,
+            None => 0,
+        };
+        Counted {
+            count,
+            days_used,
+            cached: CacheRead::NotRead,
+        }
     }
 }
 

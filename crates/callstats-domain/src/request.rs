@@ -5,6 +5,7 @@ use std::time::Duration;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::calendar::{DateRange, Month};
+use crate::limits::EarliestDay;
 use crate::params::{
     self, AgentsQuery, Direction, KpiQuery, MonthPath, Param, ParamError, ScheduleQuery,
     ScriptsLimit, ScriptsQuery, Shift, SummaryQuery,
@@ -101,17 +102,22 @@ impl Asked {
     }
 
     /// The request these parameters make: validated, defaulted and clamped, the path before
-    /// the query. `kpi_view` is the view the key's scopes allow on /kpi/{month}. `None` for
+    /// the query. `kpi_view` is the view the key's scopes allow on /kpi/{month}; a call period
+    /// may not start before `earliest` (the history horizon, `None` without one). `None` for
     /// /ping, which takes no parameters and is never cached.
-    pub fn request(&self, kpi_view: KpiView) -> Result<Option<ApiRequest>, ParamError> {
+    pub fn request(
+        &self,
+        kpi_view: KpiView,
+        earliest: Option<EarliestDay>,
+    ) -> Result<Option<ApiRequest>, ParamError> {
         let request = match self {
             Self::Ping => return Ok(None),
             Self::CallsSummary(query) => {
-                let (range, direction) = query.parse()?;
+                let (range, direction) = query.parse(earliest)?;
                 ApiRequest::CallsSummary { range, direction }
             }
             Self::CallsAgents(query) => ApiRequest::CallsAgents {
-                range: query.parse()?,
+                range: query.parse(earliest)?,
             },
             Self::KpiMonths => ApiRequest::KpiMonths,
             Self::KpiMonth(path, query) => ApiRequest::KpiMonth {
@@ -256,7 +262,7 @@ mod tests {
     fn parse(endpoint: Endpoint, query: &str, month: &str) -> Result<Option<ApiRequest>, String> {
         Asked::from_query(endpoint, query, month)
             .unwrap()
-            .request(KpiView::Aggregate)
+            .request(KpiView::Aggregate, None)
             .map_err(|e| e.to_string())
     }
 
@@ -322,8 +328,8 @@ mod tests {
             "2026-11",
         )
         .unwrap();
-        let aggregate = asked.request(KpiView::Aggregate).unwrap().unwrap();
-        let detail = asked.request(KpiView::Detail).unwrap().unwrap();
+        let aggregate = asked.request(KpiView::Aggregate, None).unwrap().unwrap();
+        let detail = asked.request(KpiView::Detail, None).unwrap().unwrap();
         assert_eq!(
             aggregate.cache_key(),
             "v1/kpi/2026-11?granularity=aggregate&shift=tun%26granularity%3Ddetail"
@@ -392,7 +398,10 @@ mod tests {
         assert_eq!(query.end, [""].into_iter().collect());
         assert_eq!(query.direction, ["outbound"].into_iter().collect());
         assert_eq!(
-            asked.request(KpiView::Aggregate).unwrap_err().to_string(),
+            asked
+                .request(KpiView::Aggregate, None)
+                .unwrap_err()
+                .to_string(),
             "query parameter 'start' is given more than once"
         );
     }

@@ -10,14 +10,15 @@ use time::macros::format_description;
 use crate::access::{
     ApiKeyRecord, ClientAddress, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
 };
-use crate::calendar::{DateRange, Month, Period};
+use crate::calendar::{DateRange, Day, Month, Period};
 use crate::error::DomainError;
+use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
 };
 use crate::params::{Direction, ScriptsLimit, Shift};
-use crate::ports::{CacheRead, CallDays, Clock, KeyStore, PortalStore, QuotaCounter};
+use crate::ports::{CacheRead, CallDays, Clock, Counted, KeyStore, PortalStore, QuotaCounter};
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::{self, PriorWeight};
@@ -42,6 +43,8 @@ pub struct Caller<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Admission {
     pub quota: QuotaStatus,
+    /// The key's day budget as admission found it; `None` without a valid key or a budget.
+    pub days: Option<DayBudgetStatus>,
     pub key: Result<ApiKeyRecord, DomainError>,
     /// The cached answer read while counting (see [`Gatekeeper::admit_reading`]).
     pub cached: CacheRead,
@@ -54,6 +57,7 @@ pub struct Gatekeeper {
     quota: Arc<dyn QuotaCounter>,
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
+    day_budget: DayBudget,
 }
 
 impl Gatekeeper {
@@ -69,7 +73,25 @@ impl Gatekeeper {
             quota,
             clock,
             anon_rate_limit,
+            day_budget: DayBudget::new(0),
         }
+    }
+
+    /// Reports the keys' day budget (off unless set) in every admission.
+    #[must_use]
+    pub const fn with_day_budget(mut self, budget: DayBudget) -> Self {
+        self.day_budget = budget;
+        self
+    }
+
+    /// The window of `key`'s day budget at `now`, when there is a budget.
+    fn days_bucket(
+        &self,
+        key: &ApiKeyRecord,
+        now: time::OffsetDateTime,
+    ) -> Option<(u32, QuotaBucket)> {
+        let limit = self.day_budget.per_minute()?;
+        Some((limit, QuotaBucket::new(&QuotaSubject::KeyDays(key.id), now)))
     }
 
     /// Runs the checks in the documented order: key (401), Origin (403), quota (429),
@@ -100,21 +122,40 @@ impl Gatekeeper {
             Ok(key) => key,
             Err(err) => return self.refuse_anonymously(caller, err).await,
         };
-        let bucket = QuotaBucket::new(&QuotaSubject::Key(key.id), self.clock.now());
+        let now = self.clock.now();
+        let bucket = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
+        let days_bucket = self.days_bucket(&key, now);
         if !key.origin_allowed(caller.origin) {
             // A valid key refused for its Origin counts against no quota: it is always a 403,
-            // and its headers show the key's window as it stands.
+            // and its headers show the key's windows as they stand.
             let count = self.quota.peek(&bucket).await;
+            let days = match &days_bucket {
+                Some((limit, days)) => Some(DayBudgetStatus::current(
+                    *limit,
+                    self.quota.peek(days).await,
+                    days,
+                )),
+                None => None,
+            };
             return Admission {
                 quota: QuotaStatus::current(key.rate_limit_per_minute, count, &bucket),
+                days,
                 key: Err(DomainError::OriginNotAllowed),
                 cached: CacheRead::NotRead,
             };
         }
-        let (count, cached) = match cache_key(&key) {
-            Some(cache_key) => self.quota.increment_and_read(&bucket, &cache_key).await,
-            None => (self.quota.increment(&bucket).await, CacheRead::NotRead),
-        };
+        let cache_key = cache_key(&key);
+        let Counted {
+            count,
+            days_used,
+            cached,
+        } = self
+            .quota
+            .count_admission(&bucket, days_bucket.map(|(_, days)| days), cache_key)
+            .await;
+        let days = days_bucket
+            .as_ref()
+            .map(|(limit, days)| DayBudgetStatus::current(*limit, days_used, days));
         let quota = QuotaStatus::after(key.rate_limit_per_minute, count, &bucket);
         let key = if quota.exceeded {
             Err(DomainError::RateLimited(quota))
@@ -124,7 +165,12 @@ impl Gatekeeper {
                 _ => Ok(key),
             }
         };
-        Admission { quota, key, cached }
+        Admission {
+            quota,
+            days,
+            key,
+            cached,
+        }
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-IP quota;
@@ -143,6 +189,7 @@ impl Gatekeeper {
         });
         Admission {
             quota,
+            days: None,
             key,
             cached: CacheRead::NotRead,
         }
@@ -194,6 +241,8 @@ impl Gatekeeper {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct StatsSettings {
     pub prior_weight: PriorWeight,
+    /// How far back call periods may reach.
+    pub history: HistoryHorizon,
 }
 
 /// Any body of a cacheable endpoint.
@@ -214,6 +263,7 @@ pub enum Response {
 pub struct CallStats {
     store: Arc<dyn PortalStore>,
     calls: Arc<dyn CallDays>,
+    clock: Arc<dyn Clock>,
     settings: StatsSettings,
 }
 
@@ -222,22 +272,36 @@ impl CallStats {
     pub fn new(
         store: Arc<dyn PortalStore>,
         calls: Arc<dyn CallDays>,
+        clock: Arc<dyn Clock>,
         settings: StatsSettings,
     ) -> Self {
         Self {
             store,
             calls,
+            clock,
             settings,
         }
     }
 
-    /// Answers any parsed request.
-    pub async fn answer(&self, request: &ApiRequest) -> Result<Response, DomainError> {
+    /// The earliest day a call period may start on now (the history horizon), if any.
+    #[must_use]
+    pub fn earliest_call_day(&self) -> Option<EarliestDay> {
+        self.settings.history.earliest(Day::of(self.clock.now()))
+    }
+
+    /// Answers any parsed request; the call days it fetches are fetched for `requester`.
+    pub async fn answer(
+        &self,
+        request: &ApiRequest,
+        requester: &Requester,
+    ) -> Result<Response, DomainError> {
         Ok(match request {
             ApiRequest::CallsSummary { range, direction } => {
-                Response::CallSummary(self.call_summary(*range, *direction).await?)
+                Response::CallSummary(self.call_summary(*range, *direction, requester).await?)
             }
-            ApiRequest::CallsAgents { range } => Response::Agents(self.call_agents(*range).await?),
+            ApiRequest::CallsAgents { range } => {
+                Response::Agents(self.call_agents(*range, requester).await?)
+            }
             ApiRequest::KpiMonths => Response::Sheets(self.kpi_months().await?),
             ApiRequest::KpiMonth { month, shift, view } => {
                 Response::Kpi(self.kpi_month(*month, shift.as_ref(), *view).await?)
@@ -252,15 +316,25 @@ impl CallStats {
         &self,
         range: DateRange,
         direction: Direction,
+        requester: &Requester,
     ) -> Result<CallSummary, DomainError> {
-        let days = self.calls.days(range).await?;
+        let days = self.calls.days(range, requester).await?;
         Ok(stats::call_summary(&range, direction, &days))
     }
 
     /// Calls, scores and roster are fetched concurrently.
-    pub async fn call_agents(&self, range: DateRange) -> Result<AgentsResponse, DomainError> {
+    pub async fn call_agents(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<AgentsResponse, DomainError> {
         let (days, scores, roster) = futures::try_join!(
-            async { self.calls.days(range).await.map_err(DomainError::from) },
+            async {
+                self.calls
+                    .days(range, requester)
+                    .await
+                    .map_err(DomainError::from)
+            },
             async {
                 self.store
                     .call_scores(range)

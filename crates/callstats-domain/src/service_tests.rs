@@ -9,13 +9,14 @@ use super::*;
 use crate::access::{ApiKeySecret, Unauthorized};
 use crate::calendar::Day;
 use crate::call_day::CallDay;
+use crate::limits::OverBudget;
 use crate::model::{
     AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
     SheetContent,
 };
 use crate::ports::{
-    MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter, StoreError,
-    UpstreamError,
+    CallDaysError, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
+    StoreError, UpstreamError,
 };
 use crate::request::Asked;
 use crate::scope::Scope;
@@ -71,6 +72,18 @@ fn access_with(
         log.lock().unwrap().push(bucket.name());
         count
     });
+    let log = Arc::clone(&seen);
+    quota
+        .expect_count_admission()
+        .returning(move |bucket, days, _| {
+            log.lock().unwrap().push(bucket.name());
+            log.lock().unwrap().extend(days.map(|days| days.name()));
+            Counted {
+                count,
+                days_used: 93,
+                cached: CacheRead::NotRead,
+            }
+        });
     (
         Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60),
         seen,
@@ -215,11 +228,12 @@ fn access_that_must_not_count(key_count: u64) -> Gatekeeper {
         .returning(|_| Ok(Some(key("calls"))));
     let mut quota = MockQuotaCounter::new();
     quota.expect_increment().never();
-    quota.expect_increment_and_read().never();
+    quota.expect_count_admission().never();
     quota
         .expect_peek()
         .returning(move |bucket| match bucket.subject {
             QuotaSubject::Key(42) => key_count,
+            QuotaSubject::KeyDays(42) => 0,
             _ => 1_000,
         });
     Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60)
@@ -233,7 +247,7 @@ async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_
         ..caller(Some(&auth))
     };
     for (key_count, remaining) in [(0_u64, 5_u32), (3, 2), (5, 0), (9, 0)] {
-        let access = access_that_must_not_count(key_count);
+        let access = access_that_must_not_count(key_count).with_day_budget(DayBudget::new(124));
         let admission = access
             .admit_reading(&evil, Endpoint::CallsSummary, |_| Some("entry".into()))
             .await;
@@ -252,6 +266,11 @@ async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_
                 exceeded: false
             },
             "the key's window as it stands, {key_count} requests in it"
+        );
+        assert_eq!(
+            admission.days.map(|days| days.remaining),
+            Some(124),
+            "its day budget as it stands"
         );
         assert_eq!(admission.cached, CacheRead::NotRead);
     }
@@ -402,7 +421,16 @@ async fn ping_reports_the_key_and_server_time_in_utc_with_milliseconds() {
 }
 
 fn stats(store: MockPortalStore, calls: MockCallDays) -> CallStats {
-    CallStats::new(Arc::new(store), Arc::new(calls), StatsSettings::default())
+    CallStats::new(
+        Arc::new(store),
+        Arc::new(calls),
+        clock(),
+        StatsSettings::default(),
+    )
+}
+
+fn requester() -> Requester {
+    Requester::key(42)
 }
 
 /// The days of `range` holding `calls`, as the day store hands them over.
@@ -419,9 +447,9 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
     let wanted = range("2026-11-01", "2026-11-01");
     platform
         .expect_days()
-        .withf(move |r| *r == wanted)
+        .withf(move |r, who| *r == wanted && who.key_id() == 42)
         .times(1)
-        .returning(|r| {
+        .returning(|r, _| {
             Ok(days_of(
                 r,
                 &[call(
@@ -433,7 +461,7 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
             ))
         });
     let summary = stats(MockPortalStore::new(), platform)
-        .call_summary(wanted, Direction::Inbound)
+        .call_summary(wanted, Direction::Inbound, &requester())
         .await
         .unwrap();
     assert_eq!(summary.total_calls, 1);
@@ -444,9 +472,13 @@ async fn upstream_failure_is_503_upstream_unavailable() {
     let mut platform = MockCallDays::new();
     platform
         .expect_days()
-        .returning(|_| Err(UpstreamError::new("HTTP 500")));
+        .returning(|_, _| Err(UpstreamError::new("HTTP 500").into()));
     let result = stats(MockPortalStore::new(), platform)
-        .call_summary(range("2026-11-01", "2026-11-01"), Direction::Inbound)
+        .call_summary(
+            range("2026-11-01", "2026-11-01"),
+            Direction::Inbound,
+            &requester(),
+        )
         .await;
     assert_eq!(
         result,
@@ -462,9 +494,109 @@ async fn upstream_failure_is_503_upstream_unavailable() {
 }
 
 #[tokio::test]
+async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
+    let refused = OverBudget {
+        key: 42,
+        needed: 31,
+        status: DayBudgetStatus {
+            limit: 124,
+            remaining: 0,
+            reset_seconds: 30,
+        },
+    };
+    for (error, expected) in [
+        (
+            CallDaysError::OverBudget(refused),
+            DomainError::DayBudgetExceeded(refused),
+        ),
+        (
+            CallDaysError::Busy {
+                retry_after_secs: 7,
+            },
+            DomainError::UpstreamBusy {
+                retry_after_secs: 7,
+            },
+        ),
+    ] {
+        let mut platform = MockCallDays::new();
+        platform
+            .expect_days()
+            .returning(move |_, _| Err(error.clone()));
+        let result = stats(MockPortalStore::new(), platform)
+            .call_summary(
+                range("2026-11-01", "2026-11-01"),
+                Direction::Inbound,
+                &requester(),
+            )
+            .await;
+        assert_eq!(result, Err(expected));
+    }
+    assert_eq!(
+        DomainError::UpstreamBusy {
+            retry_after_secs: 7
+        }
+        .to_string(),
+        "the upstream call platform is busy; retry in 7 s"
+    );
+}
+
+#[test]
+fn call_periods_may_start_no_earlier_than_the_history_horizon_from_today() {
+    let earliest = stats(MockPortalStore::new(), MockCallDays::new()).earliest_call_day();
+    // 2026-11-21 in Tashkent, and the 399 days before it.
+    assert_eq!(
+        earliest.map(|e| (e.day.to_string(), e.horizon_days)),
+        Some(("2025-10-18".to_owned(), 400))
+    );
+    let unbounded = CallStats::new(
+        Arc::new(MockPortalStore::new()),
+        Arc::new(MockCallDays::new()),
+        clock(),
+        StatsSettings {
+            history: HistoryHorizon::new(0),
+            ..StatsSettings::default()
+        },
+    );
+    assert_eq!(unbounded.earliest_call_day(), None);
+}
+
+#[tokio::test]
+async fn admission_reports_the_key_s_day_budget_read_on_the_same_trip() {
+    let (access, seen) = access_with(Some(key("calls")), 1);
+    let access = access.with_day_budget(DayBudget::new(124));
+    let auth = bearer();
+    let admission = access
+        .admit(&caller(Some(&auth)), Endpoint::CallsSummary)
+        .await;
+    assert_eq!(
+        admission.days,
+        Some(DayBudgetStatus {
+            limit: 124,
+            remaining: 31,
+            reset_seconds: 30
+        })
+    );
+    let minute = NOW.unix_timestamp() / 60;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [format!("key:42:{minute}"), format!("days:42:{minute}")]
+    );
+    // Without a budget nothing is read for it, and nothing reported.
+    let (access, seen) = access_with(Some(key("calls")), 1);
+    let admission = access
+        .admit(&caller(Some(&auth)), Endpoint::CallsSummary)
+        .await;
+    assert_eq!(admission.days, None);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    // A request without a valid key has no day budget.
+    let anonymous = access.admit(&caller(None), Endpoint::Ping).await;
+    assert_eq!(anonymous.days, None);
+}
+
+#[tokio::test]
 async fn agents_combine_calls_scores_and_roster_names() {
     let mut platform = MockCallDays::new();
-    platform.expect_days().returning(|r| {
+    platform.expect_days().returning(|r, _| {
         Ok(days_of(
             r,
             &[call(
@@ -485,7 +617,7 @@ async fn agents_combine_calls_scores_and_roster_names() {
         .times(1)
         .returning(|| Ok(vec![operator("101", "Oʻtkir Karimov", None)]));
     let body = stats(store, platform)
-        .call_agents(range("2026-11-01", "2026-11-01"))
+        .call_agents(range("2026-11-01", "2026-11-01"), &requester())
         .await
         .unwrap();
     assert_eq!(body.agents[0].name, "Oʻtkir Karimov");
@@ -495,14 +627,14 @@ async fn agents_combine_calls_scores_and_roster_names() {
 #[tokio::test]
 async fn agents_fail_with_503_when_the_store_does() {
     let mut platform = MockCallDays::new();
-    platform.expect_days().returning(|r| Ok(days_of(r, &[])));
+    platform.expect_days().returning(|r, _| Ok(days_of(r, &[])));
     let mut store = MockPortalStore::new();
     store
         .expect_call_scores()
         .returning(|_| Err(StoreError::new("timeout")));
     store.expect_operators().returning(|| Ok(vec![]));
     let result = stats(store, platform)
-        .call_agents(range("2026-11-01", "2026-11-01"))
+        .call_agents(range("2026-11-01", "2026-11-01"), &requester())
         .await;
     assert_eq!(
         result,
@@ -633,11 +765,11 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
     });
     let request = Asked::from_query(Endpoint::ScriptsStats, "limit=2", "")
         .unwrap()
-        .request(KpiView::Aggregate)
+        .request(KpiView::Aggregate, None)
         .unwrap()
         .unwrap();
     let body = stats(store, MockCallDays::new())
-        .answer(&request)
+        .answer(&request, &requester())
         .await
         .unwrap();
     let json = serde_json::to_value(&body).unwrap();

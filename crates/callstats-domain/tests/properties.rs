@@ -200,7 +200,7 @@ proptest! {
         let query = serde_html_form::to_string(&pairs).unwrap();
         for endpoint in Endpoint::ALL {
             let asked = Asked::from_query(endpoint, &query, &month).unwrap();
-            if let Err(err) = asked.request(KpiView::Aggregate) {
+            if let Err(err) = asked.request(KpiView::Aggregate, None) {
                 let message = err.to_string();
                 prop_assert!(message.contains("parameter '") || message.contains("segment 'month'"), "{message}");
             }

@@ -21,6 +21,7 @@ use bytes::Bytes;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubject};
 use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
+use callstats_domain::limits::fits;
 use callstats_domain::ports::{CallDayCache, KeyStore, QuotaCounter, ResponseCache, StoreError};
 use quick_cache::sync::Cache;
 use quick_cache::{Equivalent, Weighter};
@@ -195,11 +196,32 @@ impl MemoryQuota {
     /// Adds one request and returns the bucket's count, without awaiting anything.
     #[must_use]
     pub fn increment_now(&self, bucket: &QuotaBucket) -> u64 {
+        self.counter(bucket)
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1)
+    }
+
+    /// [`QuotaCounter::add_within`], without awaiting anything.
+    pub fn add_within_now(
+        &self,
+        bucket: &QuotaBucket,
+        amount: u64,
+        limit: u64,
+    ) -> Result<u64, u64> {
+        let counter = self.counter(bucket);
+        counter
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |count| {
+                fits(count, amount, limit).then(|| count.saturating_add(amount))
+            })
+            .map(|before| before.saturating_add(amount))
+    }
+
+    fn counter(&self, bucket: &QuotaBucket) -> Arc<AtomicU64> {
         let key = (bucket.subject, bucket.minute);
         let Ok(counter) = self
             .counters
             .get_or_insert_with(&key, || Ok::<_, Infallible>(Arc::default()));
-        counter.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+        counter
     }
 }
 
@@ -211,6 +233,10 @@ impl QuotaCounter for MemoryQuota {
 
     async fn peek(&self, bucket: &QuotaBucket) -> u64 {
         self.peek_now(bucket)
+    }
+
+    async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64> {
+        self.add_within_now(bucket, amount, limit)
     }
 }
 
@@ -449,6 +475,47 @@ mod tests {
         assert_eq!(quota.increment(&a).await, 2);
         assert_eq!(quota.increment(&b).await, 1);
         assert_eq!(quota.increment(&next_minute).await, 1);
+    }
+
+    #[tokio::test]
+    async fn a_budget_takes_what_fits_whole_or_nothing() {
+        let quota = MemoryQuota::new();
+        let days = QuotaBucket::new(
+            &QuotaSubject::KeyDays(1),
+            datetime!(2026-11-21 06:15:10 UTC),
+        );
+        assert_eq!(quota.add_within(&days, 31, 124).await, Ok(31));
+        assert_eq!(quota.add_within(&days, 93, 124).await, Ok(124));
+        assert_eq!(quota.add_within(&days, 1, 124).await, Err(124), "full");
+        assert_eq!(quota.add_within(&days, 0, 124).await, Ok(124));
+        assert_eq!(quota.peek(&days).await, 124, "a refusal adds nothing");
+        let other = QuotaBucket::new(
+            &QuotaSubject::KeyDays(2),
+            datetime!(2026-11-21 06:15:10 UTC),
+        );
+        assert_eq!(quota.add_within(&other, 125, 124).await, Err(0));
+        assert_eq!(quota.peek(&other).await, 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_budget_charges_never_exceed_the_limit() {
+        let quota = Arc::new(MemoryQuota::new());
+        let days = QuotaBucket::new(
+            &QuotaSubject::KeyDays(1),
+            datetime!(2026-11-21 06:15:10 UTC),
+        );
+        let tasks: Vec<_> = (0..40)
+            .map(|_| {
+                let quota = Arc::clone(&quota);
+                tokio::spawn(async move { quota.add_within(&days, 31, 124).await.is_ok() })
+            })
+            .collect();
+        let mut granted = 0;
+        for task in tasks {
+            granted += usize::from(task.await.unwrap());
+        }
+        assert_eq!(granted, 4);
+        assert_eq!(quota.peek(&days).await, 124);
     }
 
     #[tokio::test]

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::QuotaBucket;
 use callstats_domain::breaker::{Breaker, Permit, Transition};
-use callstats_domain::ports::{CacheRead, QuotaCounter, ResponseCache};
+use callstats_domain::ports::{CacheRead, Counted, QuotaCounter, ResponseCache};
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
@@ -344,21 +344,88 @@ impl QuotaCounter for RedisQuota {
         }
     }
 
-    async fn increment_and_read(&self, bucket: &QuotaBucket, cache_key: &str) -> (u64, CacheRead) {
-        let mut pipeline = self.count(bucket);
-        pipeline.get(self.redis.key(&cache_name(cache_key)));
-        match self
-            .redis
-            .run::<(u64, Option<Vec<u8>>)>("quota", &pipeline)
-            .await
-        {
-            Some((count, Some(bytes))) => (count, CacheRead::Hit(Bytes::from(bytes))),
-            Some((count, None)) => (count, CacheRead::Miss),
-            // Redis unreachable: the cache misses anyway.
-            None => (self.fallback.increment_now(bucket), CacheRead::Miss),
+    async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64> {
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("EVAL")
+            .arg(ADD_WITHIN)
+            .arg(1)
+            .arg(self.counter(bucket))
+            .arg(amount)
+            .arg(limit)
+            .arg(i64::from(bucket.seconds_left) + 5);
+        match self.redis.run::<((bool, u64),)>("budget", &pipeline).await {
+            Some(((true, count),)) => Ok(count),
+            Some(((false, count),)) => Err(count),
+            None => self.fallback.add_within_now(bucket, amount, limit),
         }
     }
+
+    /// `INCR` and `EXPIRE` of the request's bucket, then a `GET` of the day counter and of the
+    /// cache entry when asked for, all on one round trip.
+    async fn count_admission(
+        &self,
+        bucket: &QuotaBucket,
+        days: Option<QuotaBucket>,
+        cache_key: Option<String>,
+    ) -> Counted {
+        let mut pipeline = self.count(bucket);
+        if let Some(days) = &days {
+            pipeline.get(self.counter(days));
+        }
+        if let Some(cache_key) = &cache_key {
+            pipeline.get(self.redis.key(&cache_name(cache_key)));
+        }
+        let counted = self
+            .redis
+            .run::<Vec<redis::Value>>("quota", &pipeline)
+            .await
+            .and_then(|values| read_admission(values, days.is_some(), cache_key.is_some()));
+        // Redis unreachable: count in process; the cache misses anyway.
+        counted.unwrap_or_else(|| Counted {
+            count: self.fallback.increment_now(bucket),
+            days_used: days.map_or(0, |days| self.fallback.peek_now(&days)),
+            cached: CacheRead::Miss,
+        })
+    }
 }
+
+/// The answers of [`RedisQuota::count_admission`]'s pipeline, in its order; `None` if one does
+/// not read as what it should be.
+fn read_admission(values: Vec<redis::Value>, days: bool, cached: bool) -> Option<Counted> {
+    let mut values = values.into_iter();
+    let count: u64 = redis::from_redis_value(values.next()?).ok()?;
+    let days_used = if days {
+        redis::from_redis_value::<Option<u64>>(values.next()?)
+            .ok()?
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let cached = if cached {
+        match redis::from_redis_value::<Option<Vec<u8>>>(values.next()?).ok()? {
+            Some(bytes) => CacheRead::Hit(Bytes::from(bytes)),
+            None => CacheRead::Miss,
+        }
+    } else {
+        CacheRead::NotRead
+    };
+    Some(Counted {
+        count,
+        days_used,
+        cached,
+    })
+}
+
+/// Adds `ARGV[1]` to the counter `KEYS[1]` if it stays within `ARGV[2]`, and sets its expiry
+/// (`ARGV[3]` seconds); answers whether it added, and the count then
+/// (`callstats_domain::limits::fits`, in Lua).
+const ADD_WITHIN: &str = "\
+local count = tonumber(redis.call('GET', KEYS[1]) or '0') \
+if count + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {0, count} end \
+count = redis.call('INCRBY', KEYS[1], ARGV[1]) \
+redis.call('EXPIRE', KEYS[1], ARGV[3]) \
+return {1, count}";
 
 #[cfg(test)]
 mod tests {

@@ -6,14 +6,14 @@
 //! a page, with an opaque `next_cursor`. Like a real platform it has no call that starts after
 //! the present instant (its clock's, [`SimOptions::clock`]): today is partial, later days are
 //! empty. Options add a bearer-token check (401), injected failures (500 with a JSON body, for a
-//! share of requests) and latency.
+//! share of requests), latency, and a request rate past which it answers 429.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::http::StatusCode;
@@ -56,6 +56,9 @@ pub struct SimOptions {
     pub fail_rate: f64,
     /// Delay before every answer (`--latency-ms`).
     pub latency: Duration,
+    /// When set, requests past this many in one second get 429 with `Retry-After: 1`, as a
+    /// rate-limited platform answers (`--max-rps`).
+    pub max_rps: Option<u32>,
     /// The present: no call that starts after it is served. The real clock by default.
     pub clock: Arc<dyn Clock>,
 }
@@ -68,6 +71,7 @@ impl Default for SimOptions {
             token: None,
             fail_rate: 0.0,
             latency: Duration::ZERO,
+            max_rps: None,
             clock: Arc::new(SystemClock),
         }
     }
@@ -81,6 +85,7 @@ impl fmt::Debug for SimOptions {
             .field("token", &self.token.as_ref().map(|_| "[redacted]"))
             .field("fail_rate", &self.fail_rate)
             .field("latency", &self.latency)
+            .field("max_rps", &self.max_rps)
             .finish_non_exhaustive()
     }
 }
@@ -92,6 +97,8 @@ pub enum SimOptionsError {
     FailRate(f64),
     #[error("the token must not be empty")]
     EmptyToken,
+    #[error("the request rate must be at least 1 a second")]
+    MaxRps,
 }
 
 impl SimOptions {
@@ -102,6 +109,9 @@ impl SimOptions {
         }
         if self.token.as_deref().is_some_and(str::is_empty) {
             return Err(SimOptionsError::EmptyToken);
+        }
+        if self.max_rps == Some(0) {
+            return Err(SimOptionsError::MaxRps);
         }
         Ok(())
     }
@@ -188,6 +198,10 @@ struct SimState {
     expected_authorization: Option<String>,
     fail_rate: f64,
     latency: Duration,
+    max_rps: Option<u32>,
+    /// Requests counted in the current second since `started`: the second and the count.
+    second: Mutex<(u64, u32)>,
+    started: Instant,
     clock: Arc<dyn Clock>,
     days: Mutex<VecDeque<(i64, Arc<[SyntheticCall]>)>>,
 }
@@ -199,6 +213,9 @@ impl SimState {
             expected_authorization: options.token.map(|t| format!("Bearer {t}")),
             fail_rate: options.fail_rate,
             latency: options.latency,
+            max_rps: options.max_rps,
+            second: Mutex::new((0, 0)),
+            started: Instant::now(),
             clock: options.clock,
             days: Mutex::new(VecDeque::with_capacity(CACHED_DAYS)),
         }
@@ -219,6 +236,20 @@ impl SimState {
         }
         days.push_back((day_number, Arc::clone(&calls)));
         Some(calls)
+    }
+
+    /// Counts a request in its second; whether it is past `max_rps`.
+    fn over_rate(&self) -> bool {
+        let Some(max) = self.max_rps else {
+            return false;
+        };
+        let now = self.started.elapsed().as_secs();
+        let mut second = self.second.lock().unwrap_or_else(PoisonError::into_inner);
+        if second.0 != now {
+            *second = (now, 0);
+        }
+        second.1 = second.1.saturating_add(1);
+        second.1 > max
     }
 
     fn authorized(&self, request: &HttpRequest) -> bool {
@@ -283,8 +314,21 @@ impl Cursor {
 }
 
 async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse {
+    // Counted as it arrives, like a platform's rate limiter; answered after the latency.
+    let over_rate = state.over_rate();
     if !state.latency.is_zero() {
         tokio::time::sleep(state.latency).await;
+    }
+    if over_rate {
+        let mut response = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate limit exceeded (--max-rps)",
+        );
+        response.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            actix_web::http::header::HeaderValue::from_static("1"),
+        );
+        return response;
     }
     if !state.authorized(&request) {
         return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
@@ -565,6 +609,11 @@ mod tests {
             ..SimOptions::default()
         };
         assert_eq!(empty_token.validate(), Err(SimOptionsError::EmptyToken));
+        let no_rate = SimOptions {
+            max_rps: Some(0),
+            ..SimOptions::default()
+        };
+        assert_eq!(no_rate.validate(), Err(SimOptionsError::MaxRps));
         assert!(SimOptions::default().validate().is_ok());
     }
 

@@ -9,6 +9,7 @@ use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
 use callstats_application::{Answers, CallDaySettings, CallDayStore, SystemClock};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
+use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
     CallDayCache, CallPlatform, Clock, KeyStore, PortalStore, QuotaCounter, ResponseCache,
 };
@@ -41,6 +42,8 @@ pub struct Assembly {
     /// Shared cache and quota; `None` keeps both in process.
     pub redis: Option<RedisSettings>,
     pub prior_weight: PriorWeight,
+    /// How far back call periods may reach.
+    pub history: HistoryHorizon,
     pub anon_rate_limit: u32,
     pub trust_proxy: bool,
     pub cache_max_bytes: u64,
@@ -65,6 +68,7 @@ impl Assembly {
             upstream,
             redis: args.redis(),
             prior_weight: args.prior_weight()?,
+            history: HistoryHorizon::new(args.call_history_days),
             anon_rate_limit: args.anon_rate_limit,
             trust_proxy: args.trust_proxy,
             cache_max_bytes: args.cache_max_mb.bytes(),
@@ -107,19 +111,29 @@ impl Assembly {
                 days: None,
             },
         };
+        // The keys' day budgets are counted where their request quotas are.
         let call_days = CallDayStore::new(
             platform,
             Arc::new(MemoryCallDays::new(self.call_day_cache_max_bytes)),
             shared.days,
+            Arc::clone(&shared.quota),
             Arc::clone(&self.clock),
             self.call_days,
         );
-        let access = Gatekeeper::new(keys, shared.quota, self.clock, self.anon_rate_limit);
+        let access = Gatekeeper::new(
+            keys,
+            shared.quota,
+            Arc::clone(&self.clock),
+            self.anon_rate_limit,
+        )
+        .with_day_budget(self.call_days.day_budget);
         let stats = CallStats::new(
             portal,
             Arc::new(call_days),
+            self.clock,
             StatsSettings {
                 prior_weight: self.prior_weight,
+                history: self.history,
             },
         );
         let answers = Answers::new(access, stats, shared.cache);

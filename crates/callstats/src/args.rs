@@ -11,7 +11,9 @@ use std::time::Duration;
 use anyhow::anyhow;
 use callstats_api::ServerSettings;
 use callstats_application::CallDaySettings;
+use callstats_application::fair_queue::QueueSettings;
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
+use callstats_domain::limits::{DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudget};
 use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
 use callstats_domain::stats::PriorWeight;
 use callstats_redis::RedisSettings;
@@ -254,6 +256,45 @@ pub struct ServiceArgs {
     )]
     pub call_day_ttl_secs: Seconds,
 
+    /// Days back from today (Tashkent, today included) whose calls may be asked for; a call
+    /// period starting earlier is a 400. 0 turns the horizon off.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_HISTORY_DAYS",
+        default_value_t = DEFAULT_HISTORY_DAYS,
+        value_name = "DAYS"
+    )]
+    pub call_history_days: u32,
+
+    /// Call days not held that one key's requests may make the service fetch per UTC clock
+    /// minute (shared by every replica through Redis); over it: 429. 0 turns the budget off.
+    #[arg(
+        long,
+        env = "CALLSTATS_KEY_DAY_FETCHES_PER_MINUTE",
+        default_value_t = DEFAULT_DAY_FETCHES_PER_MINUTE,
+        value_name = "DAYS"
+    )]
+    pub key_day_fetches_per_minute: u32,
+
+    /// Most call days waiting for their fetch in this process, all keys together; a request
+    /// whose days do not fit is answered 503 with Retry-After.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_QUEUE_DAYS",
+        default_value_t = QueueSettings::DEFAULT_MAX_QUEUED_DAYS,
+        value_name = "DAYS"
+    )]
+    pub call_day_queue_days: usize,
+
+    /// Most call days waiting for their fetch in this process for one key.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_QUEUE_DAYS_PER_KEY",
+        default_value_t = QueueSettings::DEFAULT_MAX_QUEUED_DAYS_PER_KEY,
+        value_name = "DAYS"
+    )]
+    pub call_day_queue_days_per_key: usize,
+
     /// Most mebibytes of call days kept in this process (also with Redis, which keeps them for
     /// every replica).
     #[arg(
@@ -281,6 +322,9 @@ impl ServiceArgs {
             fetch_timeout: self.platform.call_platform_fetch_timeout_ms.0,
             settle: self.call_day_settle_secs.0,
             ttl: self.call_day_ttl_secs.0,
+            day_budget: DayBudget::new(self.key_day_fetches_per_minute),
+            queue_days: self.call_day_queue_days,
+            queue_days_per_key: self.call_day_queue_days_per_key,
         }
     }
 

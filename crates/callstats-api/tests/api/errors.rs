@@ -144,9 +144,10 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
     );
     // The request was admitted before the handler failed: its headers say so.
     assert_eq!(failed.header("x-ratelimit-remaining"), "118");
+    let reset = failed.header("x-ratelimit-reset");
     assert_eq!(
         failed.header("ratelimit"),
-        format!("\"minute\";r=118;t={}", failed.header("x-ratelimit-reset"))
+        format!("\"minute\";r=118;t={reset}, \"days\";r=124;t={reset}")
     );
     assert_eq!(failed.header("cache-status"), "callstats; fwd=miss");
     assert_eq!(failed.header("cache-control"), "no-store");

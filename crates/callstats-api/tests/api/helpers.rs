@@ -338,15 +338,25 @@ impl TestApp {
         let clock = Arc::new(TestClock(Mutex::new(datetime!(2026-11-21 06:15:30 UTC))));
         let keys: Arc<dyn KeyStore> =
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
-        let access = Gatekeeper::new(keys, Arc::new(MemoryQuota::new()), clock.clone(), 60);
+        // Assembled as the service is: the day budgets counted with the request quotas.
+        let quota = Arc::new(MemoryQuota::new());
+        let settings = CallDaySettings::default();
+        let access = Gatekeeper::new(keys, quota.clone(), clock.clone(), 60)
+            .with_day_budget(settings.day_budget);
         let call_days = CallDayStore::new(
             platform.clone(),
             Arc::new(MemoryCallDays::new(16 << 20)),
             None,
+            quota,
             clock.clone(),
-            CallDaySettings::default(),
+            settings,
         );
-        let stats = CallStats::new(store.clone(), Arc::new(call_days), StatsSettings::default());
+        let stats = CallStats::new(
+            store.clone(),
+            Arc::new(call_days),
+            clock.clone(),
+            StatsSettings::default(),
+        );
         let answers = Answers::new(access, stats, Arc::new(MemoryCache::new(16 << 20)));
         let state = ApiState::new(answers, trust_proxy);
         Self {

@@ -20,3 +20,4 @@ mod endpoints;
 mod errors;
 mod openapi;
 mod ops;
+mod upstream_limits;

@@ -507,3 +507,120 @@ async fn a_failed_probe_keeps_the_breaker_open() {
     assert!(refused.reason.contains("circuit open"), "{refused}");
     assert_eq!(received(&server).await, 2);
 }
+
+#[tokio::test]
+async fn a_429_is_backpressure_not_retried_and_carries_its_retry_after() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(429).insert_header("Retry-After", "3"))
+        .mount(&server)
+        .await;
+
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
+
+    assert_eq!(
+        error.backpressure.map(|b| b.retry_after),
+        Some(Some(Duration::from_secs(3))),
+        "{error}"
+    );
+    assert!(error.reason.contains("429"), "{error}");
+    assert_eq!(
+        received(&server).await,
+        1,
+        "left to the caller to slow down"
+    );
+}
+
+#[tokio::test]
+async fn a_503_with_retry_after_is_backpressure_and_without_it_an_outage() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503).insert_header("Retry-After", "2"))
+        .mount(&server)
+        .await;
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
+    assert_eq!(
+        error.backpressure.map(|b| b.retry_after),
+        Some(Some(Duration::from_secs(2)))
+    );
+    assert_eq!(received(&server).await, 1);
+
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&server)
+        .await;
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
+    assert_eq!(error.backpressure, None, "{error}");
+    assert!(
+        error.reason.contains("after 3 attempt(s)"),
+        "retried: {error}"
+    );
+}
+
+#[tokio::test]
+async fn backpressure_with_or_without_retry_after_never_opens_the_breaker() {
+    let server = MockServer::start().await;
+    let mut config = test_config(server.uri());
+    config.breaker_threshold = 1;
+    config.breaker_open_for = Duration::from_secs(60);
+    let platform = platform(config);
+    let day = range("2026-11-01", "2026-11-01");
+    for retry_after in [Some("1"), None, Some("Wed, 21 Oct 2015 07:28:00 GMT")] {
+        server.reset().await;
+        let mut answer = ResponseTemplate::new(429);
+        if let Some(value) = retry_after {
+            answer = answer.insert_header("Retry-After", value);
+        }
+        Mock::given(method("GET"))
+            .respond_with(answer)
+            .mount(&server)
+            .await;
+        for _ in 0..3 {
+            let error = platform.calls(day).await.unwrap_err();
+            assert!(error.backpressure.is_some(), "{error}");
+        }
+    }
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
+        .mount(&server)
+        .await;
+    assert_eq!(platform.calls(day).await.unwrap().len(), 1, "still closed");
+}
+
+#[tokio::test]
+async fn a_burst_of_fetches_failing_together_does_not_open_the_breaker_alone() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(500).set_delay(Duration::from_millis(100)))
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.max_retries = 0;
+    config.breaker_threshold = 5;
+    config.breaker_open_for = Duration::from_secs(60);
+    let platform = std::sync::Arc::new(platform(config));
+    // Eight fetches in flight together, all failing: one burst.
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let platform = std::sync::Arc::clone(&platform);
+        burst.spawn(async move { platform.calls(range("2026-11-01", "2026-11-01")).await });
+    }
+    for result in burst.join_all().await {
+        let error = result.unwrap_err();
+        assert!(!error.reason.contains("circuit open"), "{error}");
+    }
+    let day = range("2026-11-01", "2026-11-01");
+    let next = platform.calls(day).await.unwrap_err();
+    assert!(
+        !next.reason.contains("circuit open"),
+        "a burst is one failure: {next}"
+    );
+    // The upstream stays down as new fetches are tried: the breaker opens.
+    for _ in 0..3 {
+        platform.calls(day).await.unwrap_err();
+    }
+    let refused = platform.calls(day).await.unwrap_err();
+    assert!(refused.reason.contains("circuit open"), "{refused}");
+}

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
-use callstats_domain::ports::{CacheRead, QuotaCounter, ResponseCache};
+use callstats_domain::ports::{CacheRead, Counted, QuotaCounter, ResponseCache};
 use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
 use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
 use time::OffsetDateTime;
@@ -197,24 +197,107 @@ async fn counting_a_request_reads_its_cached_answer_in_the_same_pipeline() {
         )
         .await;
     let bucket = bucket(4);
+    let days = days_bucket(4);
+    quota.add_within(&days, 31, 124).await.unwrap();
     let before: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
     assert_eq!(
-        quota.increment_and_read(&bucket, "v1/operators").await,
-        (1, CacheRead::Hit(Bytes::from_static(b"{}")))
+        quota
+            .count_admission(&bucket, Some(days), Some("v1/operators".into()))
+            .await,
+        Counted {
+            count: 1,
+            days_used: 31,
+            cached: CacheRead::Hit(Bytes::from_static(b"{}"))
+        }
     );
     assert_eq!(
         quota
-            .increment_and_read(&bucket, "v1/scripts/stats?limit=20")
+            .count_admission(
+                &bucket,
+                Some(days),
+                Some("v1/scripts/stats?limit=20".into())
+            )
             .await,
-        (2, CacheRead::Miss)
+        Counted {
+            count: 2,
+            days_used: 31,
+            cached: CacheRead::Miss
+        }
     );
     let after: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
     let spent: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
     assert_eq!(
         spent,
-        [2, 2, 2],
-        "INCR, EXPIRE and GET per request, nothing else"
+        [2, 2, 4],
+        "INCR, EXPIRE and a GET of the day budget and of the answer per request, nothing else"
     );
+    // /ping reads no cache entry, and a service without a day budget no counter.
+    assert_eq!(
+        quota.count_admission(&bucket, None, None).await,
+        Counted {
+            count: 3,
+            days_used: 0,
+            cached: CacheRead::NotRead
+        }
+    );
+    let last: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
+    assert_eq!(last[2], after[2], "no GET");
+}
+
+fn days_bucket(key: i64) -> QuotaBucket {
+    QuotaBucket::new(&QuotaSubject::KeyDays(key), OffsetDateTime::now_utc())
+}
+
+#[tokio::test]
+async fn two_replicas_share_one_day_budget_and_take_it_whole_or_not_at_all() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let settings = settings(&url, "day-budget");
+    let prefix = settings.prefix.clone();
+    let (_, _, one) = adapters(settings.clone());
+    let (_, _, two) = adapters(settings);
+    let days = days_bucket(11);
+    assert_eq!(one.add_within(&days, 62, 124).await, Ok(62));
+    assert_eq!(two.add_within(&days, 31, 124).await, Ok(93));
+    assert_eq!(
+        one.add_within(&days, 32, 124).await,
+        Err(93),
+        "32 more would be 125"
+    );
+    assert_eq!(two.peek(&days).await, 93, "a refusal adds nothing");
+    assert_eq!(two.add_within(&days, 31, 124).await, Ok(124));
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(format!("{prefix}quota:{}", days.name()))
+        .query_async(&mut connection(&url).await)
+        .await
+        .unwrap();
+    assert!(
+        (1..=65).contains(&ttl),
+        "the counter ends with its window: TTL {ttl}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_charges_from_two_replicas_never_exceed_the_budget() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let settings = settings(&url, "day-budget-race");
+    let replicas = [adapters(settings.clone()).2, adapters(settings).2];
+    let days = days_bucket(12);
+    let charges: Vec<_> = (0..20)
+        .map(|i| {
+            let quota = replicas[i % 2].clone();
+            tokio::spawn(async move { quota.add_within(&days, 31, 124).await.is_ok() })
+        })
+        .collect();
+    let mut granted = 0;
+    for charge in charges {
+        granted += usize::from(charge.await.unwrap());
+    }
+    assert_eq!(granted, 4);
+    assert_eq!(replicas[0].peek(&days).await, 124);
 }
 
 /// The calls of each command so far.
@@ -252,10 +335,21 @@ async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_c
     );
     assert_eq!(quota.increment(&bucket).await, 2);
     assert_eq!(
-        quota.increment_and_read(&bucket, "k").await,
-        (3, CacheRead::Miss),
+        quota.count_admission(&bucket, None, Some("k".into())).await,
+        Counted {
+            count: 3,
+            days_used: 0,
+            cached: CacheRead::Miss
+        },
         "counted in process, and the cache misses"
     );
+    let days = days_bucket(9);
+    assert_eq!(
+        quota.add_within(&days, 100, 124).await,
+        Ok(100),
+        "the day budget too"
+    );
+    assert_eq!(quota.add_within(&days, 31, 124).await, Err(100));
     assert!(shared.is_down());
     assert!(
         started.elapsed() < Duration::from_secs(2),

@@ -236,6 +236,54 @@ async fn sim_with_fail_rate_one_answers_500_with_a_json_body() {
 }
 
 #[tokio::test]
+async fn sim_past_its_request_rate_answers_429_with_retry_after_and_the_adapter_reports_backpressure()
+ {
+    let sim = spawn_sim(SimOptions {
+        max_rps: Some(3),
+        ..options(1, 100)
+    })
+    .unwrap();
+    // Three requests in one second are served, the next ones refused until the second ends.
+    // (A second may end during the loop: then a later request is served again.)
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(get(&sim, ONE_DAY, None).await.0);
+    }
+    let refused = statuses.iter().filter(|status| **status == 429).count();
+    assert!((1..=3).contains(&refused), "{statuses:?}");
+    assert_eq!(statuses[..3], [200, 200, 200], "{statuses:?}");
+    install_crypto_provider();
+    let response = reqwest::Client::new()
+        .get(format!("{}/calls?{ONE_DAY}", sim.base_url()))
+        .send()
+        .await
+        .unwrap();
+    if response.status() == 429 {
+        assert_eq!(response.headers()["retry-after"], "1");
+    }
+    // A burst past the rate: the adapter says the platform asked to slow down, and when.
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let platform = platform(sim_config(&sim));
+        burst.spawn(async move { platform.calls(range("2026-11-01", "2026-11-01")).await });
+    }
+    let results = burst.join_all().await;
+    let throttled: Vec<_> = results
+        .iter()
+        .filter_map(|result| result.as_ref().err())
+        .collect();
+    assert!(!throttled.is_empty(), "8 at once past 3 a second");
+    for error in throttled {
+        assert_eq!(
+            error.backpressure.map(|b| b.retry_after),
+            Some(Some(Duration::from_secs(1))),
+            "{error}"
+        );
+    }
+    sim.stop().await;
+}
+
+#[tokio::test]
 async fn sim_latency_past_the_request_timeout_makes_the_adapter_answer_unavailable() {
     let sim = spawn_sim(SimOptions {
         latency: Duration::from_millis(600),

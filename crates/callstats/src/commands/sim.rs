@@ -1,5 +1,6 @@
 //! `callstats sim`: the synthetic call platform over the upstream contract, with optional
-//! injected failures and latency, for local runs, compose and fault tests.
+//! injected failures, latency and a request-rate limit, for local runs, compose and fault
+//! tests.
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -36,6 +37,10 @@ pub struct SimArgs {
     /// Milliseconds added before every answer.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub latency_ms: u64,
+    /// Requests past this many in one second are answered 429 with `Retry-After: 1`, as a
+    /// rate-limited platform would; unset: no limit.
+    #[arg(long, value_name = "N")]
+    pub max_rps: Option<u32>,
 }
 
 pub async fn run(args: SimArgs) -> Result<(), Failure> {
@@ -45,6 +50,7 @@ pub async fn run(args: SimArgs) -> Result<(), Failure> {
         token: args.token.map(|token| token.expose().to_owned()),
         fail_rate: args.fail_rate,
         latency: Duration::from_millis(args.latency_ms),
+        max_rps: args.max_rps,
         // The machine's clock: no call that starts after the present is served.
         ..SimOptions::default()
     };

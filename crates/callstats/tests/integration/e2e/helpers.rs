@@ -195,6 +195,7 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         upstream: Upstream::Http(upstream),
         redis: None,
         prior_weight: PriorWeight::new(10.0).unwrap(),
+        history: callstats_domain::limits::HistoryHorizon::default(),
         anon_rate_limit: spawn.anon_rate_limit,
         trust_proxy: false,
         cache_max_bytes: 16 << 20,

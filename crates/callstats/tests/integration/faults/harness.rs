@@ -80,12 +80,16 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
         upstream,
         redis: None,
         prior_weight: PriorWeight::new(10.0).unwrap(),
+        history: callstats_domain::limits::HistoryHorizon::default(),
         anon_rate_limit: 100_000,
         trust_proxy: false,
         // No response cache: every request must reach the faulty dependency.
         cache_max_bytes: 0,
         call_days: callstats_application::CallDaySettings {
             fetch_timeout: FETCH_DEADLINE,
+            // The fault suites ask failing days again and again, each time a fetch: no day
+            // budget, which has suites of its own.
+            day_budget: callstats_domain::limits::DayBudget::new(0),
             ..callstats_application::CallDaySettings::default()
         },
         call_day_cache_max_bytes: 16 << 20,

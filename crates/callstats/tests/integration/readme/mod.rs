@@ -338,7 +338,8 @@ fn the_partner_walkthrough_in_the_readme_runs_as_shown() {
         );
     }
 
-    // The first fetch: 200 with a weak ETag and both RateLimit headers.
+    // The first fetch: 200 with a weak ETag and both RateLimit headers, each with the request
+    // quota ("minute") and the key's day budget ("days").
     let first = ran
         .iter()
         .position(|ran| status(&ran.lines).is_some())
@@ -351,15 +352,24 @@ fn the_partner_walkthrough_in_the_readme_runs_as_shown() {
         "{etag:?} is no weak ETag:\n{}",
         context(first)
     );
+    let items = |name| {
+        header(lines, name)
+            .map(|v| v.split(", ").collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let policy = items("ratelimit-policy");
     assert!(
-        header(lines, "ratelimit-policy")
-            .is_some_and(|v| is_params(v, "\"minute\";", &["q", "w"]) && v.ends_with(";w=60")),
-        "no RateLimit-Policy \"minute\";q=…;w=60:\n{}",
+        matches!(policy[..], [minute, days]
+            if is_params(minute, "\"minute\";", &["q", "w"]) && minute.ends_with(";w=60")
+                && is_params(days, "\"days\";", &["q", "w"]) && days.ends_with(";w=60")),
+        "no RateLimit-Policy \"minute\";q=…;w=60, \"days\";q=…;w=60:\n{}",
         context(first)
     );
     assert!(
-        header(lines, "ratelimit").is_some_and(|v| is_params(v, "\"minute\";", &["r", "t"])),
-        "no RateLimit \"minute\";r=…;t=…:\n{}",
+        matches!(items("ratelimit")[..], [minute, days]
+            if is_params(minute, "\"minute\";", &["r", "t"])
+                && is_params(days, "\"days\";", &["r", "t"])),
+        "no RateLimit \"minute\";r=…;t=…, \"days\";r=…;t=…:\n{}",
         context(first)
     );
 

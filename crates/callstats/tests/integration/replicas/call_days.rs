@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use crate::replicas::{Replica, admin, client, get, key, redis_settings};
+use crate::replicas::{Replica, admin, client, get, key, redis_settings, with_minute_left};
 
 /// Three settled days.
 const DAYS: [&str; 3] = ["2026-10-05", "2026-10-06", "2026-10-07"];
@@ -202,5 +202,53 @@ backend_tests! {
         }
         assert_eq!(asked(&upstream).await, each_day_once(), "no day fetched again");
         replica.stop().await;
+    }
+
+    async fn a_key_s_day_budget_is_one_for_every_replica(db: &TestDatabase) {
+        let Some(url) = shared_redis_url() else { return };
+        let admin = admin(db).await;
+        let (key, _) = key(&admin, "calls", 1_000).await;
+        let upstream = upstream(Duration::ZERO).await;
+        let redis = redis_settings(&url, "day-budget");
+        let replicas = [
+            Replica::start(db, Some(redis.clone()), &upstream.uri()),
+            Replica::start(db, Some(redis), &upstream.uri()),
+        ];
+        let client = client();
+        let days_left = |response: &reqwest::Response| {
+            let ratelimit = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+            let days = ratelimit.split_once(", \"days\";r=").unwrap().1;
+            days.split(';').next().unwrap().parse::<u32>().unwrap()
+        };
+        let ask = |replica: usize, path: &str| {
+            client
+                .get(format!("{}{path}", replicas[replica].base))
+                .bearer_auth(key.expose())
+                .send()
+        };
+        with_minute_left(Duration::from_secs(30)).await;
+        // Two months on each replica: the default budget of 124 days, spent on two replicas.
+        for (replica, month, left) in [(0, "2026-07", 93), (1, "2026-08", 62), (0, "2026-05", 31), (1, "2026-10", 0)] {
+            let answer = ask(replica, &format!("/api/v1/calls/summary?start={month}-01&end={month}-31"))
+                .await
+                .unwrap();
+            assert_eq!((answer.status().as_u16(), days_left(&answer)), (200, left), "{month} on replica {replica}");
+        }
+        // Either replica refuses one more day, and fetches nothing for it.
+        for replica in [0, 1] {
+            let refused = ask(replica, "/api/v1/calls/summary?start=2026-04-30").await.unwrap();
+            assert_eq!(refused.status().as_u16(), 429, "replica {replica}");
+            assert_eq!(days_left(&refused), 0);
+            let body: Value = refused.json().await.unwrap();
+            assert!(body["error"].as_str().unwrap().contains("day budget of 124"), "{body}");
+        }
+        let fetched: usize = asked(&upstream).await.values().sum();
+        assert_eq!(fetched, 124, "no day fetched past the budget");
+        // Days one replica holds cost nothing on the other.
+        let held = ask(1, "/api/v1/calls/agents?start=2026-07-01&end=2026-07-31").await.unwrap();
+        assert_eq!((held.status().as_u16(), days_left(&held)), (200, 0));
+        let [first, second] = replicas;
+        first.stop().await;
+        second.stop().await;
     }
 }

@@ -52,6 +52,7 @@ impl Replica {
             upstream: Upstream::Http(HttpPlatformConfig::new(upstream, None)),
             redis,
             prior_weight: PriorWeight::new(10.0).unwrap(),
+            history: callstats_domain::limits::HistoryHorizon::default(),
             anon_rate_limit: 60,
             trust_proxy: false,
             cache_max_bytes: 16 << 20,
