@@ -24,6 +24,10 @@ load:
 cold:
     cargo xtask cold
 
+# Isolation: a hostile partner and a rate-limited platform against a victim key (not in CI).
+isolation:
+    cargo xtask isolation
+
 fmt:
     cargo fmt --all
 

@@ -12,18 +12,13 @@
 use std::fmt;
 use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Context as _, Result};
 use callstats_redis::testing::PrivateRedis;
 
-use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
+use crate::serve::{Cost, Portal, binary, mebibytes, peak_rss_kib, seconds, sim};
 
-/// How long a started process may take to listen.
-const PORT_WAIT: Duration = Duration::from_secs(30);
-/// The counter the call platform client increments for every page it asks for.
-const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
 /// Tashkent's offset from UTC (no daylight saving), which decides what "today" is.
 const TASHKENT: time::UtcOffset = time::macros::offset!(+5);
 /// Days in the longest range the API answers, and so in every measured window.
@@ -47,14 +42,7 @@ pub struct Options {
 }
 
 pub fn run(options: &Options) -> Result<()> {
-    let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
-    if !options.debug {
-        build.push("--release");
-    }
-    crate::cargo(&build, &[])?;
-    let binary = target_dir()
-        .join(if options.debug { "debug" } else { "release" })
-        .join("callstats");
+    let binary = binary(options.debug)?;
     let dir = std::env::temp_dir().join(format!("callstats-cold-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let outcome = measure(options, &binary, &dir);
@@ -63,35 +51,25 @@ pub fn run(options: &Options) -> Result<()> {
 }
 
 fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
-    let sim_port = free_port()?;
-    let _sim = spawn(
-        Command::new(binary)
-            .args(["sim", "--bind", &format!("127.0.0.1:{sim_port}")])
-            .args(["--latency-ms", &options.latency_ms.to_string()])
-            .args(["--calls-per-day", &options.calls_per_day.to_string()]),
+    let (_sim, sim_url) = sim(
+        binary,
         dir,
         "sim",
+        &[
+            "--latency-ms",
+            &options.latency_ms.to_string(),
+            "--calls-per-day",
+            &options.calls_per_day.to_string(),
+        ],
     )?;
-    wait_for_port(sim_port, PORT_WAIT)?;
-
     let portal = Portal {
         binary,
         dir,
         database: format!("sqlite://{}", dir.join("cold.db").display()),
-        sim_url: format!("http://127.0.0.1:{sim_port}"),
+        sim_url,
     };
     portal.callstats(&["seed", "--demo"])?;
-    let created = portal.callstats(&[
-        "keys",
-        "create",
-        "--name",
-        "cold",
-        "--scopes",
-        "calls",
-        "--rate-limit",
-        "1000000000",
-    ])?;
-    let key = String::from_utf8(created)?.trim().to_owned();
+    let key = portal.key("cold", 1_000_000_000)?;
 
     let today = Day::today_in_tashkent();
     let yesterday = today.plus(-1);
@@ -186,191 +164,6 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         .context("cannot write the report")
 }
 
-/// What the servers share: the binary, the work directory, the database and the upstream.
-struct Portal<'a> {
-    binary: &'a Path,
-    dir: &'a Path,
-    database: String,
-    sim_url: String,
-}
-
-impl Portal<'_> {
-    /// Runs one command against the portal database (`seed` migrates it); its stdout.
-    fn callstats(&self, args: &[&str]) -> Result<Vec<u8>> {
-        let output = Command::new(self.binary)
-            .args(args)
-            .args(["--database-url", &self.database])
-            .env_remove("CALLSTATS_DATABASE_URL")
-            .env("RUST_LOG", "warn")
-            .output()
-            .with_context(|| format!("cannot run callstats {}", args.join(" ")))?;
-        if !output.status.success() {
-            bail!(
-                "callstats {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Ok(output.stdout)
-    }
-
-    /// Starts `callstats serve` in front of the sim, with Redis (and a prefix of its own)
-    /// when given one; waits until both of its ports listen.
-    fn serve(&self, name: &str, redis: Option<&str>) -> Result<Server> {
-        let port = free_port()?;
-        let metrics_port = free_port()?;
-        let mut command = Command::new(self.binary);
-        command
-            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-            .args(["--metrics-bind", &format!("127.0.0.1:{metrics_port}")])
-            .args(["--database-url", &self.database])
-            .env("CALLSTATS_CALL_PLATFORM_URL", &self.sim_url)
-            .env_remove("CALLSTATS_REDIS_URL")
-            .env_remove("CALLSTATS_DATABASE_URL");
-        if let Some(url) = redis {
-            command
-                .env("CALLSTATS_REDIS_URL", url)
-                .env("CALLSTATS_REDIS_PREFIX", "cold:");
-        }
-        let process = spawn(&mut command, self.dir, name)?;
-        wait_for_port(port, PORT_WAIT).with_context(|| format!("{name} did not start"))?;
-        wait_for_port(metrics_port, PORT_WAIT)
-            .with_context(|| format!("{name} serves no metrics"))?;
-        Ok(Server {
-            process,
-            port,
-            metrics_port,
-        })
-    }
-}
-
-/// A running `callstats serve` and its two ports.
-struct Server {
-    process: Running,
-    port: u16,
-    metrics_port: u16,
-}
-
-/// What one measured step cost: its wall time and the upstream requests it caused.
-#[derive(Debug, Clone, Copy)]
-struct Cost {
-    time: Duration,
-    upstream: u64,
-}
-
-impl Server {
-    /// The serve process's upstream requests so far, every outcome counted.
-    fn upstream_requests(&self) -> Result<u64> {
-        let (status, body) = get(self.metrics_port, "/metrics", "")?;
-        if status != 200 {
-            bail!("/metrics answered {status}");
-        }
-        upstream_requests(&String::from_utf8(body)?)
-    }
-
-    /// One GET, timed, and the upstream requests it caused.
-    fn measure(&self, path: &str, key: &str) -> Result<Cost> {
-        let before = self.upstream_requests()?;
-        let started = Instant::now();
-        answered(self.port, path, key)?;
-        let time = started.elapsed();
-        let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok(Cost { time, upstream })
-    }
-
-    /// One GET per path, each from its own thread, all at once: the time until every one
-    /// answered and the upstream requests of all of them, then the slowest single request.
-    fn measure_together(&self, paths: &[String], key: &str) -> Result<(Cost, Duration)> {
-        let before = self.upstream_requests()?;
-        let port = self.port;
-        let started = Instant::now();
-        let slowest = std::thread::scope(|scope| -> Result<Duration> {
-            let requests: Vec<_> = paths
-                .iter()
-                .map(|path| {
-                    scope.spawn(move || -> Result<Duration> {
-                        let started = Instant::now();
-                        answered(port, path, key)?;
-                        Ok(started.elapsed())
-                    })
-                })
-                .collect();
-            let mut slowest = Duration::ZERO;
-            for request in requests {
-                let time = request
-                    .join()
-                    .map_err(|_| anyhow!("a request thread panicked"))??;
-                slowest = slowest.max(time);
-            }
-            Ok(slowest)
-        })?;
-        let time = started.elapsed();
-        let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok((Cost { time, upstream }, slowest))
-    }
-}
-
-/// A GET that must answer 200; anything else fails the task with the body.
-fn answered(port: u16, path: &str, key: &str) -> Result<()> {
-    let (status, body) = get(port, path, key)?;
-    if status != 200 {
-        bail!(
-            "GET {path} answered {status}: {}",
-            String::from_utf8_lossy(&body)
-        );
-    }
-    Ok(())
-}
-
-/// The sum of every sample of the upstream request counter in a Prometheus text exposition,
-/// over all label sets; 0 before the first request (the counter is not rendered yet).
-fn upstream_requests(metrics: &str) -> Result<u64> {
-    let mut total = 0_u64;
-    for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix(UPSTREAM_COUNTER) else {
-            continue;
-        };
-        // The labels end at the last brace (a label value may hold spaces); a longer name
-        // that merely starts with the counter's is another metric.
-        let value = if rest.starts_with('{') {
-            rest.rsplit_once('}').map(|(_, value)| value)
-        } else {
-            rest.starts_with(' ').then_some(rest)
-        };
-        let Some(value) = value.and_then(|value| value.split_whitespace().next()) else {
-            continue;
-        };
-        let count: u64 = value
-            .parse()
-            .with_context(|| format!("unexpected metrics line {line:?}"))?;
-        total = total.saturating_add(count);
-    }
-    Ok(total)
-}
-
-/// Peak resident set size of a process (`VmHWM` in /proc), in KiB.
-fn peak_rss_kib(pid: u32) -> Result<u64> {
-    let path = format!("/proc/{pid}/status");
-    let status = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
-    vm_hwm_kib(&status).with_context(|| format!("no VmHWM in {path}"))
-}
-
-/// The `VmHWM:   12345 kB` line of a /proc status file.
-fn vm_hwm_kib(status: &str) -> Option<u64> {
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|value| value.trim().strip_suffix("kB"))
-        .and_then(|value| value.trim().parse().ok())
-}
-
-fn mebibytes(kib: u64) -> String {
-    u32::try_from(kib).map_or_else(
-        |_| format!("{kib} KiB"),
-        |kib| format!("{:.1} MiB", f64::from(kib) / 1024.0),
-    )
-}
-
 /// One line of the table.
 struct Row {
     name: String,
@@ -405,16 +198,6 @@ fn table(rows: &[Row]) -> String {
         );
     }
     table
-}
-
-/// Seconds with two decimals, or milliseconds below a second.
-fn seconds(time: Duration) -> String {
-    let seconds = time.as_secs_f64();
-    if seconds < 1.0 {
-        format!("{:.0} ms", seconds * 1000.0)
-    } else {
-        format!("{seconds:.2} s")
-    }
 }
 
 fn summary_path((start, end): (Day, Day), more: &str) -> String {
@@ -499,31 +282,6 @@ mod tests {
     }
 
     #[test]
-    fn the_counter_is_summed_over_every_label_set_and_nothing_else() {
-        let text = "# HELP callstats_upstream_requests_total pages asked for
-# TYPE callstats_upstream_requests_total counter
-callstats_upstream_requests_total{outcome=\"ok\"} 131
-callstats_upstream_requests_total{outcome=\"transient_error\"} 2
-callstats_upstream_requests_total{outcome=\"odd } label\"} 1
-callstats_upstream_requests_totally 1000
-callstats_http_requests_total{route=\"/api/v1/calls/summary\"} 7
-callstats_upstream_requests_total 10
-";
-        assert_eq!(upstream_requests(text).unwrap(), 144);
-        assert_eq!(upstream_requests("").unwrap(), 0);
-        assert!(upstream_requests("callstats_upstream_requests_total{a=\"b\"} x").is_err());
-    }
-
-    #[test]
-    fn the_peak_rss_is_read_from_vm_hwm() {
-        let status =
-            "Name:\tcallstats\nVmPeak:\t  900000 kB\nVmHWM:\t   48128 kB\nVmRSS:\t   40000 kB\n";
-        assert_eq!(vm_hwm_kib(status), Some(48128));
-        assert_eq!(vm_hwm_kib("VmRSS:\t 1 kB\n"), None);
-        assert_eq!(mebibytes(48128), "47.0 MiB");
-    }
-
-    #[test]
     fn days_convert_to_and_from_the_calendar() {
         assert_eq!(between(day("1970-01-01"), day("2000-03-01")), 11_017);
         for text in ["1969-12-31", "2024-02-29", "2026-11-23", "2100-03-01"] {
@@ -582,11 +340,5 @@ callstats_upstream_requests_total 10
                 previous_start = start;
             }
         }
-    }
-
-    #[test]
-    fn times_print_in_seconds_or_below_a_second_in_milliseconds() {
-        assert_eq!(seconds(Duration::from_millis(14_236)), "14.24 s");
-        assert_eq!(seconds(Duration::from_micros(2_600)), "3 ms");
     }
 }

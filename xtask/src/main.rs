@@ -3,10 +3,12 @@
 
 mod client;
 mod cold;
+mod isolation;
 mod load;
 mod process;
 mod replicas_load;
 mod schemathesis;
+mod serve;
 mod soak;
 mod wrk;
 
@@ -50,6 +52,12 @@ enum Task {
     /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
     /// Redis) and the peak RSS, as a markdown table; needs redis-server
     Cold(cold::Options),
+    /// One partner cannot take the call statistics from the others: `callstats serve` in front
+    /// of `callstats sim` (100 ms a page) while a victim key asks a cold day every 2 s and a
+    /// held one every second, against a key asking 60 cold windows at once, one stepping back
+    /// year by year, 8 keys against a sim answering 429 above a rate, and 12 keys asking a cold
+    /// month each at once; answers by status and their slowest, upstream requests, as markdown
+    Isolation(isolation::Options),
     /// Fuzz `callstats demo` against its OpenAPI document (every check; keys of every scope,
     /// only kpi:aggregate, and none); installs schemathesis into a virtual environment under
     /// the target directory on first use
@@ -74,6 +82,7 @@ fn main() -> Result<()> {
         Task::ReplicasLoad(options) => replicas_load::run(&options),
         Task::Load => load::run(),
         Task::Cold(options) => cold::run(&options),
+        Task::Isolation(options) => isolation::run(&options),
         Task::Schemathesis => schemathesis::run(&workspace()),
         Task::Client => client::run(&workspace()),
         Task::Soak(options) => soak::run(&options),

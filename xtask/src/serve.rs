@@ -1,0 +1,315 @@
+//! What the measuring tasks (`cold`, `isolation`) share: the service's binary, a portal
+//! database seeded for it, `callstats serve` processes in front of a sim with their metrics,
+//! and reading figures out of those metrics and out of /proc.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+
+use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
+
+/// How long a started process may take to listen.
+pub const PORT_WAIT: Duration = Duration::from_secs(30);
+/// The counter the call platform client increments for every page it asks for.
+pub const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
+
+/// Builds the `callstats` binary (release, unless `debug`) and says where it is.
+pub fn binary(debug: bool) -> Result<PathBuf> {
+    let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
+    if !debug {
+        build.push("--release");
+    }
+    crate::cargo(&build, &[])?;
+    Ok(target_dir()
+        .join(if debug { "debug" } else { "release" })
+        .join("callstats"))
+}
+
+/// Starts `callstats sim` with these extra arguments on a free port; its base URL.
+pub fn sim(binary: &Path, dir: &Path, name: &str, args: &[&str]) -> Result<(Running, String)> {
+    let port = free_port()?;
+    let process = spawn(
+        Command::new(binary)
+            .args(["sim", "--bind", &format!("127.0.0.1:{port}")])
+            .args(args),
+        dir,
+        name,
+    )?;
+    wait_for_port(port, PORT_WAIT)?;
+    Ok((process, format!("http://127.0.0.1:{port}")))
+}
+
+/// What the servers share: the binary, the work directory, the database and the upstream.
+pub struct Portal<'a> {
+    pub binary: &'a Path,
+    pub dir: &'a Path,
+    pub database: String,
+    pub sim_url: String,
+}
+
+impl Portal<'_> {
+    /// Runs one command against the portal database (`seed` migrates it); its stdout.
+    pub fn callstats(&self, args: &[&str]) -> Result<Vec<u8>> {
+        let output = Command::new(self.binary)
+            .args(args)
+            .args(["--database-url", &self.database])
+            .env_remove("CALLSTATS_DATABASE_URL")
+            .env("RUST_LOG", "warn")
+            .output()
+            .with_context(|| format!("cannot run callstats {}", args.join(" ")))?;
+        if !output.status.success() {
+            bail!(
+                "callstats {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(output.stdout)
+    }
+
+    /// Issues a key with the `calls` scope and `rate_limit` requests a minute; its plaintext.
+    pub fn key(&self, name: &str, rate_limit: u32) -> Result<String> {
+        let created = self.callstats(&[
+            "keys",
+            "create",
+            "--name",
+            name,
+            "--scopes",
+            "calls",
+            "--rate-limit",
+            &rate_limit.to_string(),
+        ])?;
+        Ok(String::from_utf8(created)?.trim().to_owned())
+    }
+
+    /// Starts `callstats serve` in front of the sim, with Redis when given one (every server
+    /// of a run on the same prefix, so they share it); waits until both of its ports listen.
+    pub fn serve(&self, name: &str, redis: Option<&str>) -> Result<Server> {
+        let port = free_port()?;
+        let metrics_port = free_port()?;
+        let mut command = Command::new(self.binary);
+        command
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+            .args(["--metrics-bind", &format!("127.0.0.1:{metrics_port}")])
+            .args(["--database-url", &self.database])
+            .env("CALLSTATS_CALL_PLATFORM_URL", &self.sim_url)
+            .env_remove("CALLSTATS_REDIS_URL")
+            .env_remove("CALLSTATS_DATABASE_URL");
+        if let Some(url) = redis {
+            command
+                .env("CALLSTATS_REDIS_URL", url)
+                .env("CALLSTATS_REDIS_PREFIX", "xtask:");
+        }
+        let process = spawn(&mut command, self.dir, name)?;
+        wait_for_port(port, PORT_WAIT).with_context(|| format!("{name} did not start"))?;
+        wait_for_port(metrics_port, PORT_WAIT)
+            .with_context(|| format!("{name} serves no metrics"))?;
+        Ok(Server {
+            process,
+            port,
+            metrics_port,
+        })
+    }
+}
+
+/// A running `callstats serve` and its two ports.
+pub struct Server {
+    pub process: Running,
+    pub port: u16,
+    pub metrics_port: u16,
+}
+
+/// What one measured step cost: its wall time and the upstream requests it caused.
+#[derive(Debug, Clone, Copy)]
+pub struct Cost {
+    pub time: Duration,
+    pub upstream: u64,
+}
+
+impl Server {
+    /// The serve process's metrics, as Prometheus text.
+    pub fn metrics(&self) -> Result<String> {
+        let (status, body) = get(self.metrics_port, "/metrics", "")?;
+        if status != 200 {
+            bail!("/metrics answered {status}");
+        }
+        Ok(String::from_utf8(body)?)
+    }
+
+    /// The serve process's upstream requests so far, every outcome counted.
+    pub fn upstream_requests(&self) -> Result<u64> {
+        counter(&self.metrics()?, UPSTREAM_COUNTER, "")
+    }
+
+    /// One GET, timed, and the upstream requests it caused.
+    pub fn measure(&self, path: &str, key: &str) -> Result<Cost> {
+        let before = self.upstream_requests()?;
+        let started = Instant::now();
+        answered(self.port, path, key)?;
+        let time = started.elapsed();
+        let upstream = self.upstream_requests()?.saturating_sub(before);
+        Ok(Cost { time, upstream })
+    }
+
+    /// One GET per path, each from its own thread, all at once: the time until every one
+    /// answered and the upstream requests of all of them, then the slowest single request.
+    pub fn measure_together(&self, paths: &[String], key: &str) -> Result<(Cost, Duration)> {
+        let before = self.upstream_requests()?;
+        let port = self.port;
+        let started = Instant::now();
+        let slowest = std::thread::scope(|scope| -> Result<Duration> {
+            let requests: Vec<_> = paths
+                .iter()
+                .map(|path| {
+                    scope.spawn(move || -> Result<Duration> {
+                        let started = Instant::now();
+                        answered(port, path, key)?;
+                        Ok(started.elapsed())
+                    })
+                })
+                .collect();
+            let mut slowest = Duration::ZERO;
+            for request in requests {
+                let time = request
+                    .join()
+                    .map_err(|_| anyhow!("a request thread panicked"))??;
+                slowest = slowest.max(time);
+            }
+            Ok(slowest)
+        })?;
+        let time = started.elapsed();
+        let upstream = self.upstream_requests()?.saturating_sub(before);
+        Ok((Cost { time, upstream }, slowest))
+    }
+}
+
+/// A GET that must answer 200; anything else fails the task with the body.
+pub fn answered(port: u16, path: &str, key: &str) -> Result<()> {
+    let (status, body) = get(port, path, key)?;
+    if status != 200 {
+        bail!(
+            "GET {path} answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(())
+}
+
+/// The sum of every sample of the counter `name` in a Prometheus text exposition whose labels
+/// contain `label` (`outcome="throttled"`; empty: every label set); 0 before the counter is
+/// first rendered.
+pub fn counter(metrics: &str, name: &str, label: &str) -> Result<u64> {
+    let mut total = 0_u64;
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix(name) else {
+            continue;
+        };
+        // The labels end at the last brace (a label value may hold spaces); a longer name
+        // that merely starts with the counter's is another metric.
+        let (labels, value) = if rest.starts_with('{') {
+            match rest.rsplit_once('}') {
+                Some((labels, value)) => (labels, value),
+                None => continue,
+            }
+        } else if rest.starts_with(' ') {
+            ("", rest)
+        } else {
+            continue;
+        };
+        if !labels.contains(label) {
+            continue;
+        }
+        let Some(value) = value.split_whitespace().next() else {
+            continue;
+        };
+        let count: u64 = value
+            .parse()
+            .with_context(|| format!("unexpected metrics line {line:?}"))?;
+        total = total.saturating_add(count);
+    }
+    Ok(total)
+}
+
+/// Peak resident set size of a process (`VmHWM` in /proc), in KiB.
+pub fn peak_rss_kib(pid: u32) -> Result<u64> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+    vm_hwm_kib(&status).with_context(|| format!("no VmHWM in {path}"))
+}
+
+/// The `VmHWM:   12345 kB` line of a /proc status file.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().strip_suffix("kB"))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+pub fn mebibytes(kib: u64) -> String {
+    u32::try_from(kib).map_or_else(
+        |_| format!("{kib} KiB"),
+        |kib| format!("{:.1} MiB", f64::from(kib) / 1024.0),
+    )
+}
+
+/// Seconds with two decimals, or milliseconds below a second.
+pub fn seconds(time: Duration) -> String {
+    let seconds = time.as_secs_f64();
+    if seconds < 1.0 {
+        format!("{:.0} ms", seconds * 1000.0)
+    } else {
+        format!("{seconds:.2} s")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counter_is_summed_over_the_label_sets_asked_for_and_nothing_else() {
+        let text = "# HELP callstats_upstream_requests_total pages asked for
+# TYPE callstats_upstream_requests_total counter
+callstats_upstream_requests_total{outcome=\"ok\"} 131
+callstats_upstream_requests_total{outcome=\"transient_error\"} 2
+callstats_upstream_requests_total{outcome=\"odd } label\"} 1
+callstats_upstream_requests_totally 1000
+callstats_http_requests_total{route=\"/api/v1/calls/summary\"} 7
+callstats_upstream_requests_total 10
+";
+        assert_eq!(counter(text, UPSTREAM_COUNTER, "").unwrap(), 144);
+        assert_eq!(
+            counter(text, UPSTREAM_COUNTER, "outcome=\"ok\"").unwrap(),
+            131
+        );
+        assert_eq!(counter(text, UPSTREAM_COUNTER, "nothing").unwrap(), 0);
+        assert_eq!(counter("", UPSTREAM_COUNTER, "").unwrap(), 0);
+        assert!(
+            counter(
+                "callstats_upstream_requests_total{a=\"b\"} x",
+                UPSTREAM_COUNTER,
+                ""
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_peak_rss_is_read_from_vm_hwm() {
+        let status =
+            "Name:\tcallstats\nVmPeak:\t  900000 kB\nVmHWM:\t   48128 kB\nVmRSS:\t   40000 kB\n";
+        assert_eq!(vm_hwm_kib(status), Some(48128));
+        assert_eq!(vm_hwm_kib("VmRSS:\t 1 kB\n"), None);
+        assert_eq!(mebibytes(48128), "47.0 MiB");
+    }
+
+    #[test]
+    fn times_print_in_seconds_or_below_a_second_in_milliseconds() {
+        assert_eq!(seconds(Duration::from_millis(14_236)), "14.24 s");
+        assert_eq!(seconds(Duration::from_micros(2_600)), "3 ms");
+    }
+}
