@@ -7,7 +7,7 @@
 //!   behind every key waiting then). One key's burst delays another key's request by at most
 //!   one of its jobs, and requests finish one after another rather than all together.
 //! - **Days to fetch again first.** A day the upstream throttled, or whose fetch lost its turn
-//!   otherwise, goes to the front.
+//!   otherwise, is put at the front ([`FairQueue::first`]).
 //! - **Bounded.** At most `max_queued_days` days wait in all and `max_queued_days_per_key` per
 //!   key; a request that would go past them is not queued.
 //! - **Adaptive concurrency.** At most `limit` days are fetched at once, `limit` between 1 and
@@ -27,7 +27,7 @@ use callstats_domain::calendar::Day;
 use tokio::sync::oneshot;
 
 /// The longest pause a `Retry-After` may impose; a longer one is cut to it.
-pub const MAX_PAUSE: Duration = Duration::from_secs(60);
+const MAX_PAUSE: Duration = Duration::from_secs(60);
 /// The pause after a 429 without `Retry-After`, and the least after any.
 const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
 const MIN_PAUSE: Duration = Duration::from_millis(100);
@@ -138,8 +138,9 @@ impl Slot {
         // Dropped here: the slot is given back.
     }
 
-    /// The upstream asked to be called less: the limit shrinks (once per burst of answers),
-    /// every fetch waits `retry_after` (or a second), and the day goes to the front.
+    /// The upstream asked to be called less: the limit shrinks (once per burst of answers) and
+    /// every fetch waits `retry_after` (or a second); the caller puts the day back in front
+    /// ([`FairQueue::first`]).
     pub fn throttled(self, retry_after: Option<Duration>) {
         metrics::counter!("callstats_upstream_throttled_total").increment(1);
         let pause = retry_after
