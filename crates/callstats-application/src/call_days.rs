@@ -21,10 +21,12 @@
 //!   has already failed or gone. A day the upstream throttles goes to the front of the queue.
 //! - A settled day (ended at least `settle` ago when fetched) is kept for `ttl`; a day fetched
 //!   before it settled (today) for at most [`UNSETTLED_TTL`].
+//! - A day whose answer was unusable (past a bound, a record that breaks the contract) is not
+//!   asked again for `unusable_hold`: a request that needs it fails at once.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -34,6 +36,7 @@ use callstats_domain::call_day::CallDay;
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
 use callstats_domain::ports::{
     CallDayCache, CallDays, CallDaysError, CallPlatform, Clock, QuotaCounter, UpstreamError,
+    UpstreamFailure,
 };
 use callstats_domain::tz;
 use futures::FutureExt as _;
@@ -68,6 +71,9 @@ pub struct CallDaySettings {
     pub queue_days: usize,
     /// Most days waiting for one key (`CALLSTATS_CALL_DAY_QUEUE_DAYS_PER_KEY`).
     pub queue_days_per_key: usize,
+    /// How long a day whose answer was unusable is not asked again (the breaker's open period,
+    /// `CALLSTATS_CALL_PLATFORM_BREAKER_OPEN_MS`).
+    pub unusable_hold: Duration,
 }
 
 impl CallDaySettings {
@@ -75,6 +81,7 @@ impl CallDaySettings {
     pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
     pub const DEFAULT_SETTLE: Duration = Duration::from_secs(3600);
     pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
+    pub const DEFAULT_UNUSABLE_HOLD: Duration = Duration::from_secs(30);
 
     /// Unix second until which a day fetched at `fetched_at` may be served.
     #[must_use]
@@ -108,6 +115,7 @@ impl Default for CallDaySettings {
             day_budget: DayBudget::default(),
             queue_days: QueueSettings::DEFAULT_MAX_QUEUED_DAYS,
             queue_days_per_key: QueueSettings::DEFAULT_MAX_QUEUED_DAYS_PER_KEY,
+            unusable_hold: Self::DEFAULT_UNUSABLE_HOLD,
         }
     }
 }
@@ -143,6 +151,8 @@ struct Inner {
     settings: CallDaySettings,
     queue: Arc<FairQueue>,
     flights: Arc<Flights<i64, Fetched>>,
+    /// Days whose answer was unusable: until when they are not asked again, and why.
+    unusable: Mutex<HashMap<Day, (Instant, String)>>,
 }
 
 /// Which tier answered, for the metrics.
@@ -187,6 +197,7 @@ impl CallDayStore {
                         "a call-day fetch failed: {cause}"
                     )))
                 }),
+                unusable: Mutex::default(),
             }),
         }
     }
@@ -241,6 +252,7 @@ impl CallDayStore {
         deadline: Instant,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
         let inner = &self.inner;
+        inner.refuse_unusable(wanted)?;
         let under_way: Vec<Option<Flight<Fetched>>> = wanted
             .iter()
             .map(|day| inner.flights.running(&day.number()))
@@ -384,6 +396,25 @@ impl Inner {
             .find(|kept| self.is_fresh(kept, day, now))
     }
 
+    /// Fails when a day of `wanted` gave an unusable answer within the hold: it is not asked
+    /// again until then.
+    fn refuse_unusable(&self, wanted: &[Day]) -> Result<(), UpstreamError> {
+        let mut unusable = self.unusable.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        unusable.retain(|_, (until, _)| *until > now);
+        let Some((day, (until, reason))) = wanted
+            .iter()
+            .find_map(|day| unusable.get(day).map(|held| (day, held)))
+        else {
+            return Ok(());
+        };
+        metrics::counter!("callstats_call_days_held_back_total").increment(1);
+        Err(UpstreamError::unusable(format!(
+            "{day} is not asked again for {} s: its last answer was unusable ({reason})",
+            until.saturating_duration_since(now).as_secs()
+        )))
+    }
+
     /// Pays `days` day fetches from the requester's budget, all or none.
     async fn pay(&self, requester: &Requester, days: usize) -> Result<(), CallDaysError> {
         let Some(limit) = self.settings.day_budget.per_minute() else {
@@ -477,13 +508,20 @@ impl Inner {
                 records
             }
             Err(err) => {
-                if let Some(backpressure) = err.backpressure {
-                    slot.throttled(backpressure.retry_after);
+                if let UpstreamFailure::Backpressure { retry_after } = err.kind {
+                    slot.throttled(retry_after);
                     metrics::counter!("callstats_call_days_fetched_total", "outcome" => "throttled")
                         .increment(1);
                     return None;
                 }
                 drop(slot);
+                if err.kind == UpstreamFailure::Unusable {
+                    let until = Instant::now() + self.settings.unusable_hold;
+                    self.unusable
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(day, (until, err.reason.clone()));
+                }
                 metrics::counter!("callstats_call_days_fetched_total", "outcome" => "failed")
                     .increment(1);
                 return Some(Err(err));

@@ -80,6 +80,8 @@ struct FakePlatform {
     failing: Mutex<HashSet<Day>>,
     /// Days answered 429 (with this `Retry-After`) the next time they are asked.
     throttling: Mutex<HashMap<Day, Option<Duration>>>,
+    /// Days whose answer is unusable (past a bound, say).
+    unusable: Mutex<HashSet<Day>>,
     asked: Mutex<Vec<Day>>,
     in_flight: AtomicUsize,
     most_in_flight: AtomicUsize,
@@ -135,6 +137,9 @@ impl CallPlatform for FakePlatform {
         }
         if let Some(retry_after) = self.throttling.lock().unwrap().remove(&day) {
             return Err(UpstreamError::throttled("HTTP 429", retry_after));
+        }
+        if self.unusable.lock().unwrap().contains(&day) {
+            return Err(UpstreamError::unusable("more than 5000 agents"));
         }
         Ok(calls_of(day))
     }
@@ -640,6 +645,53 @@ async fn two_replicas_share_a_key_s_day_budget() {
     b.days(range("2026-10-01", "2026-10-03"), &key(1))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_day_whose_answer_was_unusable_rests_before_it_is_asked_again() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    platform.unusable.lock().unwrap().insert(day("2026-11-02"));
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            unusable_hold: Duration::from_millis(300),
+            ..settings()
+        },
+    );
+    let failed = store.days(range("2026-11-01", "2026-11-03"), &key(1)).await;
+    assert!(
+        matches!(&failed, Err(CallDaysError::Unavailable(err)) if err.kind == UpstreamFailure::Unusable),
+        "{failed:?}"
+    );
+    let fetches = platform.fetches();
+    // Within the rest: refused at once, nothing asked, no budget spent.
+    let again = key(1);
+    let refused = store.days(range("2026-11-02", "2026-11-02"), &again).await;
+    let Err(CallDaysError::Unavailable(err)) = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(
+        err.reason.contains("2026-11-02 is not asked again")
+            && err.reason.contains("more than 5000 agents"),
+        "{err}"
+    );
+    assert_eq!((platform.fetches(), again.paid_so_far()), (fetches, 0));
+    // Other days are not held back.
+    store
+        .days(range("2026-11-03", "2026-11-03"), &key(1))
+        .await
+        .unwrap();
+    // After the rest it is asked again.
+    platform.unusable.lock().unwrap().clear();
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    store
+        .days(range("2026-11-02", "2026-11-02"), &key(1))
+        .await
+        .unwrap();
+    assert_eq!(platform.asked_since(fetches), [day("2026-11-02")]);
 }
 
 #[tokio::test]

@@ -49,10 +49,37 @@ enum FetchError {
     },
     #[error("answered an unusable page: {0}")]
     Malformed(String),
+    #[error("answered a call that breaks the contract: {0}")]
+    BadRecord(String),
     #[error("sent cursor {cursor:?} a second time; stopped a pagination loop")]
     CursorLoop { cursor: String },
     #[error("cannot express the requested window: {0}")]
     Window(String),
+    #[error("the window from {from} holds more than {limit} {what} ({setting}); gave up on it")]
+    OverBound {
+        from: String,
+        what: &'static str,
+        limit: usize,
+        setting: &'static str,
+    },
+}
+
+impl FetchError {
+    /// The cause of an unusable answer, for `callstats_call_days_unusable_total`; `None` for
+    /// failures another attempt may not repeat.
+    const fn unusable(&self) -> Option<&'static str> {
+        match self {
+            Self::Malformed(_) | Self::Window(_) => Some("page"),
+            Self::BadRecord(_) => Some("record"),
+            Self::CursorLoop { .. } => Some("cursor_loop"),
+            Self::OverBound { what, .. } => Some(what),
+            Self::CircuitOpen { .. }
+            | Self::Deadline { .. }
+            | Self::Exhausted { .. }
+            | Self::Refused { .. }
+            | Self::Throttled { .. } => None,
+        }
+    }
 }
 
 /// One attempt at one page went wrong.
@@ -164,12 +191,28 @@ impl HttpCallPlatform {
             self.config.page_limit
         );
 
+        let bounds = self.config.bounds;
+        let over =
+            |what: &'static str, limit: usize, setting: &'static str| FetchError::OverBound {
+                from: from.clone(),
+                what,
+                limit,
+                setting,
+            };
         let mut records = Vec::new();
         let mut ids: HashSet<CompactString> = HashSet::new();
+        let mut agents: HashSet<CompactString> = HashSet::new();
         let mut cursors: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
         let (mut pages, mut outside, mut repeated) = (0_u32, 0_u64, 0_u64);
         loop {
+            if pages >= bounds.pages {
+                return Err(over(
+                    "pages",
+                    usize::try_from(bounds.pages).unwrap_or(usize::MAX),
+                    "CALLSTATS_CALL_PLATFORM_MAX_PAGES_PER_DAY",
+                ));
+            }
             let url = match &cursor {
                 None => first_page_url.clone(),
                 Some(cursor) => format!("{first_page_url}&cursor={}", encode_query_value(cursor)),
@@ -180,10 +223,25 @@ impl HttpCallPlatform {
                 FetchError::Malformed(format!("page {pages} is not the contract's JSON: {e}"))
             })?;
             for call in &page.calls {
-                let record = call.to_record().map_err(FetchError::Malformed)?;
+                let record = call.to_record().map_err(FetchError::BadRecord)?;
                 if !(from_unix..to_unix).contains(&record.started_at) {
                     outside = outside.saturating_add(1);
                 } else if ids.insert(CompactString::from(&*call.id)) {
+                    if let Some(agent) = &record.agent_number
+                        && !agents.contains(agent.as_str())
+                    {
+                        if agents.len() >= bounds.agents {
+                            return Err(over(
+                                "agents",
+                                bounds.agents,
+                                "CALLSTATS_CALL_DAY_MAX_AGENTS",
+                            ));
+                        }
+                        agents.insert(CompactString::from(agent.as_str()));
+                    }
+                    if records.len() >= bounds.calls {
+                        return Err(over("calls", bounds.calls, "CALLSTATS_CALL_DAY_MAX_CALLS"));
+                    }
                     records.push(record);
                 } else {
                     repeated = repeated.saturating_add(1);
@@ -323,14 +381,19 @@ impl CallPlatform for HttpCallPlatform {
             end = %range.end()
         );
         async {
-            self.fetch(range).await.map_err(|error| match error {
-                FetchError::Throttled { retry_after, .. } => {
+            self.fetch(range).await.map_err(|error| {
+                if let FetchError::Throttled { retry_after, .. } = error {
                     tracing::debug!(reason = %error, "call platform asked to slow down");
-                    UpstreamError::throttled(error.to_string(), retry_after)
+                    return UpstreamError::throttled(error.to_string(), retry_after);
                 }
-                error => {
-                    tracing::warn!(reason = %error, "call platform unavailable");
-                    UpstreamError::new(error.to_string())
+                tracing::warn!(reason = %error, "call platform unavailable");
+                match error.unusable() {
+                    Some(cause) => {
+                        metrics::counter!("callstats_call_days_unusable_total", "cause" => cause)
+                            .increment(1);
+                        UpstreamError::unusable(error.to_string())
+                    }
+                    None => UpstreamError::new(error.to_string()),
                 }
             })
         }

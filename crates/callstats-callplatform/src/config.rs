@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use callstats_domain::limits::DayBounds;
+
 /// The bearer token the upstream wants. It cannot be printed: `Debug` shows `[redacted]`, and
 /// there is no `Display`; only the adapter reads it, to build the `Authorization` header.
 #[derive(Clone)]
@@ -49,6 +51,8 @@ pub struct HttpPlatformConfig {
     pub page_limit: u32,
     /// Largest page body accepted; a larger one makes the answer unusable. Default 16 MiB.
     pub max_page_bytes: usize,
+    /// Pages, calls and distinct agents one window may hold; past one the answer is unusable.
+    pub bounds: DayBounds,
     /// Failed fetches in a row that open the circuit breaker. Default 5.
     pub breaker_threshold: u32,
     /// How long an open breaker refuses fetches before it lets one probe through. Default 30 s.
@@ -81,6 +85,7 @@ impl HttpPlatformConfig {
             retry_backoff_max: Self::DEFAULT_RETRY_BACKOFF_MAX,
             page_limit: Self::DEFAULT_PAGE_LIMIT,
             max_page_bytes: Self::DEFAULT_MAX_PAGE_BYTES,
+            bounds: DayBounds::default(),
             breaker_threshold: Self::DEFAULT_BREAKER_THRESHOLD,
             breaker_open_for: Self::DEFAULT_BREAKER_OPEN_FOR,
         }

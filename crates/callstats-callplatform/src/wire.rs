@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use callstats_domain::model::{AgentNumber, CallRecord};
+use callstats_domain::model::{AgentNumber, CallRecord, MAX_IDENTIFIER_BYTES};
 use callstats_domain::params::Direction;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
@@ -65,10 +65,16 @@ impl From<DirectionIn> for Direction {
 impl CallIn<'_> {
     /// The domain record, or why this call is unusable.
     pub fn to_record(&self) -> Result<CallRecord, String> {
-        if self.id.is_empty() {
-            return Err("a call has an empty id".to_owned());
+        if self.id.is_empty()
+            || self.id.len() > MAX_IDENTIFIER_BYTES
+            || self.id.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "call id {:?} is not 1 to {MAX_IDENTIFIER_BYTES} bytes of printable text",
+                clip(&self.id)
+            ));
         }
-        let started_at = OffsetDateTime::parse(&self.started_at, &Rfc3339)
+        let started_at = parse_instant(&self.started_at)
             .map_err(|e| {
                 format!(
                     "call {:?}: started_at {:?} is not an RFC 3339 date-time ({e})",
@@ -77,9 +83,9 @@ impl CallIn<'_> {
                 )
             })?
             .unix_timestamp();
-        if !self.duration_seconds.is_finite() || self.duration_seconds < 0.0 {
+        if !(0.0..=MAX_DURATION_SECONDS).contains(&self.duration_seconds) {
             return Err(format!(
-                "call {:?}: duration_seconds {} is not a non-negative number",
+                "call {:?}: duration_seconds {} is not a number of seconds from 0 to {MAX_DURATION_SECONDS}",
                 clip(&self.id),
                 self.duration_seconds
             ));
@@ -101,6 +107,23 @@ impl CallIn<'_> {
             duration_seconds: self.duration_seconds,
         })
     }
+}
+
+/// The longest call there can be: a day.
+const MAX_DURATION_SECONDS: f64 = 86_400.0;
+
+/// An RFC 3339 date-time. A leap second (`23:59:60`, which RFC 3339 allows and `time` does
+/// not) is read as the second before it.
+fn parse_instant(raw: &str) -> Result<OffsetDateTime, time::error::Parse> {
+    OffsetDateTime::parse(raw, &Rfc3339).or_else(|error| {
+        // `YYYY-MM-DDTHH:MM:SS…`: the seconds are bytes 17 and 18.
+        match (raw.get(..17), raw.get(17..19), raw.get(19..)) {
+            (Some(before), Some("60"), Some(after)) => {
+                OffsetDateTime::parse(&format!("{before}59{after}"), &Rfc3339)
+            }
+            _ => Err(error),
+        }
+    })
 }
 
 /// At most 64 characters of an upstream value, for a log line.
@@ -221,6 +244,89 @@ mod tests {
                 "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": -3}"#,
         );
         assert!(bad_duration.contains("duration_seconds"), "{bad_duration}");
+    }
+
+    fn record(call: &str) -> Result<CallRecord, String> {
+        let body = format!(r#"{{"calls": [{call}], "next_cursor": null}}"#);
+        let page: PageIn<'_> = serde_json::from_str(&body).unwrap();
+        page.calls[0].to_record()
+    }
+
+    #[test]
+    fn a_leap_second_is_read_as_the_second_before_it() {
+        let leap = record(
+            r#"{"id": "c-1", "direction": "inbound", "agent_number": "101",
+                "started_at": "2026-12-31T23:59:60+05:00", "duration_seconds": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            leap.started_at,
+            datetime!(2026-12-31 23:59:59 +5).unix_timestamp()
+        );
+        let fraction = record(
+            r#"{"id": "c-1", "direction": "inbound", "agent_number": "101",
+                "started_at": "2016-12-31T23:59:60.5Z", "duration_seconds": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            fraction.started_at,
+            datetime!(2016-12-31 23:59:59 UTC).unix_timestamp()
+        );
+        // Only the seconds field may be 60.
+        for bad in [
+            "2026-12-31T23:60:00+05:00",
+            "2026-12-31T23:59:61+05:00",
+            "2026-12-31T23:59:6",
+        ] {
+            let call = format!(
+                r#"{{"id": "c-1", "direction": "inbound", "agent_number": null, "started_at": "{bad}", "duration_seconds": 1}}"#
+            );
+            assert!(record(&call).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_are_finite_seconds_from_zero_to_a_day() {
+        let with = |duration: &str| {
+            record(&format!(
+                r#"{{"id": "c-1", "direction": "inbound", "agent_number": null,
+                    "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": {duration}}}"#
+            ))
+        };
+        assert_eq!(with("0").unwrap().duration_seconds, 0.0);
+        assert_eq!(with("86400").unwrap().duration_seconds, 86_400.0);
+        for bad in ["1e308", "86400.001", "-0.5"] {
+            let error = with(bad).unwrap_err();
+            assert!(error.contains("from 0 to 86400"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn ids_and_agent_numbers_are_at_most_64_bytes_of_printable_text() {
+        let with = |id: &str, agent: &str| {
+            record(&format!(
+                r#"{{"id": {id}, "direction": "inbound", "agent_number": {agent},
+                    "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1}}"#
+            ))
+        };
+        let long = serde_json::to_string(&"x".repeat(64)).unwrap();
+        assert!(with(&long, "\"101\"").is_ok());
+        let too_long = serde_json::to_string(&"x".repeat(65)).unwrap();
+        assert!(with(&too_long, "\"101\"").unwrap_err().contains("64 bytes"));
+        assert!(
+            with("\"c-\\u0007\"", "\"101\"").is_err(),
+            "a control character"
+        );
+        assert!(
+            with("\"c 1 ü\"", "\"101\"").is_ok(),
+            "spaces and letters are printable"
+        );
+        let long_agent = serde_json::to_string(&"😀".repeat(17)).unwrap();
+        assert!(
+            with("\"c-1\"", &long_agent)
+                .unwrap_err()
+                .contains("agent_number")
+        );
     }
 
     #[test]

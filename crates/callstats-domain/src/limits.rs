@@ -149,6 +149,33 @@ impl fmt::Display for OverBudget {
     }
 }
 
+/// How much of one day's answer is taken before the day is given up as unusable: pages asked
+/// (`CALLSTATS_CALL_PLATFORM_MAX_PAGES_PER_DAY`), calls kept (`CALLSTATS_CALL_DAY_MAX_CALLS`)
+/// and distinct agents among them (`CALLSTATS_CALL_DAY_MAX_AGENTS`). docs/call-platform.md
+/// says why the defaults are what they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayBounds {
+    pub pages: u32,
+    pub calls: usize,
+    pub agents: usize,
+}
+
+impl DayBounds {
+    pub const DEFAULT_PAGES: u32 = 500;
+    pub const DEFAULT_CALLS: usize = 200_000;
+    pub const DEFAULT_AGENTS: usize = 5_000;
+}
+
+impl Default for DayBounds {
+    fn default() -> Self {
+        Self {
+            pages: Self::DEFAULT_PAGES,
+            calls: Self::DEFAULT_CALLS,
+            agents: Self::DEFAULT_AGENTS,
+        }
+    }
+}
+
 /// On whose behalf a range's missing days are fetched: the key whose requests the fair queue
 /// takes in turn with other keys', and whose day budget pays for the days fetched for it. It
 /// records how many days it paid for, so the answer's `RateLimit` header can report them.

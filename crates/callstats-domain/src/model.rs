@@ -16,21 +16,28 @@ use crate::scope::ScopeSet;
 /// Currency of every money figure.
 pub const CURRENCY: &str = "UZS";
 
-/// An agent's identifier, such as `101`: 1 to 32 visible characters. Stored inline (no heap
-/// allocation) because there is one per call record.
+/// An agent's identifier, such as `101`: 1 to 32 visible characters, at most 64 bytes. Stored
+/// inline (no heap allocation) when it is short, because there is one per call record.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct AgentNumber(CompactString);
 
+/// The most bytes an agent number (and a call id) may take.
+pub const MAX_IDENTIFIER_BYTES: usize = 64;
+
 /// An agent number that is empty, too long or holds whitespace or control characters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid agent number: expected 1 to 32 characters without spaces")]
+#[error("invalid agent number: expected 1 to 32 characters (at most 64 bytes) without spaces")]
 pub struct InvalidAgentNumber;
 
 impl AgentNumber {
     pub fn new(raw: &str) -> Result<Self, InvalidAgentNumber> {
         let chars = raw.chars().count();
-        if chars == 0 || chars > 32 || raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        if chars == 0
+            || chars > 32
+            || raw.len() > MAX_IDENTIFIER_BYTES
+            || raw.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
             return Err(InvalidAgentNumber);
         }
         Ok(Self(CompactString::new(raw)))
@@ -383,7 +390,11 @@ mod tests {
     #[test]
     fn agent_numbers_are_short_visible_identifiers() {
         assert_eq!(AgentNumber::new("101").unwrap().as_str(), "101");
-        for bad in ["", " 101", "10 1", "1\n", &"9".repeat(33)] {
+        assert!(
+            AgentNumber::new(&"я".repeat(32)).is_ok(),
+            "32 characters, 64 bytes"
+        );
+        for bad in ["", " 101", "10 1", "1\n", &"9".repeat(33), &"😀".repeat(17)] {
             assert_eq!(AgentNumber::new(bad), Err(InvalidAgentNumber), "{bad:?}");
         }
     }

@@ -33,30 +33,34 @@ impl StoreError {
     }
 }
 
-/// The call platform could not be reached, failed, or answered something unusable, or it asked
-/// to be called less (backpressure). The reason is for logs; the API answers 503.
+/// The call platform could not be reached or failed, answered something unusable, or asked to
+/// be called less. The reason is for logs; the API answers 503.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("call platform unavailable: {reason}")]
 pub struct UpstreamError {
     pub reason: String,
-    /// Set when the upstream answered 429, or 503 with `Retry-After`: it is up, but wants fewer
-    /// requests. Such an answer slows the fetching down and never counts as an outage.
-    pub backpressure: Option<Backpressure>,
+    pub kind: UpstreamFailure,
 }
 
-/// The upstream asked to be called less.
+/// What kind of failure an [`UpstreamError`] is, which says what to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backpressure {
-    /// Its `Retry-After`, when it sent one.
-    pub retry_after: Option<Duration>,
+pub enum UpstreamFailure {
+    /// Down, failing or too slow: an outage.
+    Unavailable,
+    /// Up, but it asked for fewer requests (429, or 503 with `Retry-After`): fetch more slowly;
+    /// never an outage.
+    Backpressure { retry_after: Option<Duration> },
+    /// Its answer for the window is unusable (past a bound, a record that breaks the contract,
+    /// a malformed page): asking again at once would get the same answer.
+    Unusable,
 }
 
 impl UpstreamError {
-    /// The upstream is down, failed or answered something unusable.
+    /// The upstream is down, failed or did not answer in time.
     pub fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
-            backpressure: None,
+            kind: UpstreamFailure::Unavailable,
         }
     }
 
@@ -64,7 +68,15 @@ impl UpstreamError {
     pub fn throttled(reason: impl Into<String>, retry_after: Option<Duration>) -> Self {
         Self {
             reason: reason.into(),
-            backpressure: Some(Backpressure { retry_after }),
+            kind: UpstreamFailure::Backpressure { retry_after },
+        }
+    }
+
+    /// The upstream's answer for the window cannot be used.
+    pub fn unusable(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            kind: UpstreamFailure::Unusable,
         }
     }
 }

@@ -241,7 +241,8 @@ fn optional_non_empty<'de, D: Deserializer<'de>>(
         .transpose()
 }
 
-const AGENT_NUMBER_EXPECTED: &str = "an agent number of 1 to 32 characters without spaces";
+const AGENT_NUMBER_EXPECTED: &str =
+    "an agent number of 1 to 32 characters (at most 64 bytes) without spaces";
 
 fn agent_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<AgentNumber, D::Error> {
     parsed(deserializer, AGENT_NUMBER_EXPECTED, |raw| {

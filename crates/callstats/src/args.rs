@@ -13,7 +13,9 @@ use callstats_api::ServerSettings;
 use callstats_application::CallDaySettings;
 use callstats_application::fair_queue::QueueSettings;
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
-use callstats_domain::limits::{DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudget};
+use callstats_domain::limits::{
+    DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
+};
 use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
 use callstats_domain::stats::PriorWeight;
 use callstats_redis::RedisSettings;
@@ -325,6 +327,8 @@ impl ServiceArgs {
             day_budget: DayBudget::new(self.key_day_fetches_per_minute),
             queue_days: self.call_day_queue_days,
             queue_days_per_key: self.call_day_queue_days_per_key,
+            // A day whose answer was unusable rests as long as a tripped breaker does.
+            unusable_hold: self.platform.call_platform_breaker_open_ms.0,
         }
     }
 
@@ -448,6 +452,33 @@ pub struct PlatformArgs {
     )]
     pub call_platform_max_page_bytes: usize,
 
+    /// Pages of one day's window followed at most; past it the day's answer is unusable.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_PLATFORM_MAX_PAGES_PER_DAY",
+        default_value_t = DayBounds::DEFAULT_PAGES,
+        value_name = "N"
+    )]
+    pub call_platform_max_pages_per_day: u32,
+
+    /// Calls one day may hold; past it the day's answer is unusable.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_MAX_CALLS",
+        default_value_t = DayBounds::DEFAULT_CALLS,
+        value_name = "N"
+    )]
+    pub call_day_max_calls: usize,
+
+    /// Distinct agents one day may hold; past it the day's answer is unusable.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_MAX_AGENTS",
+        default_value_t = DayBounds::DEFAULT_AGENTS,
+        value_name = "N"
+    )]
+    pub call_day_max_agents: usize,
+
     /// Failed fetches in a row that open the circuit breaker; 0 turns it off.
     #[arg(
         long,
@@ -492,6 +523,11 @@ impl PlatformArgs {
             retry_backoff_max: self.call_platform_retry_backoff_max_ms.0,
             page_limit: self.call_platform_page_limit,
             max_page_bytes: self.call_platform_max_page_bytes,
+            bounds: DayBounds {
+                pages: self.call_platform_max_pages_per_day,
+                calls: self.call_day_max_calls,
+                agents: self.call_day_max_agents,
+            },
             breaker_threshold: self.call_platform_breaker_threshold,
             breaker_open_for: self.call_platform_breaker_open_ms.0,
         }))

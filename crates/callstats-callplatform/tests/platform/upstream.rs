@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::model::CallRecord;
 use callstats_domain::params::Direction;
-use callstats_domain::ports::{CallPlatform, UpstreamError};
+use callstats_domain::ports::{CallPlatform, UpstreamError, UpstreamFailure};
 use serde_json::json;
 use time::macros::datetime;
 use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
@@ -519,8 +519,10 @@ async fn a_429_is_backpressure_not_retried_and_carries_its_retry_after() {
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
 
     assert_eq!(
-        error.backpressure.map(|b| b.retry_after),
-        Some(Some(Duration::from_secs(3))),
+        error.kind,
+        UpstreamFailure::Backpressure {
+            retry_after: Some(Duration::from_secs(3))
+        },
         "{error}"
     );
     assert!(error.reason.contains("429"), "{error}");
@@ -540,8 +542,10 @@ async fn a_503_with_retry_after_is_backpressure_and_without_it_an_outage() {
         .await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
     assert_eq!(
-        error.backpressure.map(|b| b.retry_after),
-        Some(Some(Duration::from_secs(2)))
+        error.kind,
+        UpstreamFailure::Backpressure {
+            retry_after: Some(Duration::from_secs(2))
+        }
     );
     assert_eq!(received(&server).await, 1);
 
@@ -551,7 +555,7 @@ async fn a_503_with_retry_after_is_backpressure_and_without_it_an_outage() {
         .mount(&server)
         .await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
-    assert_eq!(error.backpressure, None, "{error}");
+    assert_eq!(error.kind, UpstreamFailure::Unavailable, "{error}");
     assert!(
         error.reason.contains("after 3 attempt(s)"),
         "retried: {error}"
@@ -578,7 +582,10 @@ async fn backpressure_with_or_without_retry_after_never_opens_the_breaker() {
             .await;
         for _ in 0..3 {
             let error = platform.calls(day).await.unwrap_err();
-            assert!(error.backpressure.is_some(), "{error}");
+            assert!(
+                matches!(error.kind, UpstreamFailure::Backpressure { .. }),
+                "{error}"
+            );
         }
     }
     server.reset().await;
@@ -623,4 +630,110 @@ async fn a_burst_of_fetches_failing_together_does_not_open_the_breaker_alone() {
     }
     let refused = platform.calls(day).await.unwrap_err();
     assert!(refused.reason.contains("circuit open"), "{refused}");
+}
+
+/// `count` calls on 2026-11-01, numbered from `first`, each with an agent of its own when
+/// `own_agents`.
+fn numbered(first: usize, count: usize, own_agents: bool) -> Vec<serde_json::Value> {
+    (first..first + count)
+        .map(|n| {
+            let mut call = call(&format!("c-{n}"), "2026-11-01T09:00:00+05:00");
+            if own_agents {
+                call["agent_number"] = json!(format!("a{n}"));
+            }
+            call
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_endless_cursor_stops_at_the_page_bound_and_the_day_is_unusable() {
+    let logs = CapturedLogs::start();
+    let server = MockServer::start().await;
+    // Every page has one new call and a new cursor, for ever.
+    let pages = std::sync::atomic::AtomicUsize::new(0);
+    Mock::given(method("GET"))
+        .respond_with(move |_: &wiremock::Request| {
+            let n = pages.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            page(&numbered(n, 1, false), Some(&format!("after-{n}")))
+        })
+        .mount(&server)
+        .await;
+    let mut config = test_config(server.uri());
+    config.bounds.pages = 7;
+
+    let error = fetch_day(config).await.unwrap_err();
+
+    assert_eq!(error.kind, UpstreamFailure::Unusable, "{error}");
+    assert!(
+        error.reason.contains("more than 7 pages")
+            && error
+                .reason
+                .contains("CALLSTATS_CALL_PLATFORM_MAX_PAGES_PER_DAY"),
+        "{error}"
+    );
+    assert_eq!(received(&server).await, 7, "not one request past the bound");
+    let logged = logs.text();
+    assert!(
+        logged.contains("WARN")
+            && logged.contains("the window from 2026-11-01T00:00:00+05:00 holds more than 7 pages"),
+        "{logged}"
+    );
+}
+
+#[tokio::test]
+async fn a_day_past_its_calls_or_agents_bound_is_unusable() {
+    for (own_agents, bound, expected) in [
+        (
+            false,
+            "calls",
+            "more than 4 calls (CALLSTATS_CALL_DAY_MAX_CALLS)",
+        ),
+        (
+            true,
+            "agents",
+            "more than 4 agents (CALLSTATS_CALL_DAY_MAX_AGENTS)",
+        ),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .respond_with(page(&numbered(0, 5, own_agents), None))
+            .mount(&server)
+            .await;
+        let mut config = test_config(server.uri());
+        assert_eq!(fetch_day(config.clone()).await.unwrap().len(), 5, "{bound}");
+        match bound {
+            "calls" => config.bounds.calls = 4,
+            _ => config.bounds.agents = 4,
+        }
+        let error = fetch_day(config).await.unwrap_err();
+        assert_eq!(error.kind, UpstreamFailure::Unusable, "{bound}");
+        assert!(error.reason.contains(expected), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_breaks_the_contract_makes_the_day_unusable_never_a_null_figure() {
+    let server = MockServer::start().await;
+    let mut huge = call("c-1", "2026-11-01T09:00:00+05:00");
+    huge["duration_seconds"] = json!(1e308);
+    Mock::given(method("GET"))
+        .respond_with(page(&[huge], None))
+        .mount(&server)
+        .await;
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
+    assert_eq!(error.kind, UpstreamFailure::Unusable);
+    assert!(error.reason.contains("duration_seconds"), "{error}");
+
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&[call("c-1", "2026-11-01T23:59:60+05:00")], None))
+        .mount(&server)
+        .await;
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
+    assert_eq!(
+        records[0].started_at,
+        time::macros::datetime!(2026-11-01 23:59:59 +5).unix_timestamp(),
+        "a leap second is the second before it"
+    );
 }

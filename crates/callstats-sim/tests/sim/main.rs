@@ -16,7 +16,7 @@ use callstats_callplatform::{
 };
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::model::CallRecord;
-use callstats_domain::ports::CallPlatform;
+use callstats_domain::ports::{CallPlatform, UpstreamFailure};
 use callstats_synthetic::{Generator, SyntheticCall};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -275,8 +275,10 @@ async fn sim_past_its_request_rate_answers_429_with_retry_after_and_the_adapter_
     assert!(!throttled.is_empty(), "8 at once past 3 a second");
     for error in throttled {
         assert_eq!(
-            error.backpressure.map(|b| b.retry_after),
-            Some(Some(Duration::from_secs(1))),
+            error.kind,
+            UpstreamFailure::Backpressure {
+                retry_after: Some(Duration::from_secs(1))
+            },
             "{error}"
         );
     }

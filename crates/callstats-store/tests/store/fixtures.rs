@@ -225,7 +225,7 @@ fn out_of_range_values_are_rejected() {
     assert_rejected(
         &portal_with("/operators/1/agent_number", Some(json!("10 2"))),
         "operators[1].agent_number",
-        "expected an agent number of 1 to 32 characters without spaces",
+        "expected an agent number of 1 to 32 characters (at most 64 bytes) without spaces",
     );
     assert_rejected(
         &portal_with("/operators/1/name", Some(json!(""))),

@@ -41,18 +41,41 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
         &healthy.base_url(),
     );
     let upstream_down = Replica::start(&db, None, &failing.base_url());
+    // A platform whose every page carries a new cursor: each day is past its page bound.
+    let endless = wiremock::MockServer::start().await;
+    let pages = std::sync::atomic::AtomicUsize::new(0);
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .respond_with(move |_: &wiremock::Request| {
+            let n = pages.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            wiremock::ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"calls": [], "next_cursor": format!("page-{n}")}))
+        })
+        .mount(&endless)
+        .await;
+    let unusable = Replica::start(&db, None, &endless.uri());
 
     let client = client();
     let answer = get(&client, &without_redis.base, SUMMARY, &key).await;
     assert_eq!(answer.status, 200);
     let answer = get(&client, &upstream_down.base, SUMMARY, &key).await;
     assert_eq!(answer.status, 503);
+    for _ in 0..2 {
+        let answer = get(&client, &unusable.base, SUMMARY, &key).await;
+        assert_eq!(answer.status, 503);
+    }
+    assert_eq!(
+        endless.received_requests().await.unwrap().len(),
+        500,
+        "the page bound, once: the day rests after it"
+    );
 
     let expected = [
         r#"callstats_upstream_requests_total{outcome="ok"}"#,
         r#"callstats_upstream_requests_total{outcome="transient_error"}"#,
         r#"callstats_upstream_fetches_total{outcome="ok"}"#,
         r#"callstats_upstream_fetches_total{outcome="failed"}"#,
+        r#"callstats_call_days_unusable_total{cause="pages"}"#,
+        "callstats_call_days_held_back_total ",
         r#"callstats_redis_fallbacks_total{operation="cache read"}"#,
         r#"callstats_redis_fallbacks_total{operation="quota"}"#,
         "callstats_db_pool_max_connections ",
@@ -88,6 +111,7 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
 
     without_redis.stop().await;
     upstream_down.stop().await;
+    unusable.stop().await;
     healthy.stop().await;
     failing.stop().await;
     stop_metrics.stop(false).await;
