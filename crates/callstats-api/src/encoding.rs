@@ -10,7 +10,7 @@ use std::io::Write as _;
 use actix_web::HttpRequest;
 use actix_web::http::header::{ACCEPT_ENCODING, AcceptEncoding, Encoding, Header as _};
 use bytes::Bytes;
-use callstats_application::ETag;
+use callstats_application::{ComputePool, ETag};
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
 
@@ -99,15 +99,22 @@ impl Weighter<(ETag, Coding), Bytes> for CompressedBytes {
 /// keeps at once (cold forms go first).
 const MAX_COMPRESSED_BYTES: u64 = 32 * 1024 * 1024;
 
+/// Bodies up to this size are compressed on the request's thread (at most some 200 µs); larger
+/// ones on the compute pool, so a body of megabytes does not hold a worker up.
+const COMPRESS_IN_PLACE_BYTES: usize = 64 * 1024;
+
 /// The compressed forms of bodies, each made once.
 pub(crate) struct Compressed {
     forms: Cache<(ETag, Coding), Bytes, CompressedBytes>,
+    pool: ComputePool,
 }
 
-impl Default for Compressed {
-    fn default() -> Self {
+impl Compressed {
+    /// Large bodies are compressed on `pool`.
+    pub(crate) fn new(pool: ComputePool) -> Self {
         Self {
             forms: Cache::with_weighter(4096, MAX_COMPRESSED_BYTES, CompressedBytes),
+            pool,
         }
     }
 }
@@ -122,7 +129,7 @@ impl Compressed {
         }
         match self.forms.get_value_or_guard_async(&(etag, coding)).await {
             Ok(form) => Some(form),
-            Err(guard) => match compress(body, coding) {
+            Err(guard) => match self.compress(body, coding).await {
                 Ok(form) => {
                     metrics::counter!("callstats_bodies_compressed_total", "coding" => coding.header().unwrap_or("identity")).increment(1);
                     let _ = guard.insert(form.clone());
@@ -134,6 +141,19 @@ impl Compressed {
                 }
             },
         }
+    }
+}
+
+impl Compressed {
+    async fn compress(&self, body: &Bytes, coding: Coding) -> std::io::Result<Bytes> {
+        if body.len() <= COMPRESS_IN_PLACE_BYTES {
+            return compress(body, coding);
+        }
+        let body = body.clone();
+        self.pool
+            .run(move || compress(&body, coding))
+            .await
+            .map_err(std::io::Error::other)?
     }
 }
 
@@ -203,7 +223,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_form_is_made_once_and_then_shared() {
-        let compressed = Compressed::default();
+        let compressed = Compressed::new(ComputePool::new(1));
         let body = body();
         let etag = ETag::of(&body);
         let first = compressed.get(etag, &body, Coding::Gzip).await.unwrap();
@@ -214,5 +234,33 @@ mod tests {
         assert_ne!(br, first);
         let plain = compressed.get(etag, &body, Coding::Identity).await.unwrap();
         assert_eq!(plain.as_ptr(), body.as_ptr());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_large_body_is_compressed_off_the_request_thread() {
+        let compressed = Compressed::new(ComputePool::new(1));
+        let large: Bytes = body()
+            .iter()
+            .copied()
+            .cycle()
+            .take(1 << 20)
+            .collect::<Vec<_>>()
+            .into();
+        let small = body();
+        for (body, off_thread) in [(large, true), (small, false)] {
+            let finished = std::sync::atomic::AtomicBool::new(false);
+            // Polled one after the other on the one runtime thread: the second runs before the
+            // first is done only if the first waits for another thread.
+            let (form, ran_meanwhile) = tokio::join!(
+                async {
+                    let form = compressed.get(ETag::of(&body), &body, Coding::Gzip).await;
+                    finished.store(true, std::sync::atomic::Ordering::SeqCst);
+                    form
+                },
+                async { !finished.load(std::sync::atomic::Ordering::SeqCst) }
+            );
+            assert!(form.unwrap().len() < body.len());
+            assert_eq!(ran_meanwhile, off_thread, "{} bytes", body.len());
+        }
     }
 }

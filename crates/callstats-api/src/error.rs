@@ -114,7 +114,9 @@ impl ResponseError for ApiError {
                             .headers_mut()
                             .insert(RETRY_AFTER, HeaderValue::from(*retry_after_secs));
                     }
-                    DomainError::StoreUnavailable(_) | DomainError::UpstreamUnavailable(_) => {
+                    DomainError::StoreUnavailable(_)
+                    | DomainError::UpstreamUnavailable(_)
+                    | DomainError::BodyTooLarge { .. } => {
                         response
                             .extensions_mut()
                             .insert(FailureCause(err.cause_chain()));
@@ -148,6 +150,7 @@ const fn status_of(err: &DomainError) -> StatusCode {
         }
         DomainError::UpstreamUnavailable(_)
         | DomainError::UpstreamBusy { .. }
+        | DomainError::BodyTooLarge { .. }
         | DomainError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -231,6 +234,19 @@ mod tests {
                 status == StatusCode::TOO_MANY_REQUESTS
             );
         }
+    }
+
+    #[test]
+    fn an_answer_past_the_body_bound_is_a_503_that_says_so_and_is_logged() {
+        let (status, body, response) = answer(DomainError::BodyTooLarge {
+            limit_bytes: 16 << 20,
+        });
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            body,
+            serde_json::json!({"error": "the answer would be larger than 16 MiB; ask for a shorter period"})
+        );
+        assert!(response.extensions().get::<FailureCause>().is_some());
     }
 
     #[test]

@@ -58,13 +58,14 @@ impl ApiState {
     #[must_use]
     pub fn new(answers: Answers, trust_proxy: bool) -> Self {
         let document = openapi::document_bytes();
+        let compressed = Arc::new(encoding::Compressed::new(answers.compute_pool().clone()));
         Self {
             answers,
             trust_proxy,
             readiness: Arc::new(ops::Readiness::new(Vec::new())),
             document_etag: ETag::of(&document),
             document,
-            compressed: Arc::default(),
+            compressed,
         }
     }
 

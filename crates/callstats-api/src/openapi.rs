@@ -700,7 +700,7 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
             vec![("over quota", message(DomainError::RateLimited(quota)))],
         ),
         503 if calls => (
-            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held).",
+            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default).",
             vec![
                 ("upstream", message(upstream_unavailable())),
                 (
@@ -710,6 +710,12 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
                     }),
                 ),
                 ("database", message(store_unavailable())),
+                (
+                    "too large",
+                    message(DomainError::BodyTooLarge {
+                        limit_bytes: 16 << 20,
+                    }),
+                ),
             ],
         ),
         503 => (

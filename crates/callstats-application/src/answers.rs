@@ -24,10 +24,11 @@ use callstats_domain::params::ParamError;
 use callstats_domain::ports::{CacheRead, ResponseCache};
 use callstats_domain::request::{ApiRequest, Asked, Endpoint};
 use callstats_domain::scope::KpiView;
-use callstats_domain::service::{CallStats, Caller, Gatekeeper};
+use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
 
 use futures::FutureExt as _;
 
+use crate::compute::ComputePool;
 use crate::entry::Entry;
 use crate::flight::{Flights, panic_message};
 
@@ -74,20 +75,55 @@ struct Inner {
     access: Gatekeeper,
     stats: CallStats,
     cache: Arc<dyn ResponseCache>,
+    computing: Computing,
     flights: Arc<Flights<String, Result<Entry, DomainError>>>,
+}
+
+/// Where answers are computed, and how large they may be.
+#[derive(Clone)]
+pub struct Computing {
+    /// The pool that computes and serialises answers off the request threads.
+    pub pool: ComputePool,
+    /// The largest body an answer may have (`CALLSTATS_MAX_BODY_MB`); a larger one is a 503.
+    pub max_body_bytes: usize,
+}
+
+impl Computing {
+    pub const DEFAULT_MAX_BODY_MIB: u64 = 16;
+}
+
+impl Default for Computing {
+    fn default() -> Self {
+        Self {
+            pool: ComputePool::new(0),
+            max_body_bytes: usize::try_from(Self::DEFAULT_MAX_BODY_MIB << 20).unwrap_or(usize::MAX),
+        }
+    }
 }
 
 impl Answers {
     #[must_use]
-    pub fn new(access: Gatekeeper, stats: CallStats, cache: Arc<dyn ResponseCache>) -> Self {
+    pub fn new(
+        access: Gatekeeper,
+        stats: CallStats,
+        cache: Arc<dyn ResponseCache>,
+        computing: Computing,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 access,
                 stats,
                 cache,
+                computing,
                 flights: Flights::new(|cause| Err(DomainError::Internal(cause))),
             }),
         }
+    }
+
+    /// The pool answers are computed on, for other CPU work of a request (compression).
+    #[must_use]
+    pub fn compute_pool(&self) -> &ComputePool {
+        &self.inner.computing.pool
     }
 
     /// Admits the request and answers it; `asked` is `None` for a path or method the API does
@@ -248,17 +284,54 @@ impl Inner {
         key: &str,
         requester: &Requester,
     ) -> Result<Entry, DomainError> {
-        let body = self.stats.answer(request, requester).await?;
-        // The bodies are plain structs with string keys: serialising them cannot fail, so this
-        // branch only guards against a future type that could.
-        let bytes = Bytes::from(
-            serde_json::to_vec(&body)
-                .map_err(|err| DomainError::Internal(format!("serialising a body: {err}")))?,
-        );
+        let prepared = self.stats.prepare(request, requester).await?;
+        let limit = self.computing.max_body_bytes;
+        let bytes = self
+            .computing
+            .pool
+            .run(move || json_within(&prepared.compute(), limit))
+            .await
+            .map_err(DomainError::Internal)??;
         let ttl = request.cache_ttl();
         let entry = Entry::new(bytes, ttl);
         self.cache.put(key, entry.encode(), ttl).await;
         Ok(entry)
+    }
+}
+
+/// `body` as JSON, refused past `limit` bytes (the writer stops there: no larger buffer is ever
+/// held).
+fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
+    let mut out = Bounded {
+        bytes: Vec::new(),
+        limit,
+    };
+    match serde_json::to_writer(&mut out, body) {
+        Ok(()) => Ok(Bytes::from(out.bytes)),
+        Err(err) if err.is_io() => Err(DomainError::BodyTooLarge { limit_bytes: limit }),
+        // The bodies are plain structs with string keys: serialising them cannot fail, so
+        // this branch only guards against a future type that could.
+        Err(err) => Err(DomainError::Internal(format!("serialising a body: {err}"))),
+    }
+}
+
+/// A buffer that refuses to grow past its limit.
+struct Bounded {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > self.limit {
+            return Err(std::io::Error::other("past the body bound"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

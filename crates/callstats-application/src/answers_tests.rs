@@ -72,10 +72,15 @@ fn answers(stores: Stores, quota: MockQuotaCounter, cache: impl ResponseCache) -
     answers_on(stores, quota, Arc::new(cache))
 }
 
-fn answers_on(
+fn answers_on(stores: Stores, quota: MockQuotaCounter, cache: Arc<dyn ResponseCache>) -> Answers {
+    computing_on(stores, quota, cache, Computing::default())
+}
+
+fn computing_on(
     (keys, store): Stores,
     quota: MockQuotaCounter,
     cache: Arc<dyn ResponseCache>,
+    computing: Computing,
 ) -> Answers {
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
@@ -87,7 +92,7 @@ fn answers_on(
         clock,
         StatsSettings::default(),
     );
-    Answers::new(access, stats, cache)
+    Answers::new(access, stats, cache, computing)
 }
 
 /// What a counter answers admission: `count` requests in the window, no day fetches.
@@ -383,6 +388,37 @@ async fn a_panic_past_admission_keeps_the_quota_the_request_was_counted_against(
         Err(DomainError::Internal("cache adapter exploded".to_owned()))
     );
     assert_eq!((served.quota.limit, served.quota.remaining), (5, 2));
+}
+
+#[tokio::test]
+async fn an_answer_past_the_body_bound_is_refused_and_not_stored() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut quota = MockQuotaCounter::new();
+    quota
+        .expect_count_admission()
+        .returning(|_, _, _| counted(1, CacheRead::Miss));
+    let mut cache = MockResponseCache::new();
+    cache.expect_get().returning(|_| None);
+    cache.expect_try_lock().returning(|_, _| true);
+    cache.expect_unlock().return_const(());
+    cache.expect_put().never();
+    let computing = Computing {
+        max_body_bytes: 10,
+        ..Computing::default()
+    };
+    let served = computing_on(
+        portal("operators", &reads),
+        quota,
+        Arc::new(cache),
+        computing,
+    )
+    .serve_operators()
+    .await;
+    // The empty roster is {"operators":[]}: 16 bytes.
+    assert_eq!(
+        served.reply,
+        Err(DomainError::BodyTooLarge { limit_bytes: 10 })
+    );
 }
 
 impl Answers {

@@ -6,6 +6,7 @@
 //! - [`call_days`]: the call-day store, which serves the call statistics' ranges from per-day
 //!   entries kept in process and (optionally) in a tier every replica shares, fetching the
 //!   missing days from the call platform concurrently, once, within one deadline.
+//! - [`compute`]: CPU work (statistics, JSON, compression) off the request threads, bounded.
 //! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
 //! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
 //!   turn) and how many at once (adaptive to the upstream's backpressure).
@@ -17,12 +18,14 @@
 
 pub mod answers;
 pub mod call_days;
+pub mod compute;
 pub mod entry;
 pub mod fair_queue;
 pub mod flight;
 
-pub use answers::{Answers, CacheStatus, Reply, Served};
+pub use answers::{Answers, CacheStatus, Computing, Reply, Served};
 pub use call_days::{CallDaySettings, CallDayStore};
+pub use compute::ComputePool;
 pub use entry::{ETag, Entry};
 
 /// The real clock.

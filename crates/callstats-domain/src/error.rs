@@ -38,6 +38,9 @@ pub enum DomainError {
     /// why, for the log.
     #[error("the upstream call platform is unavailable")]
     UpstreamUnavailable(#[source] crate::ports::UpstreamError),
+    /// 503: the answer would be larger than the body bound.
+    #[error("the answer would be larger than {} MiB; ask for a shorter period", .limit_bytes / (1 << 20))]
+    BodyTooLarge { limit_bytes: usize },
     /// 503: the portal database could not be reached; the source says why, for the log.
     #[error("portal database unavailable")]
     StoreUnavailable(#[source] crate::ports::StoreError),

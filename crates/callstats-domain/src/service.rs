@@ -11,11 +11,12 @@ use crate::access::{
     ApiKeyRecord, ClientAddress, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
 };
 use crate::calendar::{DateRange, Day, Month, Period};
+use crate::call_day::CallDay;
 use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::model::{
-    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
-    ScriptsResponse, SheetsResponse,
+    AgentsResponse, CallScore, CallSummary, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse,
+    Schedule, ScriptsResponse, SheetsResponse,
 };
 use crate::params::{Direction, ScriptsLimit, Shift};
 use crate::ports::{CacheRead, CallDays, Clock, Counted, KeyStore, PortalStore, QuotaCounter};
@@ -258,6 +259,32 @@ pub enum Response {
     Scripts(ScriptsResponse),
 }
 
+/// An answer whose inputs are gathered: what is left is computation only, with no I/O.
+pub struct Prepared(Box<dyn FnOnce() -> Response + Send>);
+
+impl Prepared {
+    fn new(compute: impl FnOnce() -> Response + Send + 'static) -> Self {
+        Self(Box::new(compute))
+    }
+
+    /// An answer computed already (the portal's answers are light).
+    fn ready(response: Response) -> Self {
+        Self::new(move || response)
+    }
+
+    /// Computes the answer.
+    #[must_use]
+    pub fn compute(self) -> Response {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prepared")
+    }
+}
+
 /// The statistics use cases.
 #[derive(Clone)]
 pub struct CallStats {
@@ -295,20 +322,53 @@ impl CallStats {
         request: &ApiRequest,
         requester: &Requester,
     ) -> Result<Response, DomainError> {
+        Ok(self.prepare(request, requester).await?.compute())
+    }
+
+    /// Gathers what the answer to `request` needs (every read of a port), leaving only the
+    /// computation, which the caller runs where it wants: the statistics over a month of calls
+    /// are the one heavy part of an answer.
+    pub async fn prepare(
+        &self,
+        request: &ApiRequest,
+        requester: &Requester,
+    ) -> Result<Prepared, DomainError> {
         Ok(match request {
             ApiRequest::CallsSummary { range, direction } => {
-                Response::CallSummary(self.call_summary(*range, *direction, requester).await?)
+                let (range, direction) = (*range, *direction);
+                let days = self.calls.days(range, requester).await?;
+                Prepared::new(move || {
+                    Response::CallSummary(stats::call_summary(&range, direction, &days))
+                })
             }
             ApiRequest::CallsAgents { range } => {
-                Response::Agents(self.call_agents(*range, requester).await?)
+                let range = *range;
+                let (days, scores, roster) = self.agents_inputs(range, requester).await?;
+                let prior_weight = self.settings.prior_weight;
+                Prepared::new(move || {
+                    Response::Agents(AgentsResponse {
+                        period: Period::from(&range),
+                        agents: stats::agent_leaderboard(
+                            &range,
+                            &days,
+                            &scores,
+                            &roster,
+                            prior_weight,
+                        ),
+                    })
+                })
             }
-            ApiRequest::KpiMonths => Response::Sheets(self.kpi_months().await?),
-            ApiRequest::KpiMonth { month, shift, view } => {
-                Response::Kpi(self.kpi_month(*month, shift.as_ref(), *view).await?)
+            ApiRequest::KpiMonths => Prepared::ready(Response::Sheets(self.kpi_months().await?)),
+            ApiRequest::KpiMonth { month, shift, view } => Prepared::ready(Response::Kpi(
+                self.kpi_month(*month, shift.as_ref(), *view).await?,
+            )),
+            ApiRequest::Operators => Prepared::ready(Response::Operators(self.operators().await?)),
+            ApiRequest::Schedule { month } => {
+                Prepared::ready(Response::Schedule(self.schedule(*month).await?))
             }
-            ApiRequest::Operators => Response::Operators(self.operators().await?),
-            ApiRequest::Schedule { month } => Response::Schedule(self.schedule(*month).await?),
-            ApiRequest::ScriptsStats { limit } => Response::Scripts(self.scripts(*limit).await?),
+            ApiRequest::ScriptsStats { limit } => {
+                Prepared::ready(Response::Scripts(self.scripts(*limit).await?))
+            }
         })
     }
 
@@ -322,13 +382,27 @@ impl CallStats {
         Ok(stats::call_summary(&range, direction, &days))
     }
 
-    /// Calls, scores and roster are fetched concurrently.
     pub async fn call_agents(
         &self,
         range: DateRange,
         requester: &Requester,
     ) -> Result<AgentsResponse, DomainError> {
-        let (days, scores, roster) = futures::try_join!(
+        let (days, scores, roster) = self.agents_inputs(range, requester).await?;
+        let agents =
+            stats::agent_leaderboard(&range, &days, &scores, &roster, self.settings.prior_weight);
+        Ok(AgentsResponse {
+            period: Period::from(&range),
+            agents,
+        })
+    }
+
+    /// The leaderboard's inputs: calls, scores and roster, fetched concurrently.
+    async fn agents_inputs(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<(Vec<Arc<CallDay>>, Vec<CallScore>, Vec<Operator>), DomainError> {
+        futures::try_join!(
             async {
                 self.calls
                     .days(range, requester)
@@ -342,13 +416,7 @@ impl CallStats {
                     .map_err(DomainError::from)
             },
             async { self.store.operators().await.map_err(DomainError::from) },
-        )?;
-        let agents =
-            stats::agent_leaderboard(&range, &days, &scores, &roster, self.settings.prior_weight);
-        Ok(AgentsResponse {
-            period: Period::from(&range),
-            agents,
-        })
+        )
     }
 
     pub async fn kpi_months(&self) -> Result<SheetsResponse, DomainError> {

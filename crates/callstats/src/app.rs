@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, anyhow};
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
-use callstats_application::{Answers, CallDaySettings, CallDayStore, SystemClock};
+use callstats_application::{Answers, CallDaySettings, CallDayStore, Computing, SystemClock};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
@@ -51,6 +51,8 @@ pub struct Assembly {
     pub call_days: CallDaySettings,
     /// Bound of the in-process tier of the call-day store.
     pub call_day_cache_max_bytes: u64,
+    /// Where answers are computed (off the request threads) and how large they may be.
+    pub computing: Computing,
     /// What quota windows and key expiry are measured against: the system clock, except in
     /// tests that need the next UTC minute now.
     pub clock: Arc<dyn Clock>,
@@ -74,6 +76,7 @@ impl Assembly {
             cache_max_bytes: args.cache_max_mb.bytes(),
             call_days: args.call_day_settings(),
             call_day_cache_max_bytes: args.call_day_cache_mb.bytes(),
+            computing: args.computing()?,
             clock: Arc::new(SystemClock),
         })
     }
@@ -136,7 +139,7 @@ impl Assembly {
                 history: self.history,
             },
         );
-        let answers = Answers::new(access, stats, shared.cache);
+        let answers = Answers::new(access, stats, shared.cache, self.computing);
         Ok(ApiState::new(answers, self.trust_proxy).with_probes(probes))
     }
 }

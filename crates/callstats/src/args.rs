@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use callstats_api::ServerSettings;
-use callstats_application::CallDaySettings;
 use callstats_application::fair_queue::QueueSettings;
+use callstats_application::{CallDaySettings, ComputePool, Computing};
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
@@ -217,6 +217,25 @@ pub struct ServiceArgs {
     #[arg(long, env = "CALLSTATS_METRICS_BIND", value_name = "ADDR")]
     pub metrics_bind: Option<String>,
 
+    /// Largest response body in mebibytes; a larger answer is a 503 (ask for a shorter period).
+    #[arg(
+        long,
+        env = "CALLSTATS_MAX_BODY_MB",
+        default_value_t = Mebibytes(Computing::DEFAULT_MAX_BODY_MIB),
+        value_name = "MIB"
+    )]
+    pub max_body_mb: Mebibytes,
+
+    /// Threads computing answers (statistics, JSON, compression) off the request threads, at
+    /// most at once (0: one per core).
+    #[arg(
+        long,
+        env = "CALLSTATS_COMPUTE_THREADS",
+        default_value_t = 0,
+        value_name = "N"
+    )]
+    pub compute_threads: usize,
+
     /// Worker threads serving requests (0: one per core).
     #[arg(long, env = "CALLSTATS_WORKERS", default_value_t = 0, value_name = "N")]
     pub workers: usize,
@@ -314,6 +333,18 @@ pub struct ServiceArgs {
 impl ServiceArgs {
     pub fn prior_weight(&self) -> Result<PriorWeight, Failure> {
         PriorWeight::new(self.checklist_prior_weight).map_err(Failure::config)
+    }
+
+    /// Where answers are computed and how large they may be.
+    pub fn computing(&self) -> Result<Computing, Failure> {
+        let max_body_bytes = usize::try_from(self.max_body_mb.bytes())
+            .ok()
+            .filter(|bytes| *bytes > 0)
+            .ok_or_else(|| Failure::config(anyhow!("the body bound must be at least 1 MiB")))?;
+        Ok(Computing {
+            pool: ComputePool::new(self.compute_threads),
+            max_body_bytes,
+        })
     }
 
     /// How the call-day store fetches and keeps days.

@@ -357,7 +357,12 @@ impl TestApp {
             clock.clone(),
             StatsSettings::default(),
         );
-        let answers = Answers::new(access, stats, Arc::new(MemoryCache::new(16 << 20)));
+        let answers = Answers::new(
+            access,
+            stats,
+            Arc::new(MemoryCache::new(16 << 20)),
+            callstats_application::Computing::default(),
+        );
         let state = ApiState::new(answers, trust_proxy);
         Self {
             store,

@@ -93,6 +93,7 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
             ..callstats_application::CallDaySettings::default()
         },
         call_day_cache_max_bytes: 16 << 20,
+        computing: callstats_application::Computing::default(),
         clock: Arc::new(callstats_application::SystemClock),
     };
     let (base, handle) = serve(service, 2);

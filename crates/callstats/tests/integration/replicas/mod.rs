@@ -58,6 +58,7 @@ impl Replica {
             cache_max_bytes: 16 << 20,
             call_days: callstats_application::CallDaySettings::default(),
             call_day_cache_max_bytes: 16 << 20,
+            computing: callstats_application::Computing::default(),
             clock: std::sync::Arc::new(callstats_application::SystemClock),
         };
         let (base, handle) = serve(service, 1);
