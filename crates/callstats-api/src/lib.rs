@@ -86,10 +86,14 @@ pub struct ServerSettings {
     pub shutdown_timeout: Duration,
     /// How long a client may take to send its request head.
     pub client_request_timeout: Duration,
+    /// Most connections open at once, all workers together; past it new connections wait in
+    /// the listen backlog while the open ones are served.
+    pub max_connections: usize,
 }
 
 impl ServerSettings {
     pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 }
 
 impl Default for ServerSettings {
@@ -98,6 +102,7 @@ impl Default for ServerSettings {
             workers: 0,
             shutdown_timeout: Self::DEFAULT_SHUTDOWN_TIMEOUT,
             client_request_timeout: Duration::from_secs(5),
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -142,10 +147,18 @@ impl Application {
         settings: ServerSettings,
     ) -> std::io::Result<Self> {
         let local = listener.local_addr()?;
-        let mut builder = Server::build().shutdown_timeout(settings.shutdown_timeout.as_secs());
-        if settings.workers > 0 {
-            builder = builder.workers(settings.workers);
-        }
+        let workers = if settings.workers > 0 {
+            settings.workers
+        } else {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        };
+        // actix-server bounds connections per worker: the bound shared out, rounded down, so
+        // that all workers together stay within it.
+        let per_worker = (settings.max_connections / workers).max(1);
+        let builder = Server::build()
+            .shutdown_timeout(settings.shutdown_timeout.as_secs())
+            .workers(workers)
+            .max_concurrent_connections(per_worker);
         let stopping = builder.graceful_shutdown_signal();
         let timeout = settings.client_request_timeout;
         let builder = builder.listen("callstats", listener, move || {

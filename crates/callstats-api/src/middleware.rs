@@ -4,15 +4,22 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use actix_web::body::MessageBody;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use actix_web::HttpMessage as _;
+use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
+use actix_web::http::ConnectionType;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{
-    CACHE_CONTROL, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
+    X_CONTENT_TYPE_OPTIONS,
 };
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
+use bytes::Bytes;
 
 use crate::caller::caller;
 use crate::error::{ApiError, ErrorBody};
@@ -152,20 +159,24 @@ async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> HttpResponse
 
 /// The request observer: every request of the app goes through it (actix's `from_fn`).
 pub(crate) async fn observe(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let request_id = RequestId::next();
+    let close = declares_a_body(&req).then(|| UnreadBody(req.take_payload()));
     if let Some(oversize) = Oversize::of(&req) {
         let response = refuse_oversized(req.request(), oversize).await;
         let response = req.into_response(response.map_into_right_body());
-        return Ok(finish(response, request_id, started));
+        return Ok(closing(finish(response, request_id, started), close));
     }
     // For the log line should the framework fail (both are reference counted, not copied).
     let (method, uri) = (req.method().clone(), req.uri().clone());
     match next.call(req).await {
-        Ok(response) => Ok(finish(response.map_into_left_body(), request_id, started)),
+        Ok(response) => Ok(closing(
+            finish(response.map_into_left_body(), request_id, started),
+            close,
+        )),
         Err(err) => {
             // Only the framework fails this way (our handlers always answer): keep the status,
             // make the body JSON and give it the headers every answer carries.
@@ -176,6 +187,62 @@ pub(crate) async fn observe(
             Err(InternalError::from_response(err.to_string(), body).into())
         }
     }
+}
+
+/// Whether the request says a body follows (`Transfer-Encoding`, or a `Content-Length` above
+/// 0). No endpoint reads one.
+fn declares_a_body(req: &ServiceRequest) -> bool {
+    let headers = req.headers();
+    headers.contains_key(TRANSFER_ENCODING)
+        || headers
+            .get(CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() != b"0")
+}
+
+/// A request body nobody reads, held (never polled) until its answer is written. actix-http
+/// drains a chunked body whose reader is gone once the answer is written, before the next
+/// request, so a body that never arrives would hold the connection for ever; a body still held
+/// when the answer's last byte is written makes it close the connection instead (after its
+/// short linger for the client to hang up). Unread, the body is not taken in past actix-http's
+/// payload buffer.
+struct UnreadBody(#[expect(dead_code, reason = "held, never read")] actix_web::dev::Payload);
+
+pin_project_lite::pin_project! {
+    /// An answer's body, with the request's unread body held until the answer is written.
+    pub(crate) struct Answered<B> {
+        #[pin]
+        body: B,
+        unread: Option<UnreadBody>,
+    }
+}
+
+impl<B: MessageBody> MessageBody for Answered<B> {
+    type Error = B::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        self.project().body.poll_next(cx)
+    }
+}
+
+/// The answer, with the connection closed after it when the request declared a body.
+fn closing<B>(
+    mut response: ServiceResponse<B>,
+    unread: Option<UnreadBody>,
+) -> ServiceResponse<Answered<B>> {
+    if unread.is_some() {
+        response
+            .response_mut()
+            .head_mut()
+            .set_connection_type(ConnectionType::Close);
+    }
+    response.map_body(|_, body| Answered { body, unread })
 }
 
 /// The headers every response carries, framework errors included: `nosniff`, the request id

@@ -181,7 +181,11 @@ impl Listen {
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }
-        let application = Application::build(listener, state, self.server)?;
+        let server = ServerSettings {
+            max_connections: crate::files::connection_bound(self.server.max_connections),
+            ..self.server
+        };
+        let application = Application::build(listener, state, server)?;
         tracing::info!(address = self.bind, "serving the API under /api/v1");
         Ok(application)
     }

@@ -236,6 +236,16 @@ pub struct ServiceArgs {
     )]
     pub compute_threads: usize,
 
+    /// Most connections open at once; past it new connections wait in the listen backlog. Kept
+    /// below the process's file limit (raised toward it at start-up when it can be).
+    #[arg(
+        long,
+        env = "CALLSTATS_MAX_CONNECTIONS",
+        default_value_t = ServerSettings::DEFAULT_MAX_CONNECTIONS,
+        value_name = "N"
+    )]
+    pub max_connections: usize,
+
     /// Worker threads serving requests (0: one per core).
     #[arg(long, env = "CALLSTATS_WORKERS", default_value_t = 0, value_name = "N")]
     pub workers: usize,
@@ -378,6 +388,7 @@ impl ServiceArgs {
         ServerSettings {
             workers: self.workers,
             shutdown_timeout: self.shutdown_timeout_secs.0,
+            max_connections: self.max_connections,
             ..ServerSettings::default()
         }
     }

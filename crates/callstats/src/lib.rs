@@ -7,6 +7,7 @@ pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod failure;
+pub mod files;
 pub mod logging;
 pub mod probes;
 pub mod secret;

@@ -453,3 +453,102 @@ fn heads_the_http_parser_refuses_get_the_service_s_json_error_and_one_log_line()
     );
     assert!(!log.contains("stream error"), "{log}");
 }
+
+#[test]
+fn a_get_whose_body_never_arrives_is_answered_and_its_connection_closed() {
+    let demo = demo("bodiless");
+    for framing in ["Transfer-Encoding: chunked", "Content-Length: 100"] {
+        let mut stream = demo.connect();
+        let started = Instant::now();
+        stream
+            .write_all(
+                format!(
+                    "GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n{framing}\r\n\r\n",
+                    demo.key
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        // The body is never sent; the client only reads.
+        let answer = read_answer(&mut stream);
+        let waited = started.elapsed();
+        assert_eq!(answer.status, 200, "{framing}: {answer:?}");
+        assert_eq!(
+            answer.header("connection").as_deref(),
+            Some("close"),
+            "{framing}"
+        );
+        assert!(
+            waited < Duration::from_secs(10),
+            "{framing}: the connection was held {waited:?}"
+        );
+    }
+}
+
+/// Reads one answer with a `Content-Length` from a kept-alive connection.
+fn read_one(stream: &mut TcpStream) -> Answer {
+    let mut bytes = Vec::new();
+    let mut buffer = [0_u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return parse_answer(&text);
+            }
+        }
+        let read = stream.read(&mut buffer).unwrap();
+        assert!(read > 0, "closed before a whole answer: {text:?}");
+        bytes.extend_from_slice(&buffer[..read]);
+    }
+}
+
+#[test]
+fn past_its_connection_bound_connections_wait_and_the_open_ones_keep_being_answered() {
+    // A file limit of 200 at start-up: the bound becomes 72 connections (200 less the 128 files
+    // the rest of the process may need), not the 10,000 asked for.
+    let demo = Demo::start_under(
+        "connection-bound",
+        &["prlimit", "--nofile=200:200", "--"],
+        |_, _| {},
+    );
+    let ask = |stream: &mut TcpStream, path: &str| {
+        stream
+            .write_all(
+                format!(
+                    "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\r\n",
+                    demo.key
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        read_one(stream)
+    };
+    let mut kept = demo.connect();
+    assert_eq!(ask(&mut kept, "/api/v1/ping").status, 200);
+    // As many connections as the process has files: past the bound they wait in the listen
+    // backlog, instead of the process running out of files.
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(("127.0.0.1", demo.port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    for path in ["/api/v1/operators", "/api/v1/ping"] {
+        let answer = ask(&mut kept, path);
+        assert_eq!(answer.status, 200, "{path}: {answer:?}");
+    }
+    let logs = demo.log_text();
+    assert!(
+        logs.contains("the file limit is below CALLSTATS_MAX_CONNECTIONS")
+            && logs.contains("connections=72"),
+        "{logs}"
+    );
+    assert!(!logs.contains("Too many open files"), "{logs}");
+    drop(idle);
+}

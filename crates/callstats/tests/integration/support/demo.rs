@@ -29,6 +29,16 @@ impl Demo {
     /// may run commands in that directory first and adds arguments and environment. Returns once
     /// the demo has printed its key and accepts connections.
     pub fn start(name: &str, configure: impl FnOnce(&Path, &mut Command)) -> Self {
+        Self::start_under(name, &[], configure)
+    }
+
+    /// [`Demo::start`], run by the command `launcher` (its program and arguments, to which the
+    /// demo's program and arguments are added), such as `prlimit --nofile=256 --`.
+    pub fn start_under(
+        name: &str,
+        launcher: &[&str],
+        configure: impl FnOnce(&Path, &mut Command),
+    ) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "callstats-{}-{}-{name}",
             env!("CARGO_CRATE_NAME"),
@@ -41,7 +51,15 @@ impl Demo {
             .local_addr()
             .unwrap()
             .port();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_callstats"));
+        let program = env!("CARGO_BIN_EXE_callstats");
+        let mut command = match launcher.split_first() {
+            Some((first, rest)) => {
+                let mut command = Command::new(first);
+                command.args(rest).arg(program);
+                command
+            }
+            None => Command::new(program),
+        };
         command
             .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
             .args(["--database-url", "sqlite://callstats-demo.db"])
