@@ -28,6 +28,10 @@ cold:
 isolation:
     cargo xtask isolation
 
+# A hostile platform and slow clients against the service: answers, RSS, latency (not in CI).
+hostile:
+    cargo xtask hostile
+
 fmt:
     cargo fmt --all
 

@@ -3,6 +3,7 @@
 
 mod client;
 mod cold;
+mod hostile;
 mod isolation;
 mod load;
 mod process;
@@ -52,6 +53,12 @@ enum Task {
     /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
     /// Redis) and the peak RSS, as a markdown table; needs redis-server
     Cold(cold::Options),
+    /// A hostile upstream (100,000 agents a day, endless pages, ids of 4 KB, a duration of
+    /// 1e308, a leap second), the horizon filling the call-day cache, chunked GETs without a
+    /// body and 2,000 idle connections under ulimit -n 1024: each scenario's answer, upstream
+    /// requests, RSS before, at its peak and 30 s after, and the slowest /healthz and held-day
+    /// answers meanwhile, as markdown
+    Hostile(hostile::Options),
     /// One partner cannot take the call statistics from the others: `callstats serve` in front
     /// of `callstats sim` (100 ms a page) while a victim key asks a cold day every 2 s and a
     /// held one every second, against a key asking 60 cold windows at once, one stepping back
@@ -83,6 +90,7 @@ fn main() -> Result<()> {
         Task::Load => load::run(),
         Task::Cold(options) => cold::run(&options),
         Task::Isolation(options) => isolation::run(&options),
+        Task::Hostile(options) => hostile::run(&options),
         Task::Schemathesis => schemathesis::run(&workspace()),
         Task::Client => client::run(&workspace()),
         Task::Soak(options) => soak::run(&options),

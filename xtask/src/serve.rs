@@ -17,9 +17,17 @@ pub const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
 
 /// Builds the `callstats` binary (release, unless `debug`) and says where it is.
 pub fn binary(debug: bool) -> Result<PathBuf> {
+    binary_with(debug, None)
+}
+
+/// [`binary`] with a feature of the `callstats` crate (another allocator).
+pub fn binary_with(debug: bool, feature: Option<&str>) -> Result<PathBuf> {
     let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
     if !debug {
         build.push("--release");
+    }
+    if let Some(feature) = feature {
+        build.extend(["--features", feature]);
     }
     crate::cargo(&build, &[])?;
     Ok(target_dir()
@@ -87,9 +95,26 @@ impl Portal<'_> {
     /// Starts `callstats serve` in front of the sim, with Redis when given one (every server
     /// of a run on the same prefix, so they share it); waits until both of its ports listen.
     pub fn serve(&self, name: &str, redis: Option<&str>) -> Result<Server> {
+        self.serve_under(name, redis, &[])
+    }
+
+    /// [`Portal::serve`], run by the command `launcher` (such as `prlimit --nofile=1024 --`).
+    pub fn serve_under(
+        &self,
+        name: &str,
+        redis: Option<&str>,
+        launcher: &[&str],
+    ) -> Result<Server> {
         let port = free_port()?;
         let metrics_port = free_port()?;
-        let mut command = Command::new(self.binary);
+        let mut command = match launcher.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(self.binary);
+                command
+            }
+            None => Command::new(self.binary),
+        };
         command
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .args(["--metrics-bind", &format!("127.0.0.1:{metrics_port}")])
@@ -234,16 +259,25 @@ pub fn counter(metrics: &str, name: &str, label: &str) -> Result<u64> {
 
 /// Peak resident set size of a process (`VmHWM` in /proc), in KiB.
 pub fn peak_rss_kib(pid: u32) -> Result<u64> {
-    let path = format!("/proc/{pid}/status");
-    let status = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
-    vm_hwm_kib(&status).with_context(|| format!("no VmHWM in {path}"))
+    status_kib(pid, "VmHWM:")
 }
 
-/// The `VmHWM:   12345 kB` line of a /proc status file.
-fn vm_hwm_kib(status: &str) -> Option<u64> {
+/// Resident set size of a process now (`VmRSS` in /proc), in KiB.
+pub fn rss_kib(pid: u32) -> Result<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+fn status_kib(pid: u32, field: &str) -> Result<u64> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+    kib_of(&status, field).with_context(|| format!("no {field} in {path}"))
+}
+
+/// A `Field:   12345 kB` line of a /proc status file.
+fn kib_of(status: &str, field: &str) -> Option<u64> {
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|value| value.trim().strip_suffix("kB"))
         .and_then(|value| value.trim().parse().ok())
 }
@@ -302,8 +336,9 @@ callstats_upstream_requests_total 10
     fn the_peak_rss_is_read_from_vm_hwm() {
         let status =
             "Name:\tcallstats\nVmPeak:\t  900000 kB\nVmHWM:\t   48128 kB\nVmRSS:\t   40000 kB\n";
-        assert_eq!(vm_hwm_kib(status), Some(48128));
-        assert_eq!(vm_hwm_kib("VmRSS:\t 1 kB\n"), None);
+        assert_eq!(kib_of(status, "VmHWM:"), Some(48128));
+        assert_eq!(kib_of(status, "VmRSS:"), Some(40000));
+        assert_eq!(kib_of("VmRSS:\t 1 kB\n", "VmHWM:"), None);
         assert_eq!(mebibytes(48128), "47.0 MiB");
     }
 

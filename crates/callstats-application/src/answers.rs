@@ -286,15 +286,20 @@ impl Inner {
     ) -> Result<Entry, DomainError> {
         let prepared = self.stats.prepare(request, requester).await?;
         let limit = self.computing.max_body_bytes;
-        let bytes = self
+        let ttl = request.cache_ttl();
+        // The statistics, the JSON, its validator (a SHA-256 of the body) and the stored form
+        // (a copy of it): all of it proportional to the body, none of it on a request thread.
+        let (entry, stored) = self
             .computing
             .pool
-            .run(move || json_within(&prepared.compute(), limit))
+            .run(move || {
+                let entry = Entry::new(json_within(&prepared.compute(), limit)?, ttl);
+                let stored = entry.encode();
+                Ok::<_, DomainError>((entry, stored))
+            })
             .await
             .map_err(DomainError::Internal)??;
-        let ttl = request.cache_ttl();
-        let entry = Entry::new(bytes, ttl);
-        self.cache.put(key, entry.encode(), ttl).await;
+        self.cache.put(key, stored, ttl).await;
         Ok(entry)
     }
 }

@@ -150,6 +150,10 @@ impl CallDay {
                 calls.push(call);
             }
         }
+        // Kept for hours in caches bounded by `size_bytes`: no room past the last call (a grown
+        // vector has up to twice the room it needs).
+        agents.shrink_to_fit();
+        calls.shrink_to_fit();
         Self {
             day,
             fetched_at,
@@ -251,15 +255,22 @@ impl CallDay {
         })
     }
 
-    /// About how many bytes the day occupies, for caches bounded in memory.
+    /// The bytes the day occupies on the heap when shared (in an `Arc`, as the call-day store
+    /// keeps it), for caches bounded in memory: its vectors' whole room, and the agent numbers
+    /// too long to be stored inline.
     #[must_use]
     pub fn size_bytes(&self) -> usize {
-        let agents: usize = self
+        let agent_text: usize = self
             .agents
             .iter()
-            .map(|agent| size_of::<AgentNumber>() + heap_len(agent.as_str()))
+            .map(|agent| heap_len(agent.as_str()))
             .sum();
-        size_of::<Self>() + agents + self.calls.len() * size_of::<DayCall>()
+        // The Arc's two counts, then the day.
+        2 * size_of::<usize>()
+            + size_of::<Self>()
+            + self.agents.capacity() * size_of::<AgentNumber>()
+            + agent_text
+            + self.calls.capacity() * size_of::<DayCall>()
     }
 }
 

@@ -67,16 +67,21 @@ where
     None
 }
 
-/// Weighs a cached response by its key and body bytes.
+/// What one entry costs besides its key's and value's heap bytes: the key and value structs and
+/// the cache's own bookkeeping (quick_cache keeps each entry in a slot of a few words).
+const ENTRY_OVERHEAD: usize = 96;
+
+/// Weighs a cached response by the heap bytes it holds: its key, its body and the entry.
 #[derive(Clone, Copy)]
 struct BodyBytes;
 
 impl Weighter<String, Expiring<Bytes>> for BodyBytes {
     fn weight(&self, key: &String, entry: &Expiring<Bytes>) -> u64 {
-        // Never 0: such entries would never be evicted.
-        u64::try_from(key.len().saturating_add(entry.value.len()))
-            .unwrap_or(u64::MAX)
-            .max(1)
+        let bytes = key
+            .capacity()
+            .saturating_add(entry.value.len())
+            .saturating_add(ENTRY_OVERHEAD);
+        u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 }
 
@@ -113,15 +118,13 @@ impl ResponseCache for MemoryCache {
     }
 }
 
-/// Weighs a kept call day by its size in memory.
+/// Weighs a kept call day by the heap bytes it holds.
 #[derive(Clone, Copy)]
 struct DayBytes;
 
 impl Weighter<i64, Expiring<Arc<CallDay>>> for DayBytes {
     fn weight(&self, _day: &i64, entry: &Expiring<Arc<CallDay>>) -> u64 {
-        u64::try_from(entry.value.size_bytes())
-            .unwrap_or(u64::MAX)
-            .max(1)
+        u64::try_from(entry.value.size_bytes().saturating_add(ENTRY_OVERHEAD)).unwrap_or(u64::MAX)
     }
 }
 

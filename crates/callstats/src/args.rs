@@ -28,8 +28,12 @@ use clap::{ArgAction, Args};
 use crate::failure::Failure;
 use crate::secret::Secret;
 
-/// Default bound of each in-process cache (responses, call days).
-const DEFAULT_CACHE_MIB: Mebibytes = Mebibytes(256);
+/// Default bound of the in-process response cache: some thousands of answers of a few KB for
+/// their 1 to 10 minutes (docs/operations.md, "Memory").
+const DEFAULT_CACHE_MIB: Mebibytes = Mebibytes(64);
+/// Default bound of the in-process call days: the whole history horizon (400 days) of a centre
+/// of 5,000 calls a weekday at 16 bytes a call, with room to spare (docs/operations.md).
+const DEFAULT_CALL_DAY_CACHE_MIB: Mebibytes = Mebibytes(48);
 
 /// Defines a setting that is a whole number of some unit: read and shown as that number.
 macro_rules! whole_number_setting {
@@ -331,7 +335,7 @@ pub struct ServiceArgs {
     #[arg(
         long,
         env = "CALLSTATS_CALL_DAY_CACHE_MB",
-        default_value_t = DEFAULT_CACHE_MIB,
+        default_value_t = DEFAULT_CALL_DAY_CACHE_MIB,
         value_name = "MIB"
     )]
     pub call_day_cache_mb: Mebibytes,

@@ -242,6 +242,10 @@ async fn a_malformed_record_makes_the_answer_unavailable_and_logs_why() {
         logged.contains("call platform unavailable") && logged.contains("yesterday at nine"),
         "{logged}"
     );
+    assert!(
+        logged.contains("start=2026-11-01"),
+        "the line names the day: {logged}"
+    );
 }
 
 #[tokio::test]
