@@ -89,10 +89,16 @@ impl Assembly {
         let keys: Arc<dyn KeyStore> =
             Arc::new(KeyCache::new(Arc::new(detached.clone()), MAX_KEY_CACHE_TTL));
         let portal: Arc<dyn PortalStore> = Arc::new(detached);
+        let mut call_day_settings = self.call_days;
         let platform: Arc<dyn CallPlatform> = match self.upstream {
-            Upstream::Http(config) => Arc::new(
-                HttpCallPlatform::new(config).context("cannot build the call platform client")?,
-            ),
+            Upstream::Http(config) => {
+                // A day whose answer was unusable rests as long as a tripped breaker does.
+                call_day_settings.unusable_hold = config.breaker_open_for;
+                Arc::new(
+                    HttpCallPlatform::new(config)
+                        .context("cannot build the call platform client")?,
+                )
+            }
             Upstream::Synthetic(generator) => {
                 Arc::new(SyntheticPlatform::new(generator, Arc::clone(&self.clock)))
             }
@@ -121,7 +127,7 @@ impl Assembly {
             shared.days,
             Arc::clone(&shared.quota),
             Arc::clone(&self.clock),
-            self.call_days,
+            call_day_settings,
         );
         let access = Gatekeeper::new(
             keys,
@@ -129,7 +135,7 @@ impl Assembly {
             Arc::clone(&self.clock),
             self.anon_rate_limit,
         )
-        .with_day_budget(self.call_days.day_budget);
+        .with_day_budget(call_day_settings.day_budget);
         let stats = CallStats::new(
             portal,
             Arc::new(call_days),

@@ -372,8 +372,8 @@ impl ServiceArgs {
             day_budget: DayBudget::new(self.key_day_fetches_per_minute),
             queue_days: self.call_day_queue_days,
             queue_days_per_key: self.call_day_queue_days_per_key,
-            // A day whose answer was unusable rests as long as a tripped breaker does.
-            unusable_hold: self.platform.call_platform_breaker_open_ms.0,
+            // The assembly sets it to the HTTP client's breaker period.
+            unusable_hold: CallDaySettings::DEFAULT_UNUSABLE_HOLD,
         }
     }
 
