@@ -14,24 +14,17 @@ pub mod ops;
 mod query;
 mod response;
 mod routes;
-mod wire;
 
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_http::HttpService;
-use actix_http::error::DispatchError;
-use actix_rt::net::TcpStream;
-use actix_service::{ServiceFactoryExt as _, map_config};
 use actix_web::body::MessageBody;
-use actix_web::dev::{
-    AppConfig, Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse, fn_service,
-};
-use actix_web::{App, web};
+use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::KeepAlive;
+use actix_web::{App, HttpServer, web};
 use bytes::Bytes;
 use callstats_application::{Answers, ETag};
-use futures::future::ready;
 use utoipa_actix_web::AppExt as _;
 
 pub use error::ErrorBody;
@@ -136,61 +129,34 @@ pub struct Application {
 }
 
 impl Application {
-    /// Binds the app to an already bound listener (port 0 in tests).
-    ///
-    /// This is what actix-web's `HttpServer::listen` does, with one difference: every accepted
-    /// connection is wrapped in `wire::Guarded`, so the answers actix-http writes before a
-    /// request exists (408, 400, 431) are JSON with the headers every answer carries.
+    /// Binds the app to an already bound listener (port 0 in tests), with actix-web's
+    /// `HttpServer` and its documented settings. The answers actix-http gives before a request
+    /// exists (a malformed, slow or oversized head) are its own; in the shipped topology nginx
+    /// answers those cases first (deploy/nginx/nginx.conf; docs/operations.md, "The reverse proxy").
     pub fn build(
         listener: TcpListener,
         state: ApiState,
         settings: ServerSettings,
     ) -> std::io::Result<Self> {
-        let local = listener.local_addr()?;
+        let port = listener.local_addr()?.port();
         let workers = if settings.workers > 0 {
             settings.workers
         } else {
             std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
         };
-        // actix-server bounds connections per worker: the bound shared out, rounded down, so
-        // that all workers together stay within it.
+        // actix bounds connections per worker: the bound shared out, rounded down, so that all
+        // workers together stay within it.
         let per_worker = (settings.max_connections / workers).max(1);
-        let builder = Server::build()
-            .shutdown_timeout(settings.shutdown_timeout.as_secs())
+        let server = HttpServer::new(move || app(state.clone()))
             .workers(workers)
-            .max_concurrent_connections(per_worker);
-        let stopping = builder.graceful_shutdown_signal();
-        let timeout = settings.client_request_timeout;
-        let builder = builder.listen("callstats", listener, move || {
-            let stopping = stopping.clone();
-            let http = HttpService::build()
-                // On a stop signal, idle keep-alive connections close at once instead of at
-                // their timeout: the same (hidden) call `HttpServer` makes; the graceful-stop
-                // tests hold it.
-                .graceful_shutdown_signal(move || {
-                    let stopping = stopping.clone();
-                    async move { stopping.notified().await }
-                })
-                .client_request_timeout(timeout)
-                // HttpServer's default (actix-http's own is none).
-                .client_disconnect_timeout(Duration::from_secs(1))
-                .local_addr(local)
-                // Nothing of ours reads the app config's host or address (the caller's IP comes
-                // from the peer address or X-Forwarded-For), so its default serves.
-                .h1(map_config(app(state.clone()), |()| AppConfig::default()));
-            fn_service(move |io: TcpStream| {
-                let peer = io.peer_addr().ok();
-                ready(Ok::<_, DispatchError>((
-                    wire::Guarded::new(io, timeout),
-                    peer,
-                )))
-            })
-            .and_then(http)
-        })?;
-        Ok(Self {
-            port: local.port(),
-            server: builder.run(),
-        })
+            .max_connections(per_worker)
+            .client_request_timeout(settings.client_request_timeout)
+            .client_disconnect_timeout(Duration::from_secs(1))
+            .keep_alive(KeepAlive::Timeout(settings.client_request_timeout))
+            .shutdown_timeout(settings.shutdown_timeout.as_secs())
+            .listen(listener)?
+            .run();
+        Ok(Self { port, server })
     }
 
     #[must_use]

@@ -47,10 +47,8 @@ use utoipa::openapi::{
 use utoipa_actix_web::AppExt as _;
 
 use crate::PREFIX;
-use crate::ServerSettings;
 use crate::error::ErrorBody;
 use crate::middleware::Oversize;
-use crate::wire::Unparsed;
 
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -339,9 +337,9 @@ fn add_security_schemes(doc: &mut OpenApi) {
 
 fn complete_operation(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let statuses: &[u16] = match endpoint {
-        None => &[400, 408, 413, 414, 429, 431, 500],
-        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 408, 413, 414, 429, 431, 500, 503],
-        Some(_) => &[400, 401, 403, 408, 413, 414, 429, 431, 500, 503],
+        None => &[400, 413, 414, 429, 431, 500, 503],
+        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 413, 414, 429, 431, 500, 503],
+        Some(_) => &[400, 401, 403, 413, 414, 429, 431, 500, 503],
     };
     if let Some(endpoint) = endpoint {
         operation.security = Some(vec![
@@ -422,12 +420,7 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
         let RefOr::T(response) = response else {
             continue;
         };
-        // A 408 is answered before a request exists, so before admission.
-        if status == "408" {
-            add_response_headers(response, &[REQUEST_ID, NOSNIFF]);
-        } else {
-            add_response_headers(response, COUNTED);
-        }
+        add_response_headers(response, COUNTED);
         match status.as_str() {
             "200" => {
                 add_response_headers(response, validated);
@@ -604,45 +597,29 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
     );
     let (description, examples): (&str, Vec<(&str, Value)>) = match status {
         400 if calls => (
-            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp) starts before the history horizon (the message names the earliest start allowed); or, before a request exists, a request head the HTTP parser refuses (then without the rate-limit and cache headers, and the connection is closed).",
+            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp) starts before the history horizon (the message names the earliest start allowed); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
             vec![
                 (
                     "bad parameter",
                     json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
                 ),
                 ("before the horizon", message(before_horizon())),
-                (
-                    "malformed head",
-                    json!({ "error": Unparsed::Malformed.message() }),
-                ),
+                ("malformed head", json!({ "error": PROXY_MALFORMED })),
             ],
         ),
         400 if takes_parameters => (
-            "A parameter is missing or malformed (the message names it, the expected form and the value received); or, before a request exists, a request head the HTTP parser refuses (then without the rate-limit and cache headers, and the connection is closed).",
+            "A parameter is missing or malformed (the message names it, the expected form and the value received); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
             vec![
                 (
                     "bad parameter",
                     json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
                 ),
-                (
-                    "malformed head",
-                    json!({ "error": Unparsed::Malformed.message() }),
-                ),
+                ("malformed head", json!({ "error": PROXY_MALFORMED })),
             ],
         ),
         400 => (
-            "A request head the HTTP parser refuses, answered before a request exists: without the rate-limit and cache headers, and the connection is closed.",
-            vec![(
-                "malformed head",
-                json!({ "error": Unparsed::Malformed.message() }),
-            )],
-        ),
-        408 => (
-            "No whole request head within 5 s of connecting, answered before a request exists: without the rate-limit and cache headers, and the connection is closed.",
-            vec![(
-                "timeout",
-                json!({ "error": Unparsed::Timeout(ServerSettings::default().client_request_timeout).message() }),
-            )],
+            "A malformed request head, answered by the reverse proxy before a request exists: without the rate-limit and cache headers; the connection is closed.",
+            vec![("malformed head", json!({ "error": PROXY_MALFORMED }))],
         ),
         401 => (
             "The key is missing, malformed, unknown, revoked or expired, or the two key headers disagree.",
@@ -674,33 +651,43 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
             )],
         ),
         413 => (
-            "A declared request body (`Content-Length`) over 64 KiB; a GET needs none. Answered after admission.",
-            vec![("body", json!({ "error": Oversize::Body.message() }))],
+            "A declared request body over 64 KiB; a GET needs none. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
+            vec![
+                ("body", json!({ "error": Oversize::Body.message() })),
+                ("from the proxy", json!({ "error": PROXY_BODY })),
+            ],
         ),
         414 => (
-            "A request target (path and query) over 8 KiB. Answered after admission.",
-            vec![("target", json!({ "error": Oversize::Target.message() }))],
+            "A request target (path and query) over 8 KiB. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
+            vec![
+                ("target", json!({ "error": Oversize::Target.message() })),
+                ("from the proxy", json!({ "error": PROXY_TARGET })),
+            ],
         ),
         431 => (
-            "Request headers over 16 KiB in all (names and values), answered after admission; or a request head over 128 KiB or 96 header fields, answered by the HTTP parser before a request exists (then without the rate-limit and cache headers, and the connection is closed).",
+            "Request headers over 16 KiB in all (names and values), answered after admission; or a header field over 8 KiB, answered by the reverse proxy before a request exists (without the rate-limit and cache headers; the connection is closed).",
             vec![
                 ("headers", json!({ "error": Oversize::Headers.message() })),
-                ("head", json!({ "error": Unparsed::TooLarge.message() })),
+                ("from the proxy", json!({ "error": PROXY_HEAD })),
             ],
         ),
         429 if calls => (
-            "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched). Retry after the window resets.",
+            "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched). Retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
             vec![
                 ("over quota", message(DomainError::RateLimited(quota))),
                 ("over the day budget", message(over_budget())),
+                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
             ],
         ),
         429 => (
-            "Over the per-minute quota; retry after the window resets.",
-            vec![("over quota", message(DomainError::RateLimited(quota)))],
+            "Over the per-minute quota; retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
+            vec![
+                ("over quota", message(DomainError::RateLimited(quota))),
+                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+            ],
         ),
         503 if calls => (
-            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default).",
+            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
             vec![
                 ("upstream", message(upstream_unavailable())),
                 (
@@ -716,11 +703,19 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
                         limit_bytes: 16 << 20,
                     }),
                 ),
+                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+            ],
+        ),
+        503 if endpoint.is_some() => (
+            "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            vec![
+                ("database", message(store_unavailable())),
+                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
             ],
         ),
         503 => (
-            "The portal database is unavailable.",
-            vec![("database", message(store_unavailable()))],
+            "From the reverse proxy: no replica could be reached (without the rate-limit and cache headers).",
+            vec![("from the proxy", json!({ "error": PROXY_NO_REPLICA }))],
         ),
         _ => (
             "An unexpected failure; the cause is logged with the request id.",
@@ -770,6 +765,23 @@ fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
     }
     response
 }
+
+/// The errors the shipped reverse proxy (deploy/nginx/nginx.conf) answers itself, before a
+/// request reaches a replica; a test holds each to that file.
+pub const PROXY_ERRORS: [&str; 6] = [
+    PROXY_MALFORMED,
+    PROXY_HEAD,
+    PROXY_TARGET,
+    PROXY_BODY,
+    PROXY_CONNECTIONS,
+    PROXY_NO_REPLICA,
+];
+const PROXY_MALFORMED: &str = "malformed request head";
+const PROXY_HEAD: &str = "request head too large: at most 8 KiB a header field";
+const PROXY_TARGET: &str = "request target longer than 8 KiB";
+const PROXY_BODY: &str = "request body longer than 64 KiB";
+const PROXY_CONNECTIONS: &str = "too many connections from this address";
+const PROXY_NO_REPLICA: &str = "the service is unavailable";
 
 fn before_horizon() -> DomainError {
     let earliest = Day::parse("2025-10-22").ok().map(|day| EarliestDay {

@@ -21,7 +21,9 @@ pub const REDIS_URL_VAR: &str = "CALLSTATS_TEST_REDIS_URL";
 /// When `1`, tests that need a service fail rather than skip without it.
 pub const REQUIRE_SERVICES_VAR: &str = "CALLSTATS_TEST_REQUIRE_SERVICES";
 
-fn services_required() -> bool {
+/// Whether the tests that need a service must fail rather than skip without it.
+#[must_use]
+pub fn services_required() -> bool {
     std::env::var(REQUIRE_SERVICES_VAR).is_ok_and(|v| v == "1")
 }
 

@@ -11,6 +11,7 @@ mod call_days;
 mod guessing;
 mod metrics;
 mod outage;
+mod proxy;
 use crate::support::serve;
 mod shared;
 mod single_flight;
@@ -47,7 +48,17 @@ impl Replica {
     /// A replica on a free loopback port: the service as `serve` assembles it, on a read-only
     /// store of `db`, with `redis` (or the in-process cache and quota) and `upstream`.
     fn start(db: &TestDatabase, redis: Option<RedisSettings>, upstream: &str) -> Self {
-        let service = Assembly {
+        Self::start_with(db, redis, upstream, |_| {})
+    }
+
+    /// [`Replica::start`], with `adjust` changing the assembly first.
+    fn start_with(
+        db: &TestDatabase,
+        redis: Option<RedisSettings>,
+        upstream: &str,
+        adjust: impl FnOnce(&mut Assembly),
+    ) -> Self {
+        let mut service = Assembly {
             store: db.store(Access::ReadOnly),
             upstream: Upstream::Http(HttpPlatformConfig::new(upstream, None)),
             redis,
@@ -61,6 +72,7 @@ impl Replica {
             computing: callstats_application::Computing::default(),
             clock: std::sync::Arc::new(callstats_application::SystemClock),
         };
+        adjust(&mut service);
         let (base, handle) = serve(service, 1);
         Self { base, handle }
     }

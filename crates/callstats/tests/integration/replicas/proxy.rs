@@ -1,0 +1,392 @@
+//! The shipped reverse proxy: the real deploy/nginx/nginx.conf, run by Debian's nginx in front
+//! of two replicas on loopback (its `replicas.conf` and `listen.conf` written for them). What
+//! happens before a request exists is nginx's to answer (docs/operations.md, "The reverse
+//! proxy"): JSON for malformed and oversized heads and bodies, for requests in flight over the
+//! per-client bound and for replicas it cannot reach; a trickled head cut, `/metrics` and
+//! `/readyz` not offered, no retry of a replica's 503, and the client's address, not one a
+//! client wrote, in `X-Forwarded-For`.
+//!
+//! Needs `nginx` (`apt-get install nginx`); skips without it unless
+//! `CALLSTATS_TEST_REQUIRE_SERVICES=1`.
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use callstats_redis::testing::{services_required, shared_redis_url};
+use callstats_store::testing::{Backend, TestDatabase};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::replicas::{Replica, admin, key, redis_settings};
+
+/// nginx running the shipped configuration in a directory of its own; stopped when dropped.
+struct Nginx {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn nginx_program() -> Option<PathBuf> {
+    ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| path.exists())
+}
+
+impl Nginx {
+    /// nginx in front of `replicas` (`http://127.0.0.1:PORT`), or `None` (skip) without it.
+    fn start(name: &str, replicas: &[&str]) -> Option<Self> {
+        let Some(program) = nginx_program() else {
+            assert!(
+                !services_required(),
+                "nginx is not installed but the services are required"
+            );
+            eprintln!("skipped: install nginx to run the reverse proxy tests");
+            return None;
+        };
+        let dir =
+            std::env::temp_dir().join(format!("callstats-nginx-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/nginx/nginx.conf");
+        std::fs::copy(deploy, dir.join("nginx.conf")).unwrap();
+        let servers: String = replicas
+            .iter()
+            .map(|base| {
+                format!(
+                    "server {} max_fails=3 fail_timeout=5s;\n",
+                    base.trim_start_matches("http://")
+                )
+            })
+            .collect();
+        std::fs::write(dir.join("replicas.conf"), servers).unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            dir.join("listen.conf"),
+            format!("listen 127.0.0.1:{port};\n"),
+        )
+        .unwrap();
+        let child = Command::new(program)
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .arg("-g")
+            .arg(format!(
+                "daemon off; master_process off; pid {0}/nginx.pid; error_log {0}/error.log;",
+                dir.display()
+            ))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "nginx did not start: {:?}",
+                std::fs::read_to_string(dir.join("error.log"))
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(Self { child, dir, port })
+    }
+
+    /// Sends raw bytes and reads until nginx closes the connection (or 20 s pass).
+    fn raw(&self, request: &[u8]) -> (Duration, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let started = Instant::now();
+        let _ = stream.write_all(request);
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        (
+            started.elapsed(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    }
+}
+
+fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
+    let head = answer.split("\r\n\r\n").next()?;
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+fn status(answer: &str) -> Option<u16> {
+    answer.split(' ').nth(1)?.parse().ok()
+}
+
+/// The answer's JSON `error`, after checking it is the service's form of error.
+fn json_error(answer: &str) -> String {
+    assert_eq!(
+        header(answer, "content-type"),
+        Some("application/json; charset=utf-8"),
+        "{answer}"
+    );
+    assert_eq!(
+        header(answer, "x-content-type-options"),
+        Some("nosniff"),
+        "{answer}"
+    );
+    assert!(
+        header(answer, "x-request-id").is_some_and(|id| !id.is_empty()),
+        "{answer}"
+    );
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body)
+        .unwrap_or_default();
+    let body: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|err| panic!("not JSON ({err}): {answer}"));
+    body["error"].as_str().unwrap().to_owned()
+}
+
+/// Sends a head a byte at a time (after a whole request on the same connection, when `key`):
+/// nginx cuts it within its head timeout and answers nothing to it.
+fn trickled_head_is_cut(nginx: &Nginx, key: Option<&str>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", nginx.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(400)))
+        .unwrap();
+    if let Some(key) = key {
+        stream
+            .write_all(
+                format!(
+                    "GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut first = [0_u8; 4096];
+        let read = stream.read(&mut first).unwrap();
+        assert!(
+            first[..read].starts_with(b"HTTP/1.1 200"),
+            "{:?}",
+            String::from_utf8_lossy(&first[..read])
+        );
+    }
+    let started = Instant::now();
+    let mut closed = false;
+    for byte in b"GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nX-Slow: abcdefghijklmnopqrstuvwxyz0123456789\r\n" {
+        if stream.write_all(&[*byte]).is_err() {
+            closed = true;
+            break;
+        }
+        let mut buffer = [0_u8; 4096];
+        match stream.read(&mut buffer) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(read) => panic!("answered a trickled head: {:?}", String::from_utf8_lossy(&buffer[..read])),
+            Err(_) => {}
+        }
+    }
+    let waited = started.elapsed();
+    assert!(
+        closed,
+        "still open after {waited:?} (after a request: {})",
+        key.is_some()
+    );
+    assert!(waited < Duration::from_secs(15), "cut after {waited:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_answers_the_edge_before_a_request_exists_and_passes_the_rest() {
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
+    let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
+    let replicas = [
+        Replica::start(&db, None, &sim.base_url()),
+        Replica::start(&db, None, &sim.base_url()),
+    ];
+    let Some(nginx) = Nginx::start("edge", &[&replicas[0].base, &replicas[1].base]) else {
+        return;
+    };
+    let key = key.expose().to_owned();
+    tokio::task::spawn_blocking(move || {
+        // Heads nginx refuses, each as JSON with a request id and nosniff.
+        for (head, expected, message) in [
+            (b"GET /api/v1/ping HTTP/9.9\r\nHost: x\r\n\r\n".to_vec(), 400, "malformed request head"),
+            (b"GET /api/v1/ping a b HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(), 400, "malformed request head"),
+            (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03".to_vec(), 400, "malformed request head"),
+            (
+                [b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ".as_slice(), &[b'a'; 20_000], b"\r\n\r\n"].concat(),
+                431,
+                "request head too large: at most 8 KiB a header field",
+            ),
+            (
+                [b"GET /api/v1/ping?".as_slice(), &[b'a'; 20_000], b" HTTP/1.1\r\nHost: x\r\n\r\n"].concat(),
+                414,
+                "request target longer than 8 KiB",
+            ),
+            (
+                b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".to_vec(),
+                413,
+                "request body longer than 64 KiB",
+            ),
+        ] {
+            let (_, answer) = nginx.raw(&head);
+            assert_eq!(status(&answer), Some(expected), "{answer}");
+            assert_eq!(json_error(&answer), message);
+        }
+        // A head trickled a byte at a time is cut by nginx's 5 s head timeout, with no answer:
+        // the first head of a connection, and a later one on a kept-alive connection.
+        trickled_head_is_cut(&nginx, None);
+        trickled_head_is_cut(&nginx, Some(&key));
+        // The replicas' /metrics and /readyz are not on the public listener; the API is.
+        for path in ["/metrics", "/readyz"] {
+            let (_, answer) = nginx.raw(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes());
+            assert_eq!(status(&answer), Some(404), "{path}: {answer}");
+        }
+        let (_, answer) = nginx.raw(
+            format!("GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(status(&answer), Some(200), "{answer}");
+        assert!(header(&answer, "x-ratelimit-limit").is_some(), "the service's own answer: {answer}");
+        drop(nginx);
+    })
+    .await
+    .unwrap();
+    let [a, b] = replicas;
+    a.stop().await;
+    b.stop().await;
+    sim.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_retries_no_503_and_sets_the_client_address_the_quota_counts() {
+    let Some(url) = shared_redis_url() else {
+        return;
+    };
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
+    // An upstream that always fails: each replica answers 503 after its own attempts.
+    let upstream = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&upstream)
+        .await;
+    let redis = redis_settings(&url, "proxy");
+    let behind_proxy = |assembly: &mut callstats::app::Assembly| {
+        assembly.trust_proxy = true;
+        assembly.anon_rate_limit = 3;
+    };
+    let replicas = [
+        Replica::start_with(&db, Some(redis.clone()), &upstream.uri(), behind_proxy),
+        Replica::start_with(&db, Some(redis), &upstream.uri(), behind_proxy),
+    ];
+    let Some(nginx) = Nginx::start("retry", &[&replicas[0].base, &replicas[1].base]) else {
+        return;
+    };
+    let key = key.expose().to_owned();
+    let nginx = tokio::task::spawn_blocking(move || {
+        let (_, answer) = nginx.raw(
+            format!("GET /api/v1/calls/summary?start=2026-10-05 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(status(&answer), Some(503), "{answer}");
+        assert_eq!(json_error(&answer), "the upstream call platform is unavailable");
+        // Anonymous requests count against the address nginx saw (loopback), whatever
+        // X-Forwarded-For the client sent: the fourth is over the quota of 3.
+        let statuses: Vec<Option<u16>> = (0..4)
+            .map(|n| {
+                let (_, answer) = nginx.raw(
+                    format!("GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.{n}\r\nConnection: close\r\n\r\n").as_bytes(),
+                );
+                status(&answer)
+            })
+            .collect();
+        assert_eq!(statuses, [Some(401), Some(401), Some(401), Some(429)]);
+        nginx
+    })
+    .await
+    .unwrap();
+    // One replica's attempts at the day (one and two retries), not two replicas'.
+    assert_eq!(upstream.received_requests().await.unwrap().len(), 3);
+    drop(nginx);
+    let [a, b] = replicas;
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_bounds_requests_per_client_and_answers_when_no_replica_can_be_reached() {
+    // A "replica" that accepts connections and never answers: requests stay in flight.
+    let stuck = TcpListener::bind("127.0.0.1:0").unwrap();
+    let stuck_base = format!("http://{}", stuck.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for connection in stuck.incoming().flatten() {
+            held.push(connection);
+        }
+    });
+    let Some(nginx) = Nginx::start("bounds", &[&stuck_base]) else {
+        return;
+    };
+    let request = b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\n\r\n";
+    let in_flight: Vec<TcpStream> = (0..256)
+        .map(|_| {
+            let mut stream = TcpStream::connect(("127.0.0.1", nginx.port)).unwrap();
+            stream.write_all(request).unwrap();
+            stream
+        })
+        .collect();
+    // The 257th request from the same address while 256 are in flight. nginx counts a
+    // request once its head is read, so the earlier ones may still be on their way: ask until
+    // the bound is reached (each attempt but the refused one stays in flight, held here).
+    let mut extra = Vec::new();
+    let answer = loop {
+        let mut stream = TcpStream::connect(("127.0.0.1", nginx.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        stream.write_all(request).unwrap();
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        if !bytes.is_empty() {
+            break String::from_utf8_lossy(&bytes).into_owned();
+        }
+        extra.push(stream);
+        assert!(extra.len() < 20, "no request refused");
+    };
+    assert_eq!(status(&answer), Some(429), "{answer}");
+    assert_eq!(
+        json_error(&answer),
+        "too many connections from this address"
+    );
+    drop((in_flight, extra, nginx));
+
+    // No replica listening: nginx's 502 becomes the service's 503.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_base = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let Some(nginx) = Nginx::start("down", &[&closed_base]) else {
+        return;
+    };
+    let (_, answer) =
+        nginx.raw(b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(status(&answer), Some(503), "{answer}");
+    assert_eq!(json_error(&answer), "the service is unavailable");
+}
