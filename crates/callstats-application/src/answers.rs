@@ -1,8 +1,8 @@
 //! Serving a request: the use cases of the domain behind the policies that make them cheap.
 //!
 //! - Admission in the documented order (key 401, Origin 403, quota 429, scope 403, then
-//!   parameters 400), with the request's cached answer read on the same trip as its quota
-//!   count: with Redis a cached answer costs one round trip.
+//!   parameters 400): the key identified, the request parsed, then counted with its cached
+//!   answer read on the same trip: with Redis a cached answer costs one round trip.
 //! - The response cache: an answer is served from it while its lifetime lasts.
 //! - A miss is computed once per replica (single flight, as a task of its own, so an answer a
 //!   client stopped waiting for is still cached) and, with a shared cache, once per deployment:
@@ -11,7 +11,6 @@
 //! The web layer only turns the HTTP request into a [`Caller`] and an [`Asked`] (the endpoint
 //! with its typed query, not yet validated), calls [`Answers::serve`] and writes what it gets.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,23 +19,20 @@ use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
 use callstats_domain::model::KeyInfo;
-use callstats_domain::params::ParamError;
-use callstats_domain::ports::{CacheRead, ResponseCache};
+use callstats_domain::ports::ResponseCache;
 use callstats_domain::request::{ApiRequest, Asked, Endpoint};
-use callstats_domain::scope::KpiView;
 use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
 
-use futures::FutureExt as _;
+use async_trait::async_trait;
 
 use crate::compute::ComputePool;
 use crate::entry::Entry;
-use crate::flight::{Flights, panic_message};
+use crate::flight::Flights;
+use crate::once::{self, Claim, SharedEntry};
 
 /// How long one replica may hold the right to compute an entry: past the upstream's whole
 /// deadline, so a slow computation is not duplicated.
 const COMPUTE_LOCK: Duration = Duration::from_secs(25);
-/// How often a replica waiting for another's result looks for it.
-const WAIT_POLL: Duration = Duration::from_millis(50);
 
 /// Whether a body came from the response cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,52 +123,39 @@ impl Answers {
     }
 
     /// Admits the request and answers it; `asked` is `None` for a path or method the API does
-    /// not have, which is admitted like /ping (a valid key, no scope).
+    /// not have, which is admitted like /ping (a valid key, no scope). The parameters are
+    /// parsed once the key is known (its scopes decide the KPI view), so that the request's
+    /// cached answer is read on the trip that counts it; a bad parameter is reported after the
+    /// quota and scope checks.
     pub async fn serve(&self, caller: &Caller<'_>, asked: Option<&Asked>) -> Served {
         let access = &self.inner.access;
-        let endpoint = asked.map_or(Endpoint::Ping, Asked::endpoint);
-        let earliest = self.inner.stats.earliest_call_day();
-        let mut parsed: Option<Result<ApiRequest, ParamError>> = None;
-        let admission = access
-            .admit_reading(caller, endpoint, |key| {
-                let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
-                let request = asked?.request(view, earliest).transpose()?;
-                let cache_key = request.as_ref().ok().map(ApiRequest::cache_key);
-                parsed = Some(request);
-                cache_key
-            })
-            .await;
-        if let Err(DomainError::RateLimited(_)) = &admission.key {
-            metrics::counter!("callstats_quota_rejections_total").increment(1);
-        }
-        let requester = admission
-            .key
-            .as_ref()
-            .map_or_else(|_| Requester::key(0), |key| Requester::key(key.id));
-        let reply = match (admission.key, asked, parsed) {
-            (Err(err), _, _) => Err(err),
-            (Ok(_), None, _) => Ok(Reply::Unrouted),
-            (Ok(key), Some(_), None) => Ok(Reply::Key(access.ping(&key))),
-            (Ok(_), Some(_), Some(Err(err))) => Err(err.into()),
-            // A panic past admission (a cache adapter's, say) is still this request's answer:
-            // a 500 with the quota it was counted against.
-            (Ok(_), Some(_), Some(Ok(request))) => {
-                AssertUnwindSafe(self.body(request, admission.cached, &requester))
-                    .catch_unwind()
-                    .await
-                    .unwrap_or_else(|panic| {
-                        Err(DomainError::Internal(panic_message(panic.as_ref())))
-                    })
-                    .map(|(entry, cache)| Reply::Body(entry, cache))
-            }
+        let admitted = match access.identify(caller).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return served(refused.quota, refused.days, Err(refused.error)),
         };
-        Served {
-            quota: admission.quota,
-            days: admission
-                .days
-                .map(|days| days.less(requester.paid_so_far())),
-            reply,
-        }
+        let earliest = self.inner.stats.earliest_call_day();
+        let request = asked.map(|asked| asked.request(admitted.view, earliest));
+        let cache_key = match &request {
+            Some(Ok(Some(request))) => Some(request.cache_key()),
+            _ => None,
+        };
+        let endpoint = asked.map_or(Endpoint::Ping, Asked::endpoint);
+        let counted = access
+            .count(&admitted, endpoint, cache_key.as_deref())
+            .await;
+        let requester = Requester::key(admitted.key.id);
+        let reply = match (counted.verdict, request) {
+            (Err(err), _) => Err(err),
+            (Ok(()), None) => Ok(Reply::Unrouted),
+            (Ok(()), Some(Err(err))) => Err(err.into()),
+            (Ok(()), Some(Ok(None))) => Ok(Reply::Key(access.ping(&admitted.key))),
+            (Ok(()), Some(Ok(Some(request)))) => self
+                .body(request, counted.cached, &requester)
+                .await
+                .map(|(entry, cache)| Reply::Body(entry, cache)),
+        };
+        let days = counted.days.map(|days| days.less(requester.paid_so_far()));
+        served(counted.quota, days, reply)
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
@@ -186,15 +169,10 @@ impl Answers {
     async fn body(
         &self,
         request: ApiRequest,
-        read: CacheRead,
+        cached: Option<Bytes>,
         requester: &Requester,
     ) -> Result<(Entry, CacheStatus), DomainError> {
         let key = request.cache_key();
-        let cached = match read {
-            CacheRead::Hit(bytes) => Some(bytes),
-            CacheRead::Miss => None,
-            CacheRead::NotRead => self.inner.cache.get(&key).await,
-        };
         if let Some(entry) = cached.as_ref().and_then(Entry::decode) {
             metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
             return Ok((entry, CacheStatus::Hit));
@@ -230,52 +208,60 @@ impl Answers {
     }
 }
 
-impl Inner {
-    /// The entry stored under `key`, if it reads as one.
-    async fn stored(&self, key: &str) -> Option<Entry> {
-        self.cache.get(key).await.as_ref().and_then(Entry::decode)
+/// An answer's entry in the response cache, as [`once`] sees it.
+struct StoredAnswer {
+    cache: Arc<dyn ResponseCache>,
+    key: String,
+}
+
+#[async_trait]
+impl SharedEntry for StoredAnswer {
+    type Value = Entry;
+
+    async fn try_lock(&self, ttl: Duration) -> bool {
+        self.cache.try_lock(&self.key, ttl).await
     }
 
-    /// Computes an entry, unless another replica already is: then waits for its bytes, taking
-    /// over if its lock goes away without a result (it failed or died).
+    async fn unlock(&self) {
+        self.cache.unlock(&self.key).await;
+    }
+
+    async fn stored(&self) -> Option<Entry> {
+        self.cache
+            .get(&self.key)
+            .await
+            .as_ref()
+            .and_then(Entry::decode)
+    }
+}
+
+impl Inner {
+    /// Computes an entry, unless another replica already is: then waits for its bytes, and
+    /// computes it after all if they have not come within the lock's lifetime.
     async fn compute_once(
         &self,
         request: &ApiRequest,
         key: &str,
         requester: &Requester,
     ) -> Result<Entry, DomainError> {
+        let stored = Arc::new(StoredAnswer {
+            cache: Arc::clone(&self.cache),
+            key: key.to_owned(),
+        });
         let deadline = Instant::now() + COMPUTE_LOCK;
-        let locked = loop {
-            if self.cache.try_lock(key, COMPUTE_LOCK).await {
-                break true;
+        let lock = loop {
+            match once::claim(Arc::clone(&stored), COMPUTE_LOCK).await {
+                Claim::Stored(entry) => return Ok(entry),
+                Claim::Held(lock) => break Some(lock),
+                Claim::Taken if Instant::now() >= deadline => break None,
+                Claim::Taken => tokio::time::sleep(once::POLL).await,
             }
-            if let Some(entry) = self.stored(key).await {
-                return Ok(entry);
-            }
-            if Instant::now() >= deadline {
-                break false;
-            }
-            tokio::time::sleep(WAIT_POLL).await;
         };
-        // Whoever held the lock before (another replica, or a run of this one that finished
-        // between our miss and here) may have stored the entry meanwhile: then it is not
-        // computed again.
-        if let Some(entry) = self.stored(key).await {
-            if locked {
-                self.cache.unlock(key).await;
-            }
-            return Ok(entry);
+        let computed = self.compute(request, key, requester).await;
+        if let Some(lock) = lock {
+            lock.release().await;
         }
-        // A computation that panics still gives the lock up, so the other replicas do not wait
-        // out its lifetime.
-        let result = AssertUnwindSafe(self.compute(request, key, requester))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|panic| Err(DomainError::Internal(panic_message(panic.as_ref()))));
-        if locked {
-            self.cache.unlock(key).await;
-        }
-        result
+        computed
     }
 
     async fn compute(
@@ -302,6 +288,17 @@ impl Inner {
         self.cache.put(key, stored, ttl).await;
         Ok(entry)
     }
+}
+
+fn served(
+    quota: QuotaStatus,
+    days: Option<DayBudgetStatus>,
+    reply: Result<Reply, DomainError>,
+) -> Served {
+    if let Err(DomainError::RateLimited(_)) = reply {
+        metrics::counter!("callstats_quota_rejections_total").increment(1);
+    }
+    Served { quota, days, reply }
 }
 
 /// `body` as JSON, refused past `limit` bytes (the writer stops there: no larger buffer is ever

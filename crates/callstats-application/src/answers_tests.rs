@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
-    Counted, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
-    MockResponseCache,
+    Found, KeyLookup, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
+    MockRequestLedger, MockResponseCache,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -46,11 +46,14 @@ fn record(scopes: &str) -> ApiKeyRecord {
 /// A key store that knows one key, with these scopes.
 fn key_store(scopes: &'static str) -> MockKeyStore {
     let mut store = MockKeyStore::new();
-    store.expect_recently_absent().return_const(false);
     let digest = secret().digest();
-    store
-        .expect_find_key()
-        .returning(move |d| Ok((*d == digest).then(|| record(scopes))));
+    store.expect_find_seen_key().returning(move |d| {
+        Ok(if *d == digest {
+            KeyLookup::Found(record(scopes))
+        } else {
+            KeyLookup::Absent
+        })
+    });
     store
 }
 
@@ -68,24 +71,30 @@ fn portal(scopes: &'static str, roster_reads: &Arc<AtomicUsize>) -> Stores {
 /// The key store and the portal.
 type Stores = (MockKeyStore, MockPortalStore);
 
-fn answers(stores: Stores, quota: MockQuotaCounter, cache: impl ResponseCache) -> Answers {
-    answers_on(stores, quota, Arc::new(cache))
+fn answers(stores: Stores, ledger: MockRequestLedger, cache: impl ResponseCache) -> Answers {
+    answers_on(stores, ledger, Arc::new(cache))
 }
 
-fn answers_on(stores: Stores, quota: MockQuotaCounter, cache: Arc<dyn ResponseCache>) -> Answers {
-    computing_on(stores, quota, cache, Computing::default())
+fn answers_on(stores: Stores, ledger: MockRequestLedger, cache: Arc<dyn ResponseCache>) -> Answers {
+    computing_on(stores, ledger, cache, Computing::default())
 }
 
 fn computing_on(
     (keys, store): Stores,
-    quota: MockQuotaCounter,
+    ledger: MockRequestLedger,
     cache: Arc<dyn ResponseCache>,
     computing: Computing,
 ) -> Answers {
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
-    let access = Gatekeeper::new(Arc::new(keys), Arc::new(quota), clock.clone(), 60);
+    let access = Gatekeeper::new(
+        Arc::new(keys),
+        Arc::new(MockQuotaCounter::new()),
+        Arc::new(ledger),
+        clock.clone(),
+        60,
+    );
     let stats = CallStats::new(
         Arc::new(store),
         Arc::new(MockCallDays::new()),
@@ -95,12 +104,13 @@ fn computing_on(
     Answers::new(access, stats, cache, computing)
 }
 
-/// What a counter answers admission: `count` requests in the window, no day fetches.
-fn counted(count: u64, cached: CacheRead) -> Counted {
-    Counted {
-        count,
+/// What the ledger answers admission: `count` requests in the window, no day fetches, and
+/// the answer stored.
+fn found(count: u64, answer: Option<Bytes>) -> Found {
+    Found {
+        requests: count,
         days_used: 0,
-        cached,
+        answer,
     }
 }
 
@@ -137,22 +147,26 @@ fn body_of(served: &Served) -> (Bytes, crate::ETag, CacheStatus) {
 #[tokio::test]
 async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .withf(|_, _, key| key.as_deref() == Some("v1/operators"))
+    let mut ledger = MockRequestLedger::new();
+    ledger
+        .expect_count()
+        .withf(|_, _, key| *key == Some("v1/operators"))
         .times(1)
         .returning(|_, _, _| {
             let entry = Entry::new(
                 Bytes::from_static(b"{\"cached\":true}"),
                 Duration::from_secs(9),
             );
-            counted(1, CacheRead::Hit(entry.encode()))
+            found(1, Some(entry.encode()))
         });
     // No expectation on the cache at all: any call to it fails the test.
-    let served = answers(portal("operators", &reads), quota, MockResponseCache::new())
-        .serve_operators()
-        .await;
+    let served = answers(
+        portal("operators", &reads),
+        ledger,
+        MockResponseCache::new(),
+    )
+    .serve_operators()
+    .await;
     let (body, etag, cache) = body_of(&served);
     assert_eq!(
         (&body[..], etag, cache),
@@ -175,39 +189,19 @@ async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
 }
 
 #[tokio::test]
-async fn a_counter_that_read_nothing_leaves_the_read_to_the_cache() {
-    let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(1, CacheRead::NotRead));
-    let mut cache = MockResponseCache::new();
-    let stored = roster_entry();
-    let kept = stored.encode();
-    cache
-        .expect_get()
-        .times(1)
-        .returning(move |_| Some(kept.clone()));
-    let served = answers(portal("operators", &reads), quota, cache)
-        .serve_operators()
-        .await;
-    assert_eq!(served.reply, Ok(Reply::Body(stored, CacheStatus::Hit)));
-}
-
-#[tokio::test]
 async fn a_stored_value_that_is_no_entry_is_a_miss_and_is_computed_again() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
+    let mut ledger = MockRequestLedger::new();
     // A bare body, as written before entries had a header.
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(1, CacheRead::Hit(roster_bytes())));
+    ledger
+        .expect_count()
+        .returning(|_, _, _| found(1, Some(roster_bytes())));
     let mut cache = MockResponseCache::new();
     cache.expect_get().returning(|_| Some(roster_bytes()));
     cache.expect_try_lock().returning(|_, _| true);
     cache.expect_unlock().return_const(());
     cache.expect_put().times(1).return_const(());
-    let served = answers(portal("operators", &reads), quota, cache)
+    let served = answers(portal("operators", &reads), ledger, cache)
         .serve_operators()
         .await;
     assert_eq!(
@@ -224,10 +218,8 @@ async fn a_stored_value_that_is_no_entry_is_a_miss_and_is_computed_again() {
 #[tokio::test]
 async fn a_miss_read_with_the_count_is_computed_and_stored() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(1, CacheRead::Miss));
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(|_, _, _| found(1, None));
     let stored = Arc::new(Mutex::new(Vec::new()));
     let mut cache = MockResponseCache::new();
     // Asked again only after taking the lock, in case another replica stored it meanwhile.
@@ -238,7 +230,7 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
     cache
         .expect_put()
         .returning(move |key, bytes, ttl| log.lock().unwrap().push((key.to_owned(), bytes, ttl)));
-    let served = answers(portal("operators", &reads), quota, cache)
+    let served = answers(portal("operators", &reads), ledger, cache)
         .serve_operators()
         .await;
     assert_eq!(
@@ -269,19 +261,23 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
 #[tokio::test]
 async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
+    let mut ledger = MockRequestLedger::new();
     // The answer would be read (the parameters parse) but the key lacks the scope.
-    quota
-        .expect_count_admission()
+    ledger
+        .expect_count()
         .withf(|_, _, key| key.is_some())
         .times(1)
-        .returning(|_, _, _| counted(1, CacheRead::Hit(roster_entry().encode())));
-    quota
-        .expect_count_admission()
+        .returning(|_, _, _| found(1, Some(roster_entry().encode())));
+    ledger
+        .expect_count()
         .withf(|_, _, key| key.is_none())
         .times(1)
-        .returning(|_, _, _| counted(2, CacheRead::NotRead));
-    let answers = answers(portal("operators", &reads), quota, MockResponseCache::new());
+        .returning(|_, _, _| found(2, None));
+    let answers = answers(
+        portal("operators", &reads),
+        ledger,
+        MockResponseCache::new(),
+    );
     let no_scope = serve(&answers, Endpoint::ScriptsStats, "limit=20").await;
     assert_eq!(
         no_scope.reply,
@@ -296,13 +292,13 @@ async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
 #[tokio::test]
 async fn malformed_parameters_are_a_400_after_admission_without_a_read() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
+    let mut ledger = MockRequestLedger::new();
+    ledger
+        .expect_count()
         .withf(|_, _, key| key.is_none())
         .times(1)
-        .returning(|_, _, _| counted(1, CacheRead::NotRead));
-    let answers = answers(portal("calls", &reads), quota, MockResponseCache::new());
+        .returning(|_, _, _| found(1, None));
+    let answers = answers(portal("calls", &reads), ledger, MockResponseCache::new());
     let served = serve(&answers, Endpoint::CallsSummary, "start=2026-02-30").await;
     assert!(
         matches!(served.reply, Err(DomainError::BadRequest(_))),
@@ -334,11 +330,9 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
         std::thread::sleep(Duration::from_millis(100));
         Ok(Vec::new())
     });
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(1, CacheRead::Miss));
-    let answers = answers_on((key_store("operators"), store), quota, recording.clone());
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(|_, _, _| found(1, None));
+    let answers = answers_on((key_store("operators"), store), ledger, recording.clone());
     let given_up = tokio::time::timeout(Duration::from_millis(20), answers.serve_operators()).await;
     assert!(given_up.is_err(), "the caller gave up first");
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -351,16 +345,14 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
     store
         .expect_operators()
         .returning(|| panic!("store exploded"));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(1, CacheRead::Miss));
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(|_, _, _| found(1, None));
     let mut cache = MockResponseCache::new();
     cache.expect_get().returning(|_| None);
     cache.expect_try_lock().returning(|_, _| true);
     // The lock is given up, so other replicas do not wait out its lifetime.
     cache.expect_unlock().times(1).return_const(());
-    let served = answers((key_store("operators"), store), quota, cache)
+    let served = answers((key_store("operators"), store), ledger, cache)
         .serve_operators()
         .await;
     assert_eq!(
@@ -372,15 +364,15 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
 #[tokio::test]
 async fn a_panic_past_admission_keeps_the_quota_the_request_was_counted_against() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(3, CacheRead::NotRead));
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(|_, _, _| found(3, None));
     let mut cache = MockResponseCache::new();
+    cache.expect_try_lock().returning(|_, _| true);
+    cache.expect_unlock().return_const(());
     cache
         .expect_get()
         .returning(|_| panic!("cache adapter exploded"));
-    let served = answers(portal("operators", &reads), quota, cache)
+    let served = answers(portal("operators", &reads), ledger, cache)
         .serve_operators()
         .await;
     assert_eq!(
@@ -393,10 +385,8 @@ async fn a_panic_past_admission_keeps_the_quota_the_request_was_counted_against(
 #[tokio::test]
 async fn an_answer_past_the_body_bound_is_refused_and_not_stored() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let mut quota = MockQuotaCounter::new();
-    quota
-        .expect_count_admission()
-        .returning(|_, _, _| counted(1, CacheRead::Miss));
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(|_, _, _| found(1, None));
     let mut cache = MockResponseCache::new();
     cache.expect_get().returning(|_| None);
     cache.expect_try_lock().returning(|_, _| true);
@@ -408,7 +398,7 @@ async fn an_answer_past_the_body_bound_is_refused_and_not_stored() {
     };
     let served = computing_on(
         portal("operators", &reads),
-        quota,
+        ledger,
         Arc::new(cache),
         computing,
     )

@@ -25,7 +25,6 @@
 //!   asked again for `unusable_hold`: a request that needs it fails at once.
 
 use std::collections::{HashMap, HashSet};
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -39,16 +38,14 @@ use callstats_domain::ports::{
     UpstreamFailure,
 };
 use callstats_domain::tz;
-use futures::FutureExt as _;
 use futures::future::try_join_all;
 
 use crate::fair_queue::{FairQueue, QueueSettings, Slot, Turn};
-use crate::flight::{Flight, Flights, panic_message};
+use crate::flight::{Flight, Flights};
+use crate::once::{self, Claim, SharedEntry};
 
 /// Longest a day fetched before it settled is kept.
 pub const UNSETTLED_TTL: Duration = Duration::from_secs(60);
-/// How often a replica waiting for another's fetch of a day looks for its entry.
-const WAIT_POLL: Duration = Duration::from_millis(50);
 /// How long past the fetch deadline a day's cross-replica lock may outlive its holder.
 const LOCK_MARGIN: Duration = Duration::from_secs(10);
 /// How often a waiting request checks that its days are still expected before its deadline.
@@ -334,6 +331,30 @@ fn missing(days: &[Day], found: &[Option<Arc<CallDay>>]) -> Vec<(usize, Day)> {
         .collect()
 }
 
+/// A day's entry in the shared tier, as [`once`] sees it.
+struct SharedDay {
+    store: Arc<Inner>,
+    tier: Arc<dyn CallDayCache>,
+    day: Day,
+}
+
+#[async_trait]
+impl SharedEntry for SharedDay {
+    type Value = Arc<CallDay>;
+
+    async fn try_lock(&self, ttl: Duration) -> bool {
+        self.tier.try_lock(self.day, ttl).await
+    }
+
+    async fn unlock(&self) {
+        self.tier.unlock(self.day).await;
+    }
+
+    async fn stored(&self) -> Option<Arc<CallDay>> {
+        self.store.fresh_in(&*self.tier, self.day).await
+    }
+}
+
 impl Inner {
     /// Fills the empty slots of `found` from `tier` with the days it keeps that are still
     /// fresh; returns the days it filled.
@@ -456,35 +477,43 @@ impl Inner {
                 .await
                 .ok_or_else(|| UpstreamError::new("the call-day store is shutting down"))?;
             let lock = match &self.shared {
-                Some(shared) if !shared.try_lock(day, lock_ttl).await => {
-                    // Another replica is fetching the day: wait for its entry without holding
-                    // a slot. When its lock goes (it failed, or died and the lock expired),
-                    // this one tries again from the front.
-                    drop(slot);
-                    metrics::counter!("callstats_call_day_waits_total").increment(1);
-                    tokio::time::sleep(WAIT_POLL).await;
-                    if let Some(kept) = self.fresh_in(&**shared, day).await {
-                        self.keep_locally(Arc::clone(&kept), self.clock.now().unix_timestamp())
-                            .await;
-                        return Ok(kept);
+                None => None,
+                Some(shared) => {
+                    let entry = Arc::new(SharedDay {
+                        store: Arc::clone(&self),
+                        tier: Arc::clone(shared),
+                        day,
+                    });
+                    match once::claim(entry, lock_ttl).await {
+                        Claim::Stored(kept) => {
+                            self.keep_locally(Arc::clone(&kept), self.clock.now().unix_timestamp())
+                                .await;
+                            return Ok(kept);
+                        }
+                        Claim::Held(lock) => Some(lock),
+                        Claim::Taken => {
+                            // Another replica is fetching the day: wait for its entry without
+                            // holding a slot. When its lock goes (it failed, or died and the
+                            // lock expired), this one tries again from the front.
+                            drop(slot);
+                            metrics::counter!("callstats_call_day_waits_total").increment(1);
+                            tokio::time::sleep(once::POLL).await;
+                            if let Some(kept) = self.fresh_in(&**shared, day).await {
+                                self.keep_locally(
+                                    Arc::clone(&kept),
+                                    self.clock.now().unix_timestamp(),
+                                )
+                                .await;
+                                return Ok(kept);
+                            }
+                            continue;
+                        }
                     }
-                    continue;
                 }
-                shared => shared,
             };
-            // A fetch that panics still gives the lock up, so other replicas do not wait out
-            // its lifetime.
-            let fetched = AssertUnwindSafe(self.fetch_upstream(day, slot))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|panic| {
-                    Some(Err(UpstreamError::new(format!(
-                        "a call-day fetch failed: {}",
-                        panic_message(panic.as_ref())
-                    ))))
-                });
-            if let Some(shared) = lock {
-                shared.unlock(day).await;
+            let fetched = self.fetch_upstream(day, slot).await;
+            if let Some(lock) = lock {
+                lock.release().await;
             }
             // None: throttled, so fetched again from the front once the pause is over.
             if let Some(fetched) = fetched {

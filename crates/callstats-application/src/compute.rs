@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::flight::panic_message;
+use crate::flight::join_failure;
 
 /// The bounded pool. Cheap to clone; clones share the bound.
 #[derive(Clone)]
@@ -46,13 +46,7 @@ impl ComputePool {
             work()
         })
         .await
-        .map_err(|err| {
-            if err.is_panic() {
-                panic_message(err.into_panic().as_ref())
-            } else {
-                err.to_string()
-            }
-        })
+        .map_err(join_failure)
     }
 }
 

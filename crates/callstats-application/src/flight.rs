@@ -2,15 +2,19 @@
 //! task of its own, so a caller that goes away (its client disconnected, its deadline passed)
 //! neither cancels the work half-way nor wastes it: the result still reaches whatever it
 //! stores into. A finished run is forgotten, so an error is shared but never remembered.
+//!
+//! Spawned work is where panics stop: a task that panics ends there (Tokio catches the unwind),
+//! and its [`JoinError`] becomes the run's value through [`join_failure`], here and in the
+//! compute pool. What the work held (a lock across replicas) is given up as it unwinds.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt as _;
 use futures::future::{BoxFuture, Shared};
+use tokio::task::JoinError;
 
 /// A run every caller of one key awaits.
 pub type Flight<V> = Shared<BoxFuture<'static, V>>;
@@ -56,27 +60,46 @@ where
             return flight.clone();
         }
         let work = work();
-        let flights = Arc::clone(self);
-        let own_key = key.clone();
+        let forget = Forget {
+            flights: Arc::clone(self),
+            key: key.clone(),
+        };
         // Spawned while the map is locked: the run cannot forget itself before it is recorded.
         let task = tokio::spawn(async move {
-            let outcome = AssertUnwindSafe(work).catch_unwind().await;
-            flights
-                .running
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&own_key);
-            outcome.unwrap_or_else(|panic| (flights.failed)(panic_message(panic.as_ref())))
+            let _forget = forget;
+            work.await
         });
         let failed = self.failed;
-        let flight = async move {
-            task.await
-                .unwrap_or_else(|err| failed(format!("task ended: {err}")))
-        }
-        .boxed()
-        .shared();
+        let flight = async move { task.await.unwrap_or_else(|err| failed(join_failure(err))) }
+            .boxed()
+            .shared();
         running.insert(key.clone(), flight.clone());
         flight
+    }
+}
+
+/// Removes a run from the map when it ends, whether it returned or panicked.
+struct Forget<K: Eq + Hash, V> {
+    flights: Arc<Flights<K, V>>,
+    key: K,
+}
+
+impl<K: Eq + Hash, V> Drop for Forget<K, V> {
+    fn drop(&mut self) {
+        self.flights
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
+}
+
+/// Why a spawned task gave no value: its panic's message, or its cancellation.
+#[must_use]
+pub fn join_failure(err: JoinError) -> String {
+    match err.try_into_panic() {
+        Ok(panic) => panic_message(panic.as_ref()),
+        Err(err) => err.to_string(),
     }
 }
 

@@ -10,7 +10,10 @@
 //! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
 //! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
 //!   turn) and how many at once (adaptive to the upstream's backpressure).
-//! - [`flight`]: single flight, so concurrent requests for one thing do the work once.
+//! - [`ledger`]: admission's count and cached read over a counter and a cache kept apart.
+//! - [`flight`]: single flight, so concurrent requests for one thing do the work once per
+//!   replica, and the one place where the panics of spawned work stop.
+//! - [`once`]: work done once across replicas (a lock per entry in the shared tier).
 //! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
 //! Depends on the domain (its types and ports) and on Tokio's timers and semaphores; never on
@@ -22,11 +25,14 @@ pub mod compute;
 pub mod entry;
 pub mod fair_queue;
 pub mod flight;
+pub mod ledger;
+pub mod once;
 
 pub use answers::{Answers, CacheStatus, Computing, Reply, Served};
 pub use call_days::{CallDaySettings, CallDayStore};
 pub use compute::ComputePool;
 pub use entry::{ETag, Entry};
+pub use ledger::SeparateLedger;
 
 /// The real clock.
 #[derive(Debug, Clone, Copy, Default)]

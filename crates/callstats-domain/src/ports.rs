@@ -104,12 +104,25 @@ pub trait KeyStore: Send + Sync + 'static {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError>;
     /// The digest of every key, revoked and expired ones included.
     async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError>;
-    /// Whether a key cache in front of the store read every key's digest within its reuse
-    /// interval (10 s) and `digest` was not among them: a guess, or a key created since. A
-    /// store without such a cache cannot tell (`false`).
-    fn recently_absent(&self, _digest: &KeyDigest) -> bool {
-        false
+    /// The key with this digest, unless finding out would cost a database look-up of a digest
+    /// the store has not seen among the keys it read in the last seconds (a guess, or a key
+    /// created since): then [`KeyLookup::Unseen`], and the caller decides whether to ask
+    /// [`KeyStore::find_key`]. A store that keeps no such list always looks up.
+    async fn find_seen_key(&self, digest: &KeyDigest) -> Result<KeyLookup, StoreError> {
+        Ok(match self.find_key(digest).await? {
+            Some(key) => KeyLookup::Found(key),
+            None => KeyLookup::Absent,
+        })
     }
+}
+
+/// What [`KeyStore::find_seen_key`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyLookup {
+    Found(ApiKeyRecord),
+    Absent,
+    /// Not among the keys read in the last seconds; only a look-up can tell.
+    Unseen,
 }
 
 /// The call centre portal's data. Read-only; drafts are never returned.
@@ -189,23 +202,30 @@ pub trait ResponseCache: Send + Sync + 'static {
     async fn unlock(&self, _key: &str) {}
 }
 
-/// What a quota counter read of the response cache on its way.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CacheRead {
-    /// The counter does not sit next to the cache; the caller reads the cache itself.
-    NotRead,
-    Miss,
-    Hit(Bytes),
+/// What [`RequestLedger::count`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The request window's count, this request included.
+    pub requests: u64,
+    /// The day-budget window's count; 0 when none was asked for.
+    pub days_used: u64,
+    /// The answer stored under the key asked for.
+    pub answer: Option<Bytes>,
 }
 
-/// What admission counted and read on its way: the request's count in its window, the day
-/// fetches its key caused so far in theirs, and the cached answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counted {
-    pub count: u64,
-    /// 0 when no day budget was asked for.
-    pub days_used: u64,
-    pub cached: CacheRead,
+/// Where admission counts a request and finds its cached answer, in one call: a store that
+/// keeps both the counters and the answers (Redis) answers it in one round trip.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait RequestLedger: Send + Sync + 'static {
+    /// Adds one request to `window` and reads the count of `days` (the key's day budget) and
+    /// the answer stored under `answer`.
+    async fn count<'a>(
+        &self,
+        window: &QuotaBucket,
+        days: Option<&'a QuotaBucket>,
+        answer: Option<&'a str>,
+    ) -> Found;
 }
 
 /// Per-window counters: requests, and day fetches against a budget.
@@ -222,28 +242,6 @@ pub trait QuotaCounter: Send + Sync + 'static {
     /// ([`crate::limits::fits`]), atomically: `Ok` with the count after, or `Err` with the
     /// count as it stands, unchanged.
     async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64>;
-
-    /// Adds one request to `bucket` and, on the same trip, reads the count of `days` (the key's
-    /// day budget) and the response cache's entry `cache_key`: a counter kept in the same store
-    /// as the response cache (Redis) answers all three in one round trip. This default counts
-    /// and peeks, and leaves the cache unread.
-    async fn count_admission(
-        &self,
-        bucket: &QuotaBucket,
-        days: Option<QuotaBucket>,
-        _cache_key: Option<String>,
-    ) -> Counted {
-        let count = self.increment(bucket).await;
-        let days_used = match days {
-            Some(days) => self.peek(&days).await,
-            None => 0,
-        };
-        Counted {
-            count,
-            days_used,
-            cached: CacheRead::NotRead,
-        }
-    }
 }
 
 /// The current time, so tests can fix it.

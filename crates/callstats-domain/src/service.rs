@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde::Serialize;
 use time::format_description::BorrowedFormatItem;
 use time::macros::format_description;
@@ -19,7 +20,9 @@ use crate::model::{
     Schedule, ScriptsResponse, SheetsResponse,
 };
 use crate::params::{Direction, ScriptsLimit, Shift};
-use crate::ports::{CacheRead, CallDays, Clock, Counted, KeyStore, PortalStore, QuotaCounter};
+use crate::ports::{
+    CallDays, Clock, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
+};
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::{self, PriorWeight};
@@ -40,15 +43,39 @@ pub struct Caller<'a> {
     pub client_ip: ClientAddress,
 }
 
-/// The outcome of the access checks, with the quota the rate-limit headers report either way.
+/// A caller whose key passed the key and Origin checks: what counting and answering its
+/// request need.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Admission {
+pub struct Admitted {
+    pub key: ApiKeyRecord,
+    /// The key's request window now.
+    pub window: QuotaBucket,
+    /// The key's day-budget window now, with the budget, when there is one.
+    pub days: Option<(u32, QuotaBucket)>,
+    /// What the key's scopes let it see of the KPI sheets.
+    pub view: KpiView,
+}
+
+/// A request refused before it was counted against a key (401, an Origin 403, or 429 for the
+/// address's anonymous quota), with the windows its rate-limit headers report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
     pub quota: QuotaStatus,
-    /// The key's day budget as admission found it; `None` without a valid key or a budget.
+    /// A valid key's day budget (an Origin refusal); `None` otherwise.
     pub days: Option<DayBudgetStatus>,
-    pub key: Result<ApiKeyRecord, DomainError>,
-    /// The cached answer read while counting (see [`Gatekeeper::admit_reading`]).
-    pub cached: CacheRead,
+    pub error: DomainError,
+}
+
+/// An admitted request, counted: its quota and day budget as the headers report them, whether
+/// the quota and the key's scopes let it through, and the answer cached for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counted {
+    pub quota: QuotaStatus,
+    pub days: Option<DayBudgetStatus>,
+    /// `Err` with the 429 (quota) or the 403 (scope), in that order.
+    pub verdict: Result<(), DomainError>,
+    /// The answer stored under the key asked for, when there is one.
+    pub cached: Option<Bytes>,
 }
 
 /// Authentication, Origin pinning, quotas and scopes.
@@ -56,6 +83,7 @@ pub struct Admission {
 pub struct Gatekeeper {
     keys: Arc<dyn KeyStore>,
     quota: Arc<dyn QuotaCounter>,
+    ledger: Arc<dyn RequestLedger>,
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
     day_budget: DayBudget,
@@ -66,12 +94,14 @@ impl Gatekeeper {
     pub fn new(
         keys: Arc<dyn KeyStore>,
         quota: Arc<dyn QuotaCounter>,
+        ledger: Arc<dyn RequestLedger>,
         clock: Arc<dyn Clock>,
         anon_rate_limit: u32,
     ) -> Self {
         Self {
             keys,
             quota,
+            ledger,
             clock,
             anon_rate_limit,
             day_budget: DayBudget::new(0),
@@ -95,42 +125,30 @@ impl Gatekeeper {
         Some((limit, QuotaBucket::new(&QuotaSubject::KeyDays(key.id), now)))
     }
 
-    /// Runs the checks in the documented order: key (401), Origin (403), quota (429),
-    /// scope (403).
+    /// The first checks of the documented order: key (401), then Origin (403). The quota (429)
+    /// and scope (403) follow in [`Gatekeeper::count`], once the request is parsed, so that its
+    /// cached answer is read on the same trip as its count.
     ///
     /// Only requests that pass the key and Origin checks count against the key's quota. A valid
-    /// key refused for its Origin counts against no quota (always 403); its status reports the
-    /// key's window without counting. Every request without a valid key counts against the
+    /// key refused for its Origin counts against no quota (always 403); its refusal reports the
+    /// key's windows without counting. Every request without a valid key counts against the
     /// anonymous per-IP quota, which turns its answer into a 429 once exceeded: key guessing
     /// stays slow, and a valid key is not held back by it, with one exception: a key created
     /// in the last 10 seconds, presented from an address that is over that quota, is refused
     /// until the replica has read the new key's digest.
-    pub async fn admit(&self, caller: &Caller<'_>, endpoint: Endpoint) -> Admission {
-        self.admit_reading(caller, endpoint, |_| None).await
-    }
-
-    /// [`Gatekeeper::admit`], reading the response cache's entry `cache_key(key)` on the same trip
-    /// as the key's quota count: a cached answer then costs one round trip to a shared store.
-    /// The entry is read only for a key that passed the key and Origin checks; what was read is
-    /// in [`Admission::cached`], whatever the outcome of the later checks.
-    pub async fn admit_reading(
-        &self,
-        caller: &Caller<'_>,
-        endpoint: Endpoint,
-        cache_key: impl FnOnce(&ApiKeyRecord) -> Option<String> + Send,
-    ) -> Admission {
+    pub async fn identify(&self, caller: &Caller<'_>) -> Result<Admitted, Refused> {
         let key = match self.authenticate(caller).await {
             Ok(key) => key,
-            Err(err) => return self.refuse_anonymously(caller, err).await,
+            Err(err) => return Err(self.refuse_anonymously(caller, err).await),
         };
         let now = self.clock.now();
-        let bucket = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
-        let days_bucket = self.days_bucket(&key, now);
+        let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
+        let days = self.days_bucket(&key, now);
         if !key.origin_allowed(caller.origin) {
-            // A valid key refused for its Origin counts against no quota: it is always a 403,
-            // and its headers show the key's windows as they stand.
-            let count = self.quota.peek(&bucket).await;
-            let days = match &days_bucket {
+            // Always a 403, so it counts against no quota; its headers show the key's windows
+            // as they stand.
+            let count = self.quota.peek(&window).await;
+            let days = match &days {
                 Some((limit, days)) => Some(DayBudgetStatus::current(
                     *limit,
                     self.quota.peek(days).await,
@@ -138,61 +156,80 @@ impl Gatekeeper {
                 )),
                 None => None,
             };
-            return Admission {
-                quota: QuotaStatus::current(key.rate_limit_per_minute, count, &bucket),
+            return Err(Refused {
+                quota: QuotaStatus::current(key.rate_limit_per_minute, count, &window),
                 days,
-                key: Err(DomainError::OriginNotAllowed),
-                cached: CacheRead::NotRead,
-            };
+                error: DomainError::OriginNotAllowed,
+            });
         }
-        let cache_key = cache_key(&key);
-        let Counted {
-            count,
-            days_used,
-            cached,
-        } = self
-            .quota
-            .count_admission(&bucket, days_bucket.map(|(_, days)| days), cache_key)
+        let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
+        Ok(Admitted {
+            key,
+            window,
+            days,
+            view,
+        })
+    }
+
+    /// Counts an admitted request to `endpoint` and reads, on the same trip, its key's day
+    /// budget and the answer cached under `answer` (the parsed request's cache key); then the
+    /// quota (429) and scope (403) checks.
+    pub async fn count(
+        &self,
+        admitted: &Admitted,
+        endpoint: Endpoint,
+        answer: Option<&str>,
+    ) -> Counted {
+        let days_window = admitted.days.as_ref().map(|(_, days)| days);
+        let found = self
+            .ledger
+            .count(&admitted.window, days_window, answer)
             .await;
-        let days = days_bucket
-            .as_ref()
-            .map(|(limit, days)| DayBudgetStatus::current(*limit, days_used, days));
-        let quota = QuotaStatus::after(key.rate_limit_per_minute, count, &bucket);
-        let key = if quota.exceeded {
+        let quota = QuotaStatus::after(
+            admitted.key.rate_limit_per_minute,
+            found.requests,
+            &admitted.window,
+        );
+        let verdict = if quota.exceeded {
             Err(DomainError::RateLimited(quota))
         } else {
             match endpoint.required_scope() {
-                Some(scope) if !key.scopes.contains(scope) => Err(DomainError::MissingScope(scope)),
-                _ => Ok(key),
+                Some(scope) if !admitted.key.scopes.contains(scope) => {
+                    Err(DomainError::MissingScope(scope))
+                }
+                _ => Ok(()),
             }
         };
-        Admission {
+        Counted {
             quota,
-            days,
-            key,
-            cached,
+            days: admitted
+                .days
+                .as_ref()
+                .map(|(limit, days)| DayBudgetStatus::current(*limit, found.days_used, days)),
+            verdict,
+            cached: found.answer,
         }
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-IP quota;
     /// the caller refuses it when `exceeded`.
     pub async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus {
-        self.count(&QuotaSubject::Client(client_ip), self.anon_rate_limit)
-            .await
+        let bucket = QuotaBucket::new(&QuotaSubject::Client(client_ip), self.clock.now());
+        let count = self.quota.increment(&bucket).await;
+        QuotaStatus::after(self.anon_rate_limit, count, &bucket)
     }
 
-    async fn refuse_anonymously(&self, caller: &Caller<'_>, err: DomainError) -> Admission {
+    async fn refuse_anonymously(&self, caller: &Caller<'_>, err: DomainError) -> Refused {
         let quota = self.count_anonymous(caller.client_ip).await;
-        let key = Err(if quota.exceeded {
+        let error = if quota.exceeded {
             DomainError::RateLimited(quota)
         } else {
             err
-        });
-        Admission {
+        };
+        Refused {
             quota,
             days: None,
-            key,
-            cached: CacheRead::NotRead,
+            error,
         }
     }
 
@@ -202,26 +239,22 @@ impl Gatekeeper {
     /// portal database at most that quota in look-ups a minute.
     async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {
         let digest = presented_key(caller.authorization, caller.x_api_key)?.digest();
-        if self.keys.recently_absent(&digest) {
-            let bucket =
-                QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), self.clock.now());
-            if self.quota.peek(&bucket).await >= u64::from(self.anon_rate_limit) {
-                return Err(crate::access::Unauthorized::Invalid.into());
+        let found = match self.keys.find_seen_key(&digest).await? {
+            KeyLookup::Found(key) => Some(key),
+            KeyLookup::Absent => None,
+            KeyLookup::Unseen => {
+                let bucket =
+                    QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), self.clock.now());
+                if self.quota.peek(&bucket).await >= u64::from(self.anon_rate_limit) {
+                    None
+                } else {
+                    self.keys.find_key(&digest).await?
+                }
             }
-        }
-        let key = self
-            .keys
-            .find_key(&digest)
-            .await?
-            .ok_or(crate::access::Unauthorized::Invalid)?;
+        };
+        let key = found.ok_or(crate::access::Unauthorized::Invalid)?;
         key.check_usable(self.clock.now())?;
         Ok(key)
-    }
-
-    async fn count(&self, subject: &QuotaSubject, limit: u32) -> QuotaStatus {
-        let bucket = QuotaBucket::new(subject, self.clock.now());
-        let count = self.quota.increment(&bucket).await;
-        QuotaStatus::after(limit, count, &bucket)
     }
 
     /// The /ping body for an admitted key.

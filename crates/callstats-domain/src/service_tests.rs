@@ -15,8 +15,8 @@ use crate::model::{
     SheetContent,
 };
 use crate::ports::{
-    CallDaysError, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
-    StoreError, UpstreamError,
+    CallDaysError, Found, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
+    MockRequestLedger, StoreError, UpstreamError,
 };
 use crate::request::Asked;
 use crate::scope::Scope;
@@ -53,18 +53,54 @@ fn clock() -> Arc<MockClock> {
     Arc::new(clock)
 }
 
-/// A store that knows one key (by the digest of `secret()`), and a quota counter that reports
-/// `count` for any bucket and records the bucket names it saw.
+/// What the rate-limit headers of a request report, and its key or why it was refused.
+struct Admission {
+    quota: QuotaStatus,
+    days: Option<DayBudgetStatus>,
+    key: Result<ApiKeyRecord, DomainError>,
+}
+
+/// A request's whole admission, for a request without a cached answer: identified, then
+/// counted.
+async fn admit(access: &Gatekeeper, caller: &Caller<'_>, endpoint: Endpoint) -> Admission {
+    match access.identify(caller).await {
+        Err(refused) => Admission {
+            quota: refused.quota,
+            days: refused.days,
+            key: Err(refused.error),
+        },
+        Ok(admitted) => {
+            let counted = access.count(&admitted, endpoint, None).await;
+            Admission {
+                quota: counted.quota,
+                days: counted.days,
+                key: counted.verdict.map(|()| admitted.key),
+            }
+        }
+    }
+}
+
+/// A store that finds `record` by the digest of `secret()` (a plain store: no list of recent
+/// keys).
+fn key_store(record: Option<ApiKeyRecord>) -> MockKeyStore {
+    let mut store = MockKeyStore::new();
+    let digest = secret().digest();
+    store.expect_find_seen_key().returning(move |d| {
+        Ok(match &record {
+            Some(record) if *d == digest => KeyLookup::Found(record.clone()),
+            _ => KeyLookup::Absent,
+        })
+    });
+    store
+}
+
+/// A store that knows one key (by the digest of `secret()`), and counters that report `count`
+/// for any request window (93 day fetches for a day budget's) and record the window names
+/// they saw.
 fn access_with(
     record: Option<ApiKeyRecord>,
     count: u64,
 ) -> (Gatekeeper, Arc<std::sync::Mutex<Vec<String>>>) {
-    let mut store = MockKeyStore::new();
-    store.expect_recently_absent().return_const(false);
-    let digest = secret().digest();
-    store
-        .expect_find_key()
-        .returning(move |d| Ok(if *d == digest { record.clone() } else { None }));
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut quota = MockQuotaCounter::new();
     let log = Arc::clone(&seen);
@@ -72,21 +108,39 @@ fn access_with(
         log.lock().unwrap().push(bucket.name());
         count
     });
+    let mut ledger = MockRequestLedger::new();
     let log = Arc::clone(&seen);
-    quota
-        .expect_count_admission()
-        .returning(move |bucket, days, _| {
-            log.lock().unwrap().push(bucket.name());
-            log.lock().unwrap().extend(days.map(|days| days.name()));
-            Counted {
-                count,
-                days_used: 93,
-                cached: CacheRead::NotRead,
-            }
-        });
+    ledger.expect_count().returning(move |window, days, _| {
+        log.lock().unwrap().push(window.name());
+        log.lock().unwrap().extend(days.map(QuotaBucket::name));
+        Found {
+            requests: count,
+            days_used: 93,
+            answer: None,
+        }
+    });
     (
-        Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60),
+        Gatekeeper::new(
+            Arc::new(key_store(record)),
+            Arc::new(quota),
+            Arc::new(ledger),
+            clock(),
+            60,
+        ),
         seen,
+    )
+}
+
+/// A gatekeeper over `store` whose counters must not be asked anything but `quota`'s.
+fn gatekeeper(store: MockKeyStore, quota: MockQuotaCounter) -> Gatekeeper {
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().never();
+    Gatekeeper::new(
+        Arc::new(store),
+        Arc::new(quota),
+        Arc::new(ledger),
+        clock(),
+        60,
     )
 }
 
@@ -103,9 +157,7 @@ fn caller(authorization: Option<&str>) -> Caller<'_> {
 async fn admit_accepts_a_valid_key_and_counts_it_against_its_own_quota() {
     let (access, seen) = access_with(Some(key("calls")), 1);
     let auth = bearer();
-    let admission = access
-        .admit(&caller(Some(&auth)), Endpoint::CallsSummary)
-        .await;
+    let admission = admit(&access, &caller(Some(&auth)), Endpoint::CallsSummary).await;
     assert_eq!(admission.key.unwrap().id, 42);
     assert_eq!(
         (
@@ -130,8 +182,7 @@ async fn admit_reads_the_x_api_key_header_too() {
         ..caller(None)
     };
     assert!(
-        access
-            .admit(&caller, Endpoint::CallsAgents)
+        admit(&access, &caller, Endpoint::CallsAgents)
             .await
             .key
             .is_ok()
@@ -141,6 +192,7 @@ async fn admit_reads_the_x_api_key_header_too() {
 #[tokio::test]
 async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup() {
     let mut store = MockKeyStore::new();
+    store.expect_find_seen_key().never();
     store.expect_find_key().never();
     let mut quota = MockQuotaCounter::new();
     quota
@@ -148,8 +200,8 @@ async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup
         .withf(|b| b.name().starts_with("ip:203.0.113.9:"))
         .times(1)
         .return_const(1_u64);
-    let access = Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60);
-    let admission = access.admit(&caller(None), Endpoint::Ping).await;
+    let access = gatekeeper(store, quota);
+    let admission = admit(&access, &caller(None), Endpoint::Ping).await;
     assert_eq!(
         admission.key,
         Err(DomainError::Unauthorized(Unauthorized::Missing))
@@ -162,8 +214,7 @@ async fn unknown_revoked_and_expired_keys_are_401() {
     let auth = bearer();
     let (unknown, _) = access_with(None, 1);
     assert_eq!(
-        unknown
-            .admit(&caller(Some(&auth)), Endpoint::Ping)
+        admit(&unknown, &caller(Some(&auth)), Endpoint::Ping)
             .await
             .key,
         Err(Unauthorized::Invalid.into())
@@ -174,7 +225,9 @@ async fn unknown_revoked_and_expired_keys_are_401() {
     };
     let (access, _) = access_with(Some(revoked), 1);
     assert_eq!(
-        access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
+        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
+            .await
+            .key,
         Err(Unauthorized::Revoked.into())
     );
     let expired = ApiKeyRecord {
@@ -183,7 +236,9 @@ async fn unknown_revoked_and_expired_keys_are_401() {
     };
     let (access, seen) = access_with(Some(expired), 1);
     assert_eq!(
-        access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
+        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
+            .await
+            .key,
         Err(Unauthorized::Expired.into())
     );
     assert!(
@@ -204,7 +259,7 @@ async fn conflicting_headers_are_401() {
         ..caller(Some(&auth))
     };
     assert_eq!(
-        access.admit(&caller, Endpoint::Ping).await.key,
+        admit(&access, &caller, Endpoint::Ping).await.key,
         Err(Unauthorized::Conflicting.into())
     );
 }
@@ -212,7 +267,7 @@ async fn conflicting_headers_are_401() {
 #[tokio::test]
 async fn anonymous_quota_turns_401_into_429_once_exceeded() {
     let (access, _) = access_with(None, 61);
-    let admission = access.admit(&caller(None), Endpoint::Ping).await;
+    let admission = admit(&access, &caller(None), Endpoint::Ping).await;
     assert!(
         matches!(admission.key, Err(DomainError::RateLimited(q)) if q.limit == 60 && q.remaining == 0)
     );
@@ -221,14 +276,8 @@ async fn anonymous_quota_turns_401_into_429_once_exceeded() {
 /// A gatekeeper over `key("calls")` whose quota counter must never count: `peek` reports
 /// `key_count` for the key's bucket, and every address is far over its anonymous quota.
 fn access_that_must_not_count(key_count: u64) -> Gatekeeper {
-    let mut store = MockKeyStore::new();
-    store.expect_recently_absent().return_const(false);
-    store
-        .expect_find_key()
-        .returning(|_| Ok(Some(key("calls"))));
     let mut quota = MockQuotaCounter::new();
     quota.expect_increment().never();
-    quota.expect_count_admission().never();
     quota
         .expect_peek()
         .returning(move |bucket| match bucket.subject {
@@ -236,7 +285,7 @@ fn access_that_must_not_count(key_count: u64) -> Gatekeeper {
             QuotaSubject::KeyDays(42) => 0,
             _ => 1_000,
         });
-    Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60)
+    gatekeeper(key_store(Some(key("calls"))), quota)
 }
 
 #[tokio::test]
@@ -248,9 +297,14 @@ async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_
     };
     for (key_count, remaining) in [(0_u64, 5_u32), (3, 2), (5, 0), (9, 0)] {
         let access = access_that_must_not_count(key_count).with_day_budget(DayBudget::new(124));
-        let admission = access
-            .admit_reading(&evil, Endpoint::CallsSummary, |_| Some("entry".into()))
-            .await;
+        let Err(refused) = access.identify(&evil).await else {
+            panic!("admitted from another domain");
+        };
+        let admission = Admission {
+            quota: refused.quota,
+            days: refused.days,
+            key: Err(refused.error),
+        };
         // Never a 429, whether the key's own window or the address's anonymous one is spent.
         assert_eq!(
             admission.key,
@@ -272,7 +326,6 @@ async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_
             Some(124),
             "its day budget as it stands"
         );
-        assert_eq!(admission.cached, CacheRead::NotRead);
     }
 }
 
@@ -284,11 +337,16 @@ async fn a_pinned_key_from_its_own_domain_is_counted_and_limited_as_usual() {
         ..caller(Some(&auth))
     };
     let (access, seen) = access_with(Some(key("calls")), 1);
-    assert!(access.admit(&own, Endpoint::CallsSummary).await.key.is_ok());
+    assert!(
+        admit(&access, &own, Endpoint::CallsSummary)
+            .await
+            .key
+            .is_ok()
+    );
     assert!(seen.lock().unwrap()[0].starts_with("key:42:"));
     let (access, _) = access_with(Some(key("calls")), 6);
     assert!(matches!(
-        access.admit(&own, Endpoint::CallsSummary).await.key,
+        admit(&access, &own, Endpoint::CallsSummary).await.key,
         Err(DomainError::RateLimited(q)) if q.limit == 5
     ));
 }
@@ -306,7 +364,7 @@ async fn a_basic_authorization_beside_a_valid_x_api_key_is_ignored() {
             x_api_key: Some(&raw),
             ..caller(Some(authorization))
         };
-        let admission = access.admit(&caller, Endpoint::CallsSummary).await;
+        let admission = admit(&access, &caller, Endpoint::CallsSummary).await;
         assert_eq!(admission.key.map(|key| key.id), Ok(42), "{authorization}");
     }
     let seen = seen.lock().unwrap().clone();
@@ -317,10 +375,13 @@ async fn a_basic_authorization_beside_a_valid_x_api_key_is_ignored() {
     );
     // Without X-API-Key a Basic header is still a malformed credential.
     assert_eq!(
-        access
-            .admit(&caller(Some("Basic Z2F0ZXdheTpzZWNyZXQ=")), Endpoint::Ping)
-            .await
-            .key,
+        admit(
+            &access,
+            &caller(Some("Basic Z2F0ZXdheTpzZWNyZXQ=")),
+            Endpoint::Ping
+        )
+        .await
+        .key,
         Err(Unauthorized::MalformedAuthorization.into())
     );
 }
@@ -329,9 +390,7 @@ async fn a_basic_authorization_beside_a_valid_x_api_key_is_ignored() {
 async fn quota_is_checked_before_the_scope() {
     let (access, _) = access_with(Some(key("calls")), 6);
     let auth = bearer();
-    let admission = access
-        .admit(&caller(Some(&auth)), Endpoint::Operators)
-        .await;
+    let admission = admit(&access, &caller(Some(&auth)), Endpoint::Operators).await;
     assert!(
         matches!(admission.key, Err(DomainError::RateLimited(q)) if q.limit == 5 && q.remaining == 0 && q.exceeded)
     );
@@ -341,18 +400,16 @@ async fn quota_is_checked_before_the_scope() {
 async fn key_without_the_endpoint_scope_is_403_naming_it() {
     let (access, _) = access_with(Some(key("calls")), 1);
     let auth = bearer();
-    let kpi = access.admit(&caller(Some(&auth)), Endpoint::KpiMonth).await;
+    let kpi = admit(&access, &caller(Some(&auth)), Endpoint::KpiMonth).await;
     assert_eq!(kpi.key, Err(DomainError::MissingScope(Scope::KpiAggregate)));
     assert_eq!(
-        access
-            .admit(&caller(Some(&auth)), Endpoint::ScriptsStats)
+        admit(&access, &caller(Some(&auth)), Endpoint::ScriptsStats)
             .await
             .key,
         Err(DomainError::MissingScope(Scope::Scripts))
     );
     assert!(
-        access
-            .admit(&caller(Some(&auth)), Endpoint::Ping)
+        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
             .await
             .key
             .is_ok(),
@@ -363,16 +420,17 @@ async fn key_without_the_endpoint_scope_is_403_naming_it() {
 #[tokio::test]
 async fn store_failure_during_key_lookup_is_503() {
     let mut store = MockKeyStore::new();
-    store.expect_recently_absent().return_const(false);
     store
-        .expect_find_key()
+        .expect_find_seen_key()
         .returning(|_| Err(StoreError::new("connection refused")));
     let mut quota = MockQuotaCounter::new();
     quota.expect_increment().return_const(1_u64);
-    let access = Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60);
+    let access = gatekeeper(store, quota);
     let auth = bearer();
     assert_eq!(
-        access.admit(&caller(Some(&auth)), Endpoint::Ping).await.key,
+        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
+            .await
+            .key,
         Err(DomainError::StoreUnavailable(StoreError::new(
             "connection refused"
         )))
@@ -384,7 +442,9 @@ async fn a_guess_from_an_address_over_its_anonymous_quota_is_refused_without_a_l
     for (seen_from_address, looked_up) in [(59_u64, 1_usize), (60, 0)] {
         let mut store = MockKeyStore::new();
         // The key cache read every digest a moment ago, and this one was not among them.
-        store.expect_recently_absent().return_const(true);
+        store
+            .expect_find_seen_key()
+            .returning(|_| Ok(KeyLookup::Unseen));
         store
             .expect_find_key()
             .times(looked_up)
@@ -392,9 +452,9 @@ async fn a_guess_from_an_address_over_its_anonymous_quota_is_refused_without_a_l
         let mut quota = MockQuotaCounter::new();
         quota.expect_peek().return_const(seen_from_address);
         quota.expect_increment().return_const(seen_from_address + 1);
-        let access = Gatekeeper::new(Arc::new(store), Arc::new(quota), clock(), 60);
+        let access = gatekeeper(store, quota);
         let auth = bearer();
-        let admission = access.admit(&caller(Some(&auth)), Endpoint::Ping).await;
+        let admission = admit(&access, &caller(Some(&auth)), Endpoint::Ping).await;
         let expected = if looked_up == 1 { 401 } else { 429 };
         let status = match admission.key {
             Err(DomainError::Unauthorized(_)) => 401,
@@ -565,9 +625,7 @@ async fn admission_reports_the_key_s_day_budget_read_on_the_same_trip() {
     let (access, seen) = access_with(Some(key("calls")), 1);
     let access = access.with_day_budget(DayBudget::new(124));
     let auth = bearer();
-    let admission = access
-        .admit(&caller(Some(&auth)), Endpoint::CallsSummary)
-        .await;
+    let admission = admit(&access, &caller(Some(&auth)), Endpoint::CallsSummary).await;
     assert_eq!(
         admission.days,
         Some(DayBudgetStatus {
@@ -583,13 +641,11 @@ async fn admission_reports_the_key_s_day_budget_read_on_the_same_trip() {
     );
     // Without a budget nothing is read for it, and nothing reported.
     let (access, seen) = access_with(Some(key("calls")), 1);
-    let admission = access
-        .admit(&caller(Some(&auth)), Endpoint::CallsSummary)
-        .await;
+    let admission = admit(&access, &caller(Some(&auth)), Endpoint::CallsSummary).await;
     assert_eq!(admission.days, None);
     assert_eq!(seen.lock().unwrap().len(), 1);
     // A request without a valid key has no day budget.
-    let anonymous = access.admit(&caller(None), Endpoint::Ping).await;
+    let anonymous = admit(&access, &caller(None), Endpoint::Ping).await;
     assert_eq!(anonymous.days, None);
 }
 

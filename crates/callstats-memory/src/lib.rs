@@ -22,7 +22,9 @@ use callstats_domain::access::{ApiKeyRecord, KeyDigest, QuotaBucket, QuotaSubjec
 use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
 use callstats_domain::limits::fits;
-use callstats_domain::ports::{CallDayCache, KeyStore, QuotaCounter, ResponseCache, StoreError};
+use callstats_domain::ports::{
+    CallDayCache, KeyLookup, KeyStore, QuotaCounter, ResponseCache, StoreError,
+};
 use quick_cache::sync::Cache;
 use quick_cache::{Equivalent, Weighter};
 
@@ -258,7 +260,7 @@ type Digests = Arc<HashSet<[u8; 32]>>;
 /// look-ups are not kept. Everything else goes straight through.
 ///
 /// After a look-up that found nothing it also reads the digests of every key, at most once per
-/// interval, so that [`KeyStore::recently_absent`] can tell a guess without a look-up.
+/// interval, so that [`KeyStore::find_seen_key`] can tell a guess without a look-up.
 pub struct KeyCache {
     inner: Arc<dyn KeyStore>,
     ttl: Duration,
@@ -350,7 +352,7 @@ impl KeyStore for KeyCache {
                     self.unknown.insert(digest.0, Expiring::new((), self.ttl));
                     drop(guard);
                     // Someone is guessing, perhaps: know every key, so the next guesses can be
-                    // told apart without a look-up each (see `recently_absent`).
+                    // told apart without a look-up each (see `find_seen_key`).
                     self.read_digests().await;
                 }
             }
@@ -362,9 +364,18 @@ impl KeyStore for KeyCache {
         self.inner.key_digests().await
     }
 
-    fn recently_absent(&self, digest: &KeyDigest) -> bool {
-        self.recent_digests()
-            .is_some_and(|digests| !digests.contains(&digest.0))
+    async fn find_seen_key(&self, digest: &KeyDigest) -> Result<KeyLookup, StoreError> {
+        let unseen = self.known_key(digest).is_none()
+            && self
+                .recent_digests()
+                .is_some_and(|digests| !digests.contains(&digest.0));
+        if unseen {
+            return Ok(KeyLookup::Unseen);
+        }
+        Ok(match self.find_key(digest).await? {
+            Some(key) => KeyLookup::Found(key),
+            None => KeyLookup::Absent,
+        })
     }
 }
 
@@ -603,13 +614,24 @@ mod tests {
             bytes[31] = 0xff;
             KeyDigest(bytes)
         };
-        assert!(!cache.recently_absent(&guess(0)), "nothing read yet");
+        assert_eq!(
+            cache.find_seen_key(&guess(0)).await.unwrap(),
+            KeyLookup::Absent,
+            "nothing read yet: looked up"
+        );
         // More guessed digests than the cache keeps keys.
-        for n in 0..u32::try_from(KNOWN_KEYS + 20_000).unwrap() {
+        for n in 1..u32::try_from(KNOWN_KEYS + 20_000).unwrap() {
             assert_eq!(cache.find_key(&guess(n)).await.unwrap(), None);
         }
-        assert!(cache.recently_absent(&guess(7)));
-        assert!(!cache.recently_absent(&known));
+        assert_eq!(
+            cache.find_seen_key(&guess(u32::MAX)).await.unwrap(),
+            KeyLookup::Unseen,
+            "not among the keys read: not looked up"
+        );
+        assert_eq!(
+            cache.find_seen_key(&known).await.unwrap(),
+            KeyLookup::Found(record())
+        );
         assert_eq!(
             cache.find_key(&known).await.unwrap(),
             Some(record()),

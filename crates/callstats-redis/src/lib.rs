@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::QuotaBucket;
 use callstats_domain::breaker::{Breaker, Permit, Transition};
-use callstats_domain::ports::{CacheRead, Counted, QuotaCounter, ResponseCache};
+use callstats_domain::ports::{Found, QuotaCounter, RequestLedger, ResponseCache};
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
@@ -309,7 +309,7 @@ impl RedisQuota {
     }
 
     /// `INCR` and `EXPIRE` of the bucket's counter.
-    fn count(&self, bucket: &QuotaBucket) -> redis::Pipeline {
+    fn incr(&self, bucket: &QuotaBucket) -> redis::Pipeline {
         let key = self.counter(bucket);
         let mut pipeline = redis::pipe();
         // A little past the window's end so a counter never vanishes while still in use.
@@ -325,7 +325,7 @@ impl RedisQuota {
 #[async_trait]
 impl QuotaCounter for RedisQuota {
     async fn increment(&self, bucket: &QuotaBucket) -> u64 {
-        match self.redis.run::<(u64,)>("quota", &self.count(bucket)).await {
+        match self.redis.run::<(u64,)>("quota", &self.incr(bucket)).await {
             Some((count,)) => count,
             None => self.fallback.increment_now(bucket),
         }
@@ -360,41 +360,44 @@ impl QuotaCounter for RedisQuota {
             None => self.fallback.add_within_now(bucket, amount, limit),
         }
     }
+}
 
-    /// `INCR` and `EXPIRE` of the request's bucket, then a `GET` of the day counter and of the
-    /// cache entry when asked for, all on one round trip.
-    async fn count_admission(
+#[async_trait]
+impl RequestLedger for RedisQuota {
+    /// `INCR` and `EXPIRE` of the request's window, then a `GET` of the day counter and of the
+    /// answer when asked for, all on one round trip.
+    async fn count<'a>(
         &self,
-        bucket: &QuotaBucket,
-        days: Option<QuotaBucket>,
-        cache_key: Option<String>,
-    ) -> Counted {
-        let mut pipeline = self.count(bucket);
-        if let Some(days) = &days {
+        window: &QuotaBucket,
+        days: Option<&'a QuotaBucket>,
+        answer: Option<&'a str>,
+    ) -> Found {
+        let mut pipeline = self.incr(window);
+        if let Some(days) = days {
             pipeline.get(self.counter(days));
         }
-        if let Some(cache_key) = &cache_key {
-            pipeline.get(self.redis.key(&cache_name(cache_key)));
+        if let Some(answer) = answer {
+            pipeline.get(self.redis.key(&cache_name(answer)));
         }
-        let counted = self
+        let found = self
             .redis
             .run::<Vec<redis::Value>>("quota", &pipeline)
             .await
-            .and_then(|values| read_admission(values, days.is_some(), cache_key.is_some()));
+            .and_then(|values| read_found(values, days.is_some(), answer.is_some()));
         // Redis unreachable: count in process; the cache misses anyway.
-        counted.unwrap_or_else(|| Counted {
-            count: self.fallback.increment_now(bucket),
-            days_used: days.map_or(0, |days| self.fallback.peek_now(&days)),
-            cached: CacheRead::Miss,
+        found.unwrap_or_else(|| Found {
+            requests: self.fallback.increment_now(window),
+            days_used: days.map_or(0, |days| self.fallback.peek_now(days)),
+            answer: None,
         })
     }
 }
 
-/// The answers of [`RedisQuota::count_admission`]'s pipeline, in its order; `None` if one does
-/// not read as what it should be.
-fn read_admission(values: Vec<redis::Value>, days: bool, cached: bool) -> Option<Counted> {
+/// The answers of [`RedisQuota`]'s ledger pipeline, in its order; `None` if one does not read
+/// as what it should be.
+fn read_found(values: Vec<redis::Value>, days: bool, answer: bool) -> Option<Found> {
     let mut values = values.into_iter();
-    let count: u64 = redis::from_redis_value(values.next()?).ok()?;
+    let requests: u64 = redis::from_redis_value(values.next()?).ok()?;
     let days_used = if days {
         redis::from_redis_value::<Option<u64>>(values.next()?)
             .ok()?
@@ -402,18 +405,17 @@ fn read_admission(values: Vec<redis::Value>, days: bool, cached: bool) -> Option
     } else {
         0
     };
-    let cached = if cached {
-        match redis::from_redis_value::<Option<Vec<u8>>>(values.next()?).ok()? {
-            Some(bytes) => CacheRead::Hit(Bytes::from(bytes)),
-            None => CacheRead::Miss,
-        }
+    let answer = if answer {
+        redis::from_redis_value::<Option<Vec<u8>>>(values.next()?)
+            .ok()?
+            .map(Bytes::from)
     } else {
-        CacheRead::NotRead
+        None
     };
-    Some(Counted {
-        count,
+    Some(Found {
+        requests,
         days_used,
-        cached,
+        answer,
     })
 }
 

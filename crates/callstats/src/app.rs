@@ -7,11 +7,14 @@ use std::sync::Arc;
 use anyhow::{Context as _, anyhow};
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
-use callstats_application::{Answers, CallDaySettings, CallDayStore, Computing, SystemClock};
+use callstats_application::{
+    Answers, CallDaySettings, CallDayStore, Computing, SeparateLedger, SystemClock,
+};
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
-    CallDayCache, CallPlatform, Clock, KeyStore, PortalStore, QuotaCounter, ResponseCache,
+    CallDayCache, CallPlatform, Clock, KeyStore, PortalStore, QuotaCounter, RequestLedger,
+    ResponseCache,
 };
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::PriorWeight;
@@ -108,17 +111,29 @@ impl Assembly {
             Some(settings) => {
                 let redis = Redis::new(settings)?;
                 probes.push(Arc::new(RedisProbe(Arc::clone(&redis))));
+                let ledger = Arc::new(RedisQuota::new(Arc::clone(&redis)));
+                let quota: Arc<dyn QuotaCounter> = ledger.clone();
                 Shared {
                     cache: Arc::new(RedisCache::new(Arc::clone(&redis))),
-                    quota: Arc::new(RedisQuota::new(Arc::clone(&redis))),
+                    quota,
+                    ledger,
                     days: Some(Arc::new(RedisCallDays::new(redis))),
                 }
             }
-            None => Shared {
-                cache: Arc::new(MemoryCache::new(self.cache_max_bytes)),
-                quota: Arc::new(MemoryQuota::new()),
-                days: None,
-            },
+            None => {
+                let cache: Arc<dyn ResponseCache> =
+                    Arc::new(MemoryCache::new(self.cache_max_bytes));
+                let quota: Arc<dyn QuotaCounter> = Arc::new(MemoryQuota::new());
+                Shared {
+                    ledger: Arc::new(SeparateLedger {
+                        counter: Arc::clone(&quota),
+                        cache: Arc::clone(&cache),
+                    }),
+                    cache,
+                    quota,
+                    days: None,
+                }
+            }
         };
         // The keys' day budgets are counted where their request quotas are.
         let call_days = CallDayStore::new(
@@ -132,6 +147,7 @@ impl Assembly {
         let access = Gatekeeper::new(
             keys,
             shared.quota,
+            shared.ledger,
             Arc::clone(&self.clock),
             self.anon_rate_limit,
         )
@@ -154,6 +170,8 @@ impl Assembly {
 struct Shared {
     cache: Arc<dyn ResponseCache>,
     quota: Arc<dyn QuotaCounter>,
+    /// Admission's count and cached read: one round trip with Redis.
+    ledger: Arc<dyn RequestLedger>,
     /// The shared tier of the call-day store (the in-process tier is always there).
     days: Option<Arc<dyn CallDayCache>>,
 }

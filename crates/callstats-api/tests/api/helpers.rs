@@ -8,7 +8,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test;
 use async_trait::async_trait;
 use callstats_api::ApiState;
-use callstats_application::{Answers, CallDaySettings, CallDayStore};
+use callstats_application::{Answers, CallDaySettings, CallDayStore, SeparateLedger};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::model::{
@@ -340,8 +340,13 @@ impl TestApp {
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
         // Assembled as the service is: the day budgets counted with the request quotas.
         let quota = Arc::new(MemoryQuota::new());
+        let cache = Arc::new(MemoryCache::new(16 << 20));
+        let ledger = Arc::new(SeparateLedger {
+            counter: quota.clone(),
+            cache: cache.clone(),
+        });
         let settings = CallDaySettings::default();
-        let access = Gatekeeper::new(keys, quota.clone(), clock.clone(), 60)
+        let access = Gatekeeper::new(keys, quota.clone(), ledger, clock.clone(), 60)
             .with_day_budget(settings.day_budget);
         let call_days = CallDayStore::new(
             platform.clone(),
@@ -360,7 +365,7 @@ impl TestApp {
         let answers = Answers::new(
             access,
             stats,
-            Arc::new(MemoryCache::new(16 << 20)),
+            cache,
             callstats_application::Computing::default(),
         );
         let state = ApiState::new(answers, trust_proxy);

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
-use callstats_domain::ports::{CacheRead, Counted, QuotaCounter, ResponseCache};
+use callstats_domain::ports::{Found, QuotaCounter, RequestLedger, ResponseCache};
 use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
 use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
 use time::OffsetDateTime;
@@ -202,26 +202,22 @@ async fn counting_a_request_reads_its_cached_answer_in_the_same_pipeline() {
     let before: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
     assert_eq!(
         quota
-            .count_admission(&bucket, Some(days), Some("v1/operators".into()))
+            .count(&bucket, Some(&days), Some("v1/operators"))
             .await,
-        Counted {
-            count: 1,
+        Found {
+            requests: 1,
             days_used: 31,
-            cached: CacheRead::Hit(Bytes::from_static(b"{}"))
+            answer: Some(Bytes::from_static(b"{}"))
         }
     );
     assert_eq!(
         quota
-            .count_admission(
-                &bucket,
-                Some(days),
-                Some("v1/scripts/stats?limit=20".into())
-            )
+            .count(&bucket, Some(&days), Some("v1/scripts/stats?limit=20"))
             .await,
-        Counted {
-            count: 2,
+        Found {
+            requests: 2,
             days_used: 31,
-            cached: CacheRead::Miss
+            answer: None
         }
     );
     let after: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
@@ -233,11 +229,11 @@ async fn counting_a_request_reads_its_cached_answer_in_the_same_pipeline() {
     );
     // /ping reads no cache entry, and a service without a day budget no counter.
     assert_eq!(
-        quota.count_admission(&bucket, None, None).await,
-        Counted {
-            count: 3,
+        quota.count(&bucket, None, None).await,
+        Found {
+            requests: 3,
             days_used: 0,
-            cached: CacheRead::NotRead
+            answer: None
         }
     );
     let last: Vec<u64> = command_counts(["incr", "expire", "get"], &redis.url()).await;
@@ -335,11 +331,11 @@ async fn without_redis_the_cache_misses_and_quota_counts_in_process_then_redis_c
     );
     assert_eq!(quota.increment(&bucket).await, 2);
     assert_eq!(
-        quota.count_admission(&bucket, None, Some("k".into())).await,
-        Counted {
-            count: 3,
+        quota.count(&bucket, None, Some("k")).await,
+        Found {
+            requests: 3,
             days_used: 0,
-            cached: CacheRead::Miss
+            answer: None
         },
         "counted in process, and the cache misses"
     );
