@@ -251,15 +251,14 @@ async fn admit_and_answer(
     let (quota, days) = (served.quota, served.days);
     let (mut response, source) = match served.reply {
         Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
-        Ok(Reply::Body(entry, cache)) => {
-            let ttl = entry.seconds_left();
-            let source = Source::of(cache, ttl);
-            let cache_control = private_max_age(ttl);
+        Ok(Reply::Body(body)) => {
+            let source = Source::of(body.cache, body.seconds_left);
+            let cache_control = private_max_age(body.seconds_left);
             let response = representation(
                 req,
                 &state.compressed,
-                &entry.body,
-                entry.etag,
+                &body.entry.body,
+                body.entry.etag,
                 cache_control,
             )
             .await;

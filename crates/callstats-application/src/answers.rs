@@ -19,7 +19,7 @@ use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
 use callstats_domain::model::KeyInfo;
-use callstats_domain::ports::ResponseCache;
+use callstats_domain::ports::{Clock, ResponseCache};
 use callstats_domain::request::{ApiRequest, Asked, Endpoint};
 use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
 
@@ -47,9 +47,18 @@ pub enum Reply {
     /// /ping: the key.
     Key(KeyInfo),
     /// A data endpoint's JSON body, with its validator and lifetime.
-    Body(Entry, CacheStatus),
+    Body(Body),
     /// A path or method the API does not have, asked with a valid key.
     Unrouted,
+}
+
+/// A data endpoint's answer as served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    pub entry: Entry,
+    pub cache: CacheStatus,
+    /// The whole seconds the entry had left when it was served (`Cache-Control: max-age`).
+    pub seconds_left: u32,
 }
 
 /// The outcome of a request, with the quota the rate-limit headers report either way.
@@ -72,6 +81,8 @@ struct Inner {
     stats: CallStats,
     cache: Arc<dyn ResponseCache>,
     computing: Computing,
+    /// When entries expire and how long they have left: the domain's clock, as everywhere.
+    clock: Arc<dyn Clock>,
     flights: Arc<Flights<String, Result<Entry, DomainError>>>,
 }
 
@@ -104,6 +115,7 @@ impl Answers {
         stats: CallStats,
         cache: Arc<dyn ResponseCache>,
         computing: Computing,
+        clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -111,6 +123,7 @@ impl Answers {
                 stats,
                 cache,
                 computing,
+                clock,
                 flights: Flights::new(|cause| Err(DomainError::Internal(cause))),
             }),
         }
@@ -152,7 +165,14 @@ impl Answers {
             (Ok(()), Some(Ok(Some(request)))) => self
                 .body(request, counted.cached, &requester)
                 .await
-                .map(|(entry, cache)| Reply::Body(entry, cache)),
+                .map(|(entry, cache)| {
+                    let seconds_left = entry.seconds_left(self.inner.clock.now());
+                    Reply::Body(Body {
+                        entry,
+                        cache,
+                        seconds_left,
+                    })
+                }),
         };
         let days = counted.days.map(|days| days.less(requester.paid_so_far()));
         served(counted.quota, days, reply)
@@ -273,13 +293,14 @@ impl Inner {
         let prepared = self.stats.prepare(request, requester).await?;
         let limit = self.computing.max_body_bytes;
         let ttl = request.cache_ttl();
+        let now = self.clock.now();
         // The statistics, the JSON, its validator (a SHA-256 of the body) and the stored form
         // (a copy of it): all of it proportional to the body, none of it on a request thread.
         let (entry, stored) = self
             .computing
             .pool
             .run(move || {
-                let entry = Entry::new(json_within(&prepared.compute(), limit)?, ttl);
+                let entry = Entry::new(json_within(&prepared.compute(), limit)?, ttl, now);
                 let stored = entry.encode();
                 Ok::<_, DomainError>((entry, stored))
             })

@@ -10,10 +10,11 @@
 //! entries had a header) reads as a miss, never as an error.
 
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::{BufMut as _, Bytes, BytesMut};
 use sha2::{Digest as _, Sha256};
+use time::OffsetDateTime;
 
 /// First byte of an entry: never `{`, so a bare JSON body is never taken for an entry.
 const TAG: u8 = 0xCE;
@@ -72,21 +73,21 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// A fresh entry for `body`, served for `ttl` from now.
+    /// A fresh entry for `body`, served for `ttl` from `now`.
     #[must_use]
-    pub fn new(body: Bytes, ttl: Duration) -> Self {
+    pub fn new(body: Bytes, ttl: Duration, now: OffsetDateTime) -> Self {
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         Self {
             etag: ETag::of(&body),
             body,
-            expires_at_ms: now_ms().saturating_add(ttl_ms),
+            expires_at_ms: unix_ms(now).saturating_add(ttl_ms),
         }
     }
 
-    /// The whole seconds left before the entry expires (0 once it has).
+    /// The whole seconds left at `now` before the entry expires (0 once it has).
     #[must_use]
-    pub fn seconds_left(&self) -> u32 {
-        let left = self.expires_at_ms.saturating_sub(now_ms()) / 1000;
+    pub fn seconds_left(&self, now: OffsetDateTime) -> u32 {
+        let left = self.expires_at_ms.saturating_sub(unix_ms(now)) / 1000;
         u32::try_from(left).unwrap_or(u32::MAX)
     }
 
@@ -119,41 +120,56 @@ impl Entry {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
+fn unix_ms(at: OffsetDateTime) -> u64 {
+    u64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(0)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
 
+    use time::macros::datetime;
+
     use super::*;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.250 UTC);
 
     #[test]
     fn an_entry_reads_back_whole_with_its_validator_and_lifetime() {
         let entry = Entry::new(
             Bytes::from_static(b"{\"operators\":[]}"),
             Duration::from_secs(60),
+            NOW,
         );
         let back = Entry::decode(&entry.encode()).unwrap();
         assert_eq!(back, entry);
         assert_eq!(&back.body[..], b"{\"operators\":[]}");
-        assert!(
-            (59..=60).contains(&back.seconds_left()),
-            "{}",
-            back.seconds_left()
+        assert_eq!(back.seconds_left(NOW), 60);
+        assert_eq!(
+            back.seconds_left(NOW + time::Duration::milliseconds(1)),
+            59,
+            "whole seconds, rounded down"
         );
+        assert_eq!(back.seconds_left(NOW + time::Duration::seconds(60)), 0);
     }
 
     #[test]
     fn the_validator_follows_the_body_bytes_only() {
-        let a = Entry::new(Bytes::from_static(b"{\"a\":1}"), Duration::from_secs(60));
-        let b = Entry::new(Bytes::from_static(b"{\"a\":1}"), Duration::from_secs(600));
-        let c = Entry::new(Bytes::from_static(b"{\"a\":2}"), Duration::from_secs(60));
+        let a = Entry::new(
+            Bytes::from_static(b"{\"a\":1}"),
+            Duration::from_secs(60),
+            NOW,
+        );
+        let b = Entry::new(
+            Bytes::from_static(b"{\"a\":1}"),
+            Duration::from_secs(600),
+            NOW,
+        );
+        let c = Entry::new(
+            Bytes::from_static(b"{\"a\":2}"),
+            Duration::from_secs(60),
+            NOW,
+        );
         assert_eq!(a.etag, b.etag);
         assert_ne!(a.etag, c.etag);
         let shown = a.etag.to_string();
@@ -175,15 +191,15 @@ mod tests {
 
     #[test]
     fn an_expired_entry_has_no_seconds_left() {
-        let entry = Entry::new(Bytes::from_static(b"{}"), Duration::ZERO);
-        assert_eq!(entry.seconds_left(), 0);
-        let long = Entry::new(Bytes::from_static(b"{}"), Duration::MAX);
-        assert_eq!(long.seconds_left(), u32::MAX);
+        let entry = Entry::new(Bytes::from_static(b"{}"), Duration::ZERO, NOW);
+        assert_eq!(entry.seconds_left(NOW), 0);
+        let long = Entry::new(Bytes::from_static(b"{}"), Duration::MAX, NOW);
+        assert_eq!(long.seconds_left(NOW), u32::MAX);
     }
 
     #[test]
     fn anything_but_an_entry_of_this_version_is_no_entry() {
-        let encoded = Entry::new(Bytes::from_static(b"{}"), Duration::from_secs(1)).encode();
+        let encoded = Entry::new(Bytes::from_static(b"{}"), Duration::from_secs(1), NOW).encode();
         let mut other_version = encoded.to_vec();
         other_version[1] = VERSION + 1;
         for stored in [

@@ -155,13 +155,13 @@ impl Assembly {
         let stats = CallStats::new(
             portal,
             Arc::new(call_days),
-            self.clock,
+            Arc::clone(&self.clock),
             StatsSettings {
                 prior_weight: self.prior_weight,
                 history: self.history,
             },
         );
-        let answers = Answers::new(access, stats, shared.cache, self.computing);
+        let answers = Answers::new(access, stats, shared.cache, self.computing, self.clock);
         Ok(ApiState::new(answers, self.trust_proxy).with_probes(probes))
     }
 }

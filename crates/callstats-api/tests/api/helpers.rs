@@ -367,6 +367,7 @@ impl TestApp {
             stats,
             cache,
             callstats_application::Computing::default(),
+            clock.clone(),
         );
         let state = ApiState::new(answers, trust_proxy);
         Self {
