@@ -9,18 +9,16 @@
 //! serve process's own Prometheus counter, so they are what the service asked for, retries
 //! included. The figures are printed as they are: a missed target is a finding, not a failure.
 
-use std::fmt;
 use std::io::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
+use callstats_domain::calendar::Day;
 use callstats_redis::testing::PrivateRedis;
 
 use crate::serve::{Cost, Portal, binary, mebibytes, peak_rss_kib, seconds, sim};
 
-/// Tashkent's offset from UTC (no daylight saving), which decides what "today" is.
-const TASHKENT: time::UtcOffset = time::macros::offset!(+5);
 /// Days in the longest range the API answers, and so in every measured window.
 const WINDOW_DAYS: i64 = 31;
 /// How many cold windows are asked for at the same time.
@@ -71,10 +69,10 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     portal.callstats(&["seed", "--demo"])?;
     let key = portal.key("cold", 1_000_000_000)?;
 
-    let today = Day::today_in_tashkent();
-    let yesterday = today.plus(-1);
-    let settled = (yesterday.plus(1 - WINDOW_DAYS), yesterday);
-    let slid = (today.plus(1 - WINDOW_DAYS), today);
+    let today = Day::of(time::OffsetDateTime::now_utc());
+    let yesterday = plus(today, -1);
+    let settled = (plus(yesterday, 1 - WINDOW_DAYS), yesterday);
+    let slid = (plus(today, 1 - WINDOW_DAYS), today);
     // Windows before every day asked for so far, so each of them is cold.
     let earlier = earlier_windows(settled.0, CONCURRENT + 1);
     let (concurrent, replicas) = earlier.split_at(CONCURRENT);
@@ -220,43 +218,18 @@ fn earlier_windows(before: Day, count: usize) -> Vec<(Day, Day)> {
     let mut windows = Vec::with_capacity(count);
     let mut start = before;
     for _ in 0..count {
-        let end = start.first_of_month().plus(-1);
-        start = end.plus(1 - WINDOW_DAYS);
+        // The last day of the month before `start`'s.
+        let end = plus(start, -i64::from(start.date().day()));
+        start = plus(end, 1 - WINDOW_DAYS);
         windows.push((start, end));
     }
     windows
 }
 
-/// A calendar day.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Day(time::Date);
-
-impl Day {
-    /// Today in Tashkent, as the service counts days.
-    pub(crate) fn today_in_tashkent() -> Self {
-        Self::in_tashkent(time::OffsetDateTime::now_utc())
-    }
-
-    /// The Tashkent date of an instant.
-    fn in_tashkent(instant: time::OffsetDateTime) -> Self {
-        Self(instant.to_offset(TASHKENT).date())
-    }
-
-    /// The day `days` later (earlier when negative); the calendar's ends stay where they are.
-    pub(crate) fn plus(self, days: i64) -> Self {
-        Self(self.0.saturating_add(time::Duration::days(days)))
-    }
-
-    fn first_of_month(self) -> Self {
-        Self(self.0.replace_day(1).unwrap_or(self.0))
-    }
-}
-
-impl fmt::Display for Day {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (year, month, day) = (self.0.year(), u8::from(self.0.month()), self.0.day());
-        write!(f, "{year:04}-{month:02}-{day:02}")
-    }
+/// The day `days` after `day` (before it when negative); `day` itself past the calendar's ends,
+/// which the measured days, near today, never reach.
+fn plus(day: Day, days: i64) -> Day {
+    day.plus_days(days).unwrap_or(day)
 }
 
 #[cfg(test)]
@@ -265,53 +238,12 @@ mod tests {
     use super::*;
 
     fn day(text: &str) -> Day {
-        Day(time::Date::parse(
-            text,
-            time::macros::format_description!("[year]-[month]-[day]"),
-        )
-        .unwrap())
+        Day::parse(text).unwrap()
     }
 
     /// Days from `start` to `end`.
     fn between(start: Day, end: Day) -> i64 {
-        (end.0 - start.0).whole_days()
-    }
-
-    fn at(unix_seconds: i64) -> time::OffsetDateTime {
-        time::OffsetDateTime::from_unix_timestamp(unix_seconds).unwrap()
-    }
-
-    #[test]
-    fn days_convert_to_and_from_the_calendar() {
-        assert_eq!(between(day("1970-01-01"), day("2000-03-01")), 11_017);
-        for text in ["1969-12-31", "2024-02-29", "2026-11-23", "2100-03-01"] {
-            assert_eq!(day(text).to_string(), text);
-        }
-        assert_eq!(day("2024-02-28").plus(1).to_string(), "2024-02-29");
-        assert_eq!(day("2026-03-01").plus(-1).to_string(), "2026-02-28");
-        assert_eq!(day("2026-12-31").plus(1).to_string(), "2027-01-01");
-        assert_eq!(
-            day("2026-11-23").plus(1 - WINDOW_DAYS).to_string(),
-            "2026-10-24"
-        );
-        assert_eq!(day("2026-11-23").first_of_month().to_string(), "2026-11-01");
-    }
-
-    #[test]
-    fn today_is_the_tashkent_date() {
-        // 2026-11-22T18:59:59Z is 23:59:59 in Tashkent; a second later it is the 23rd there.
-        assert_eq!(
-            Day::in_tashkent(at(1_795_373_999)).to_string(),
-            "2026-11-22"
-        );
-        assert_eq!(
-            Day::in_tashkent(at(1_795_374_000)).to_string(),
-            "2026-11-23"
-        );
-        assert_eq!(
-            Day::in_tashkent(at(-5 * 3600 - 1)).to_string(),
-            "1969-12-31"
-        );
+        end.number() - start.number()
     }
 
     #[test]
@@ -331,11 +263,11 @@ mod tests {
             ]
         );
         for first in 0..800 {
-            let before = day("2023-01-01").plus(first);
+            let before = plus(day("2023-01-01"), first);
             let mut previous_start = before;
             for (start, end) in earlier_windows(before, 5) {
                 assert_eq!(between(start, end) + 1, WINDOW_DAYS);
-                assert_eq!(end.plus(1).first_of_month(), end.plus(1));
+                assert_eq!(plus(end, 1).date().day(), 1);
                 assert!(end < previous_start);
                 previous_start = start;
             }

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use callstats_domain::calendar::Day;
 
 use crate::cargo;
 use crate::process::{Running, free_port, get, target_dir};
@@ -106,11 +107,14 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     }
     let key = String::from_utf8(created.stdout)?.trim().to_owned();
 
-    let today = crate::cold::Day::today_in_tashkent();
+    let today = Day::of(time::OffsetDateTime::now_utc());
     let header = format!("X-API-Key: {key}");
     let cached_path = "/api/v1/operators".to_owned();
     let computed_path = format!("/api/v1/calls/summary?start={today}");
-    let agents_path = format!("/api/v1/calls/agents?start={}&end={today}", today.plus(-6));
+    let agents_path = format!(
+        "/api/v1/calls/agents?start={}&end={today}",
+        today.plus_days(-6).unwrap_or(today)
+    );
     // Warm them (the first call statistics compute their days), then keep the very bytes they
     // answer for the baseline to serve.
     let mut bodies = Vec::new();

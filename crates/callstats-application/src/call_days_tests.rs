@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
+use callstats_domain::testing::TestClock;
 use callstats_memory::{MemoryCallDays, MemoryQuota};
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -33,24 +34,6 @@ fn day(raw: &str) -> Day {
 
 fn range(start: &str, end: &str) -> DateRange {
     DateRange::new(day(start), day(end)).unwrap()
-}
-
-struct TestClock(Mutex<OffsetDateTime>);
-
-impl TestClock {
-    fn at(now: OffsetDateTime) -> Arc<Self> {
-        Arc::new(Self(Mutex::new(now)))
-    }
-
-    fn advance(&self, by: Duration) {
-        *self.0.lock().unwrap() += by;
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> OffsetDateTime {
-        *self.0.lock().unwrap()
-    }
 }
 
 /// The calls of a day: the first and last second of the day (local), and one in between; the

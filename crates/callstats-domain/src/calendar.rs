@@ -363,7 +363,7 @@ impl Serialize for LocalDateTime {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use time::macros::date;
+    use time::macros::{date, datetime};
 
     fn day(raw: &str) -> Day {
         Day::parse(raw).unwrap()
@@ -398,6 +398,20 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_day_of_an_instant_is_its_tashkent_date() {
+        // 18:59:59 UTC is 23:59:59 in Tashkent; a second later it is the next day there.
+        assert_eq!(
+            Day::of(datetime!(2026-11-22 18:59:59 UTC)),
+            day("2026-11-22")
+        );
+        assert_eq!(Day::of(datetime!(2026-11-22 19:00 UTC)), day("2026-11-23"));
+        assert_eq!(
+            Day::of(datetime!(1969-12-31 18:59:59 UTC)),
+            day("1969-12-31")
+        );
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub mod request;
 pub mod scope;
 pub mod service;
 pub mod stats;
+#[cfg(any(test, feature = "mock"))]
+pub mod testing;
 pub mod tz;
 
 pub use error::DomainError;

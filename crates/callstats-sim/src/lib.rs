@@ -489,20 +489,13 @@ fn error(status: StatusCode, message: &str) -> HttpResponse {
 
 #[cfg(test)]
 mod tests {
+    use callstats_domain::testing::TestClock;
     use time::macros::datetime;
 
     use super::*;
 
     /// The present of these tests: a Wednesday afternoon in Tashkent.
     const NOW: OffsetDateTime = datetime!(2026-11-18 14:30:00 +05:00);
-
-    struct FixedClock(OffsetDateTime);
-
-    impl Clock for FixedClock {
-        fn now(&self) -> OffsetDateTime {
-            self.0
-        }
-    }
 
     /// The start of every call on every page the sim serves for `window`, at `NOW`.
     fn starts(state: &SimState, window: &str) -> Vec<OffsetDateTime> {
@@ -530,7 +523,7 @@ mod tests {
     #[test]
     fn no_call_after_the_clock_s_present_today_partial_and_later_days_empty() {
         let state = SimState::new(SimOptions {
-            clock: Arc::new(FixedClock(NOW)),
+            clock: TestClock::at(NOW),
             ..SimOptions::default()
         });
         let generator = Generator::default();

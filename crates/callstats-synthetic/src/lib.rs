@@ -321,21 +321,13 @@ pub fn portal_fixture(seed: u64, anchor: Day) -> Fixture {
 mod tests {
     use std::collections::HashSet;
 
+    use callstats_domain::testing::TestClock;
     use time::macros::datetime;
 
     use super::*;
 
     /// The present of these tests: a Wednesday afternoon in Tashkent.
     const NOW: OffsetDateTime = datetime!(2026-11-18 14:30:00 +05:00);
-
-    /// A clock that stays at one instant.
-    struct FixedClock(OffsetDateTime);
-
-    impl Clock for FixedClock {
-        fn now(&self) -> OffsetDateTime {
-            self.0
-        }
-    }
 
     fn day(raw: &str) -> Day {
         Day::parse(raw).unwrap()
@@ -453,7 +445,7 @@ mod tests {
     async fn platform_returns_the_generators_calls_for_the_range() {
         let range = DateRange::new(day("2026-11-01"), day("2026-11-03")).unwrap();
         let generator = Generator::new(3, 200);
-        let records = SyntheticPlatform::new(generator, Arc::new(FixedClock(NOW)))
+        let records = SyntheticPlatform::new(generator, TestClock::at(NOW))
             .calls(range)
             .await
             .unwrap();
@@ -535,7 +527,7 @@ mod tests {
     #[tokio::test]
     async fn the_platform_serves_no_call_that_starts_after_its_clock_s_present() {
         let generator = Generator::default();
-        let platform = SyntheticPlatform::new(generator, Arc::new(FixedClock(NOW)));
+        let platform = SyntheticPlatform::new(generator, TestClock::at(NOW));
         let one_day = |raw: &str| DateRange::new(day(raw), day(raw)).unwrap();
 
         let today = platform.calls(one_day("2026-11-18")).await.unwrap();
@@ -551,7 +543,7 @@ mod tests {
 
         // The clock moves on: so does what the platform serves.
         let tomorrow_noon = datetime!(2026-11-19 12:00:00 +05:00);
-        let later = SyntheticPlatform::new(generator, Arc::new(FixedClock(tomorrow_noon)));
+        let later = SyntheticPlatform::new(generator, TestClock::at(tomorrow_noon));
         let range = DateRange::new(day("2026-11-18"), day("2026-11-19")).unwrap();
         let both = later.calls(range).await.unwrap();
         assert!(both == records(&generator.calls_in_started_by(range, tomorrow_noon)));

@@ -16,32 +16,16 @@ use callstats_domain::model::{
     OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
 };
 use callstats_domain::params::Direction;
-use callstats_domain::ports::{
-    CallPlatform, Clock, KeyStore, PortalStore, StoreError, UpstreamError,
-};
+use callstats_domain::ports::{CallPlatform, KeyStore, PortalStore, StoreError, UpstreamError};
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
+use callstats_domain::testing::TestClock;
 use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryQuota};
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::macros::datetime;
 
 pub const CLIENT: &str = "203.0.113.9:40000";
-
-/// A clock the test moves.
-pub struct TestClock(Mutex<OffsetDateTime>);
-
-impl TestClock {
-    pub fn set(&self, now: OffsetDateTime) {
-        *self.0.lock().unwrap() = now;
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> OffsetDateTime {
-        *self.0.lock().unwrap()
-    }
-}
 
 /// The portal in memory.
 #[derive(Default)]
@@ -335,7 +319,7 @@ impl TestApp {
     pub fn with(store: FakeStore, platform: FakePlatform, trust_proxy: bool) -> Self {
         let store = Arc::new(store);
         let platform = Arc::new(platform);
-        let clock = Arc::new(TestClock(Mutex::new(datetime!(2026-11-21 06:15:30 UTC))));
+        let clock = TestClock::at(datetime!(2026-11-21 06:15:30 UTC));
         let keys: Arc<dyn KeyStore> =
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
         // Assembled as the service is: the day budgets counted with the request quotas.

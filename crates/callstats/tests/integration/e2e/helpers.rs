@@ -2,16 +2,17 @@
 //! on a real, seeded test database, with the synthetic call platform served over HTTP as its
 //! upstream, and a reqwest client speaking real HTTP to it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use callstats::app::{Assembly, Upstream};
 use callstats::commands::keys::issue;
+use callstats_application::SystemClock;
 use callstats_callplatform::HttpPlatformConfig;
-use callstats_domain::ports::Clock;
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::stats::PriorWeight;
+use callstats_domain::testing::TestClock;
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 use callstats_store::Store;
 use callstats_store::config::Access;
@@ -43,27 +44,6 @@ pub const PRIVATE: [&str; 8] = [
     "+998901110150",
 ];
 
-/// The real clock moved forward by however much a test asks: quota windows are UTC minutes,
-/// and a test cannot wait for the next one.
-#[derive(Default)]
-pub struct ShiftedClock(Mutex<time::Duration>);
-
-impl ShiftedClock {
-    /// Moves the clock to the first second of the next UTC minute.
-    pub fn advance_to_next_minute(&self) {
-        let now = self.now();
-        let into_minute = time::Duration::seconds(i64::from(now.second()))
-            + time::Duration::nanoseconds(i64::from(now.nanosecond()));
-        *self.0.lock().unwrap() += time::Duration::MINUTE - into_minute;
-    }
-}
-
-impl Clock for ShiftedClock {
-    fn now(&self) -> OffsetDateTime {
-        OffsetDateTime::now_utc() + *self.0.lock().unwrap()
-    }
-}
-
 /// How a test wants its service.
 pub struct Spawn {
     pub sim: SimOptions,
@@ -94,7 +74,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// Read-write store on the same database: seeding and key administration.
     pub admin: Store,
-    pub clock: Arc<ShiftedClock>,
+    pub clock: Arc<TestClock>,
     server: ServerHandle,
     sim: Option<RunningSim>,
 }
@@ -184,7 +164,9 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
     let mut upstream = HttpPlatformConfig::new(sim.base_url(), None);
     upstream.max_retries = spawn.upstream_retries;
     upstream.retry_backoff = Duration::from_millis(10);
-    let clock = Arc::new(ShiftedClock::default());
+    // The real time, as the keys the store issues, expires and revokes are dated in it; moved
+    // forward only, for tests that cannot wait for the next quota window.
+    let clock = TestClock::following(Arc::new(SystemClock));
     // Every test starts at the first second of a quota window, so the counts it checks cannot
     // be split by a real minute boundary.
     clock.advance_to_next_minute();

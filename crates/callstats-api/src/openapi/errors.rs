@@ -1,0 +1,256 @@
+//! The error answers of each operation: their descriptions and examples, the service's own
+//! messages (made by the domain's errors) and those the reverse proxy answers itself.
+
+use callstats_domain::DomainError;
+use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
+use callstats_domain::calendar::Day;
+use callstats_domain::limits::{
+    DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
+};
+use callstats_domain::params::SummaryQuery;
+use callstats_domain::request::Endpoint;
+use callstats_domain::scope::Scope;
+use serde_json::{Value, json};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Response, ResponseBuilder};
+
+use super::examples::set_examples;
+use crate::middleware::Oversize;
+
+pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
+    let quota = QuotaStatus::after(
+        120,
+        121,
+        &QuotaBucket::new(&QuotaSubject::Key(1), time::OffsetDateTime::UNIX_EPOCH),
+    );
+    let message = |err: DomainError| json!({ "error": err.to_string() });
+    let takes_parameters = !matches!(
+        endpoint,
+        None | Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators)
+    );
+    let calls = matches!(
+        endpoint,
+        Some(Endpoint::CallsSummary | Endpoint::CallsAgents)
+    );
+    let (description, examples): (&str, Vec<(&str, Value)>) = match status {
+        400 if calls => (
+            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp) starts before the history horizon (the message names the earliest start allowed); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
+            vec![
+                (
+                    "bad parameter",
+                    json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
+                ),
+                ("before the horizon", message(before_horizon())),
+                ("malformed head", json!({ "error": PROXY_MALFORMED })),
+            ],
+        ),
+        400 if takes_parameters => (
+            "A parameter is missing or malformed (the message names it, the expected form and the value received); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
+            vec![
+                (
+                    "bad parameter",
+                    json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
+                ),
+                ("malformed head", json!({ "error": PROXY_MALFORMED })),
+            ],
+        ),
+        400 => (
+            "A malformed request head, answered by the reverse proxy before a request exists: without the rate-limit and cache headers; the connection is closed.",
+            vec![("malformed head", json!({ "error": PROXY_MALFORMED }))],
+        ),
+        401 => (
+            "The key is missing, malformed, unknown, revoked or expired, or the two key headers disagree.",
+            vec![
+                ("missing key", message(Unauthorized::Missing.into())),
+                ("expired key", message(Unauthorized::Expired.into())),
+            ],
+        ),
+        403 => (
+            "The key is pinned to another domain than the request's Origin, or lacks the endpoint's scope (then `required_scope` names it).",
+            vec![
+                ("origin", message(DomainError::OriginNotAllowed)),
+                (
+                    "scope",
+                    json!({
+                        "error": DomainError::MissingScope(endpoint.and_then(Endpoint::required_scope).unwrap_or(Scope::Calls)).to_string(),
+                        "required_scope": endpoint.and_then(Endpoint::required_scope).unwrap_or(Scope::Calls),
+                    }),
+                ),
+            ],
+        ),
+        404 => (
+            "No published KPI sheet for the month, or none of the requested shift (the message lists the shifts that exist).",
+            vec![(
+                "no sheet",
+                message(DomainError::NotFound(
+                    "no published KPI sheet for 2026-08".into(),
+                )),
+            )],
+        ),
+        413 => (
+            "A declared request body over 64 KiB; a GET needs none. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
+            vec![
+                ("body", json!({ "error": Oversize::Body.message() })),
+                ("from the proxy", json!({ "error": PROXY_BODY })),
+            ],
+        ),
+        414 => (
+            "A request target (path and query) over 8 KiB. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
+            vec![
+                ("target", json!({ "error": Oversize::Target.message() })),
+                ("from the proxy", json!({ "error": PROXY_TARGET })),
+            ],
+        ),
+        431 => (
+            "Request headers over 16 KiB in all (names and values), answered after admission; or a header field over 8 KiB, answered by the reverse proxy before a request exists (without the rate-limit and cache headers; the connection is closed).",
+            vec![
+                ("headers", json!({ "error": Oversize::Headers.message() })),
+                ("from the proxy", json!({ "error": PROXY_HEAD })),
+            ],
+        ),
+        429 if calls => (
+            "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched). Retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
+            vec![
+                ("over quota", message(DomainError::RateLimited(quota))),
+                ("over the day budget", message(over_budget())),
+                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+            ],
+        ),
+        429 => (
+            "Over the per-minute quota; retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
+            vec![
+                ("over quota", message(DomainError::RateLimited(quota))),
+                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+            ],
+        ),
+        503 if calls => (
+            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            vec![
+                ("upstream", message(upstream_unavailable())),
+                (
+                    "busy",
+                    message(DomainError::UpstreamBusy {
+                        retry_after_secs: 7,
+                    }),
+                ),
+                ("database", message(store_unavailable())),
+                (
+                    "too large",
+                    message(DomainError::BodyTooLarge {
+                        limit_bytes: 16 << 20,
+                    }),
+                ),
+                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+            ],
+        ),
+        503 if endpoint.is_some() => (
+            "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            vec![
+                ("database", message(store_unavailable())),
+                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+            ],
+        ),
+        503 => (
+            "From the reverse proxy: no replica could be reached (without the rate-limit and cache headers).",
+            vec![("from the proxy", json!({ "error": PROXY_NO_REPLICA }))],
+        ),
+        _ => (
+            "An unexpected failure; the cause is logged with the request id.",
+            vec![("internal", json!({ "error": "internal server error" }))],
+        ),
+    };
+    let mut content = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name("ErrorBody")))
+        .build();
+    set_examples(&mut content, examples);
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content("application/json", content)
+        .build();
+    let retry_after = match status {
+        429 if calls => Some((
+            "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(60)),
+        )),
+        429 => Some((
+            "Always 60.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .enum_values(Some([60])),
+        )),
+        503 if calls => Some((
+            "When the call platform is busy (only then): the estimated seconds until the request's days are held.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        )),
+        _ => None,
+    };
+    if let Some((description, schema)) = retry_after {
+        response.headers.insert(
+            "Retry-After".into(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(schema))
+                    .description(Some(description))
+                    .build(),
+            ),
+        );
+    }
+    response
+}
+
+/// The errors the shipped reverse proxy (deploy/nginx/nginx.conf) answers itself, before a
+/// request reaches a replica; a test holds each to that file.
+pub const PROXY_ERRORS: [&str; 6] = [
+    PROXY_MALFORMED,
+    PROXY_HEAD,
+    PROXY_TARGET,
+    PROXY_BODY,
+    PROXY_CONNECTIONS,
+    PROXY_NO_REPLICA,
+];
+const PROXY_MALFORMED: &str = "malformed request head";
+const PROXY_HEAD: &str = "request head too large: at most 8 KiB a header field";
+const PROXY_TARGET: &str = "request target longer than 8 KiB";
+const PROXY_BODY: &str = "request body longer than 64 KiB";
+const PROXY_CONNECTIONS: &str = "too many connections from this address";
+const PROXY_NO_REPLICA: &str = "the service is unavailable";
+
+fn before_horizon() -> DomainError {
+    let earliest = Day::parse("2025-10-22").ok().map(|day| EarliestDay {
+        day,
+        horizon_days: DEFAULT_HISTORY_DAYS,
+    });
+    let example = SummaryQuery {
+        start: ["2024-01-01"].into_iter().collect(),
+        ..SummaryQuery::default()
+    };
+    match example.parse(earliest) {
+        Err(err) => DomainError::BadRequest(err),
+        Ok(_) => DomainError::Internal("the example is within the horizon".into()),
+    }
+}
+
+fn over_budget() -> DomainError {
+    DomainError::DayBudgetExceeded(OverBudget {
+        key: 1,
+        needed: 31,
+        status: DayBudgetStatus {
+            limit: DEFAULT_DAY_FETCHES_PER_MINUTE,
+            remaining: 12,
+            reset_seconds: 42,
+        },
+    })
+}
+
+fn upstream_unavailable() -> DomainError {
+    DomainError::UpstreamUnavailable(callstats_domain::ports::UpstreamError::new("example"))
+}
+
+fn store_unavailable() -> DomainError {
+    DomainError::StoreUnavailable(callstats_domain::ports::StoreError::new("example"))
+}

@@ -1,0 +1,283 @@
+//! The examples: each 200 answer's body is computed by the domain's own functions from a small
+//! fixed data set, so it shows what the API really sends.
+
+use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, Period};
+use callstats_domain::call_day::CallDay;
+use callstats_domain::model::{
+    AgentNumber, AgentsResponse, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals,
+    LocalizedText, Metric, OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment,
+    Sheet, SheetContent,
+};
+use callstats_domain::params::{Direction, ScriptsLimit};
+use callstats_domain::request::Endpoint;
+use callstats_domain::scope::{KpiView, ScopeSet};
+use callstats_domain::stats;
+use serde_json::Value;
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::{Content, RefOr};
+
+/// One example goes in `example`; several are named in `examples`.
+pub(super) fn set_examples(content: &mut Content, examples: Vec<(&str, Value)>) {
+    if let [(_, single)] = examples.as_slice() {
+        content.example = Some(single.clone());
+        return;
+    }
+    for (name, value) in examples {
+        let example = ExampleBuilder::new()
+            .summary(name)
+            .value(Some(value))
+            .build();
+        content.examples.insert(name.to_owned(), RefOr::T(example));
+    }
+}
+
+/// Bodies of the 200 answers, computed by the domain from a small fixed data set.
+pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)> {
+    let Some(sample) = Sample::new() else {
+        return Vec::new();
+    };
+    let value = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
+    match endpoint {
+        Endpoint::Ping => vec![("key", value(serde_json::to_value(&sample.key_info)))],
+        Endpoint::CallsSummary => {
+            vec![(
+                "summary",
+                value(serde_json::to_value(stats::call_summary(
+                    &sample.range,
+                    Direction::Inbound,
+                    &sample.calls,
+                ))),
+            )]
+        }
+        Endpoint::CallsAgents => {
+            let agents = stats::agent_leaderboard(
+                &sample.range,
+                &sample.calls,
+                &sample.scores,
+                &sample.roster,
+                stats::PriorWeight::DEFAULT,
+            );
+            vec![(
+                "leaderboard",
+                value(serde_json::to_value(AgentsResponse {
+                    period: Period::from(&sample.range),
+                    agents,
+                })),
+            )]
+        }
+        Endpoint::KpiMonths => vec![(
+            "sheets",
+            value(serde_json::to_value(stats::sheet_listing(vec![
+                sample.sheet,
+            ]))),
+        )],
+        Endpoint::KpiMonth => [
+            ("detail", KpiView::Detail),
+            ("aggregate", KpiView::Aggregate),
+        ]
+        .into_iter()
+        .map(|(name, view)| {
+            (
+                name,
+                value(serde_json::to_value(stats::kpi_month(
+                    sample.sheet.clone(),
+                    sample.content.clone(),
+                    view,
+                ))),
+            )
+        })
+        .collect(),
+        Endpoint::Operators => vec![(
+            "roster",
+            value(serde_json::to_value(stats::roster(sample.roster))),
+        )],
+        Endpoint::Schedule => {
+            vec![(
+                "schedule",
+                value(serde_json::to_value(stats::schedule(
+                    sample.month,
+                    sample.off_days,
+                    &sample.roster,
+                ))),
+            )]
+        }
+        Endpoint::ScriptsStats => {
+            vec![(
+                "scripts",
+                value(serde_json::to_value(stats::top_scripts(
+                    sample.scripts,
+                    ScriptsLimit::default(),
+                ))),
+            )]
+        }
+    }
+}
+
+/// A tiny, fixed portal and call log.
+struct Sample {
+    key_info: KeyInfo,
+    range: DateRange,
+    month: Month,
+    calls: Vec<CallDay>,
+    scores: Vec<CallScore>,
+    roster: Vec<Operator>,
+    off_days: Vec<OffDayRecord>,
+    sheet: Sheet,
+    content: SheetContent,
+    scripts: Vec<Script>,
+}
+
+impl Sample {
+    fn new() -> Option<Self> {
+        let day = Day::new(time::macros::date!(2026 - 11 - 02));
+        let range = DateRange::new(day, day).ok()?;
+        let month = day.month();
+        let agent = |n: &str| AgentNumber::new(n).ok();
+        let at = |hour: i64, minute: i64| range.unix_window().0 + hour * 3600 + minute * 60;
+        let call =
+            |agent_number: Option<&str>, direction, hour, minute, duration_seconds| CallRecord {
+                direction,
+                agent_number: agent_number.and_then(agent),
+                started_at: at(hour, minute),
+                duration_seconds,
+            };
+        let calls = CallDay::split(
+            &range,
+            0,
+            &[
+                call(Some("101"), Direction::Inbound, 9, 5, 125.4),
+                call(Some("101"), Direction::Inbound, 10, 12, 301.0),
+                call(Some("102"), Direction::Inbound, 10, 40, 88.2),
+                call(None, Direction::Inbound, 10, 41, 12.0),
+                call(Some("102"), Direction::Outbound, 14, 3, 64.9),
+            ],
+        );
+        let score = |n: &str, hour, checklist_percent, sentiment| {
+            agent(n).map(|agent_number| CallScore {
+                agent_number,
+                started_at: at(hour, 0),
+                checklist_percent,
+                sentiment,
+            })
+        };
+        let scores = [
+            score("101", 9, 92.5, Sentiment::Positive),
+            score("102", 10, 71.0, Sentiment::Neutral),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let joined_at = LocalDateTime::parse("2025-03-01 09:00:00").ok();
+        let operator = |n: &str, name: &str, staff_role: Option<&str>| {
+            Some(Operator {
+                agent_number: agent(n)?,
+                name: name.into(),
+                team: "A".into(),
+                shift: "day".into(),
+                staff_role: staff_role.map(Into::into),
+                joined_at: joined_at?,
+            })
+        };
+        let roster: Vec<Operator> = [
+            operator("101", "Oʻtkir Karimov", None),
+            operator("102", "Dilnoza Yusupova", None),
+            operator("190", "Malika Rahimova", Some("supervisor")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let off_days = agent("102")
+            .map(|agent_number| OffDayRecord {
+                agent_number,
+                date: day,
+                kind: OffDayKind::Dam,
+                source: OffDaySource::Auto,
+            })
+            .into_iter()
+            .collect();
+        let sheet = Sheet {
+            id: 12,
+            name: "Noyabr 2026".into(),
+            month,
+            shift: "day".into(),
+            updated_at: LocalDateTime::parse("2026-11-20 18:00:00").ok()?,
+        };
+        let row = |row, agent_number: Option<&str>, name: &str, kpi_percent, kpi_sum, payout| {
+            KpiOperatorRow {
+                agent_number: agent_number.and_then(agent),
+                name: name.into(),
+                row,
+                kpi_percent,
+                kpi_sum,
+                fiksa: Some(3_000_000.0),
+                bonus: Some(250_000.0),
+                fine: None,
+                payout: Some(payout),
+                metrics: vec![Metric {
+                    name: "AHT".into(),
+                    value: 182.0,
+                    ratio: Some(0.95),
+                    kpi: 400_000.0,
+                }],
+            }
+        };
+        let content = SheetContent {
+            sheet_totals: KpiTotals {
+                kpi_sum: Some(2_250_000.0),
+                fiksa: None,
+                bonus: Some(500_000.0),
+                fine: None,
+                payout: Some(9_200_000.0),
+            },
+            operators: vec![
+                row(
+                    5,
+                    Some("101"),
+                    "Oʻtkir Karimov",
+                    0.92,
+                    1_300_000.0,
+                    4_550_000.0,
+                ),
+                row(6, None, "Sardor Aliyev", 0.7841, 950_000.0, 4_200_000.0),
+            ],
+        };
+        let text = |uz: &str, ru: &str| LocalizedText {
+            uz: uz.into(),
+            ru: ru.into(),
+        };
+        let scripts = vec![
+            Script {
+                id: 1,
+                title: text("Salomlashish", "Приветствие"),
+                category: text("Kirish", "Вступление"),
+                views: 412,
+            },
+            Script {
+                id: 7,
+                title: text("E'tirozlar bilan ishlash", "Работа с возражениями"),
+                category: text("Savdo", "Продажи"),
+                views: 268,
+            },
+        ];
+        let key_info = KeyInfo {
+            ok: true,
+            key_name: "partner-dashboard".into(),
+            scopes: ScopeSet::parse_list("calls,kpi:aggregate,operators").ok()?,
+            rate_limit_per_minute: 120,
+            available_scopes: ScopeSet::all(),
+            server_time: "2026-11-21T06:15:30.123Z".into(),
+        };
+        Some(Self {
+            key_info,
+            range,
+            month,
+            calls,
+            scores,
+            roster,
+            off_days,
+            sheet,
+            content,
+            scripts,
+        })
+    }
+}

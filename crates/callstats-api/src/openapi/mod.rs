@@ -1,0 +1,91 @@
+//! The OpenAPI 3.1 document, generated from the routes and the domain's types: paths come from
+//! the registered handlers, schemas from the types they answer with, and one table-driven pass
+//! adds what every operation shares (errors, rate-limit and cache headers, the conditional and
+//! compressed answers, security, examples). Examples are produced by the domain's own
+//! functions, so they show what the API really sends.
+
+mod conventions;
+mod errors;
+mod examples;
+mod schemas;
+
+use std::sync::LazyLock;
+
+use actix_web::App;
+use bytes::Bytes;
+use callstats_domain::request::Endpoint;
+use utoipa::OpenApi as _;
+use utoipa::openapi::{OpenApi, RefOr};
+use utoipa_actix_web::AppExt as _;
+
+use crate::PREFIX;
+use crate::error::ErrorBody;
+use conventions::{
+    NOSNIFF, REQUEST_ID, add_response_headers, add_security_schemes, complete_operation,
+};
+pub use errors::PROXY_ERRORS;
+use schemas::complete_schemas;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "callstats",
+        description = include_str!("../../../../docs/behaviour.md"),
+        license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0")
+    ),
+    components(schemas(ErrorBody)),
+    tags(
+        (name = "key", description = "The calling key."),
+        (name = "calls", description = "Call volumes, peaks and the agent leaderboard (scope calls)."),
+        (name = "kpi", description = "Monthly KPI and payout sheets (scope kpi:aggregate; kpi:detail for names)."),
+        (name = "operators", description = "Roster and off-day schedule (scope operators)."),
+        (name = "scripts", description = "Script view counts (scope scripts)."),
+        (name = "meta", description = "This document."),
+        (name = "operations", description = "Liveness and readiness for load balancers and orchestrators: no key, no quota.")
+    )
+)]
+struct ApiDoc;
+
+/// The document, built from the routes.
+#[must_use]
+pub fn document() -> OpenApi {
+    let (_, mut doc) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .configure(crate::routes::register_all)
+        .split_for_parts();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    add_security_schemes(&mut doc);
+    if let Some(components) = doc.components.as_mut() {
+        complete_schemas(&mut components.schemas);
+    }
+    for (path, item) in &mut doc.paths.paths {
+        let Some(operation) = item.get.as_mut() else {
+            continue;
+        };
+        // The operations endpoints outside the prefix keep the API's rules out: as documented.
+        let Some(api_path) = path.strip_prefix(PREFIX) else {
+            for response in operation.responses.responses.values_mut() {
+                if let RefOr::T(response) = response {
+                    add_response_headers(response, &[REQUEST_ID, NOSNIFF]);
+                }
+            }
+            continue;
+        };
+        let endpoint = Endpoint::ALL.into_iter().find(|e| e.path() == api_path);
+        complete_operation(operation, endpoint);
+    }
+    doc
+}
+
+/// The document as served (and as committed in `docs/openapi.json`): pretty JSON with a final
+/// newline, built once.
+#[must_use]
+pub fn document_bytes() -> Bytes {
+    static BYTES: LazyLock<Bytes> = LazyLock::new(|| {
+        let mut json = serde_json::to_vec_pretty(&document()).unwrap_or_default();
+        json.push(b'\n');
+        Bytes::from(json)
+    });
+    BYTES.clone()
+}
