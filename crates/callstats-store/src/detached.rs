@@ -31,7 +31,7 @@ impl Detached {
     {
         tokio::spawn(read(Arc::clone(&self.0)))
             .await
-            .map_err(|err| StoreError::new(format!("store read task failed: {err}")))?
+            .map_err(|err| StoreError::from_source("store read task failed", err))?
     }
 }
 

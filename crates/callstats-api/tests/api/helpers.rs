@@ -62,7 +62,11 @@ impl FakeStore {
     fn check(&self) -> Result<(), StoreError> {
         assert!(!self.panics.load(Ordering::SeqCst), "store exploded");
         if self.down.load(Ordering::SeqCst) {
-            Err(StoreError::new("connection refused"))
+            // As a database adapter fails: its driver's error under its own words.
+            Err(StoreError::from_source(
+                "query failed",
+                std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused"),
+            ))
         } else {
             Ok(())
         }
