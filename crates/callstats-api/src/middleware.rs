@@ -1,7 +1,7 @@
-//! The request observer: every request goes through [`observe`], which gives it its id,
-//! refuses it past the bounds (`oversize`), turns framework errors into JSON (`framework`),
-//! holds a declared body unread (`unread_body`), adds the headers every answer carries
-//! (`headers`), and writes the request's log line and metrics.
+//! The request observer: every request goes through [`observe`], which gives it its id and
+//! serves it within a span naming it, refuses it past the bounds (`oversize`), turns framework
+//! errors into JSON (`framework`), holds a declared body unread (`unread_body`), adds the
+//! headers every answer carries (`headers`), and writes the request's log line and metrics.
 
 mod framework;
 mod headers;
@@ -15,6 +15,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
+use tracing::Instrument as _;
 
 use crate::response::{FailureCause, X_CACHE};
 use headers::common_headers;
@@ -28,9 +29,16 @@ pub(crate) async fn observe(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let request_id = RequestId::next();
+    // Every line logged while the request is served (the adapters' and the work it spawned
+    // included: each spawn site carries the span on) names the request. At ERROR level, so
+    // that no filter which lets a line through drops the span and with it the id. The
+    // observer's own lines are written outside it: they name the id themselves.
+    let span = tracing::error_span!("request", request_id = %request_id);
     let close = unread_body::take(&mut req);
     if let Some(oversize) = Oversize::of(&req) {
-        let response = oversize::refuse_oversized(req.request(), oversize).await;
+        let response = oversize::refuse_oversized(req.request(), oversize)
+            .instrument(span)
+            .await;
         let response = req.into_response(response.map_into_right_body());
         return Ok(unread_body::closing(
             finish(response, request_id, started),
@@ -39,7 +47,7 @@ pub(crate) async fn observe(
     }
     // For the log line should the framework fail (both are reference counted, not copied).
     let (method, uri) = (req.method().clone(), req.uri().clone());
-    match next.call(req).await {
+    match next.call(req).instrument(span).await {
         Ok(response) => Ok(unread_body::closing(
             finish(response.map_into_left_body(), request_id, started),
             close,

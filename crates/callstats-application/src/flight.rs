@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt as _;
 use futures::future::{BoxFuture, Shared};
+use tracing::Instrument as _;
 
 /// A run every caller of one key awaits.
 pub type Flight<V> = Shared<BoxFuture<'static, V>>;
@@ -55,7 +56,9 @@ where
         if let Some(flight) = running.get(key) {
             return flight.clone();
         }
-        let work = work();
+        // The run carries the span of the request that started it: its lines name that
+        // request, also when other requests join the run later.
+        let work = work().in_current_span();
         let flights = Arc::clone(self);
         let own_key = key.clone();
         // Spawned while the map is locked: the run cannot forget itself before it is recorded.

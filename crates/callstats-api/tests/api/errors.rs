@@ -343,3 +343,32 @@ async fn the_503_line_of_a_failing_store_carries_every_error_under_it() {
         "the store's own error and the driver's under it: {line}"
     );
 }
+
+#[actix_web::test]
+async fn an_adapters_warning_names_the_request_it_was_logged_for() {
+    let logged = logged();
+    let platform = FakePlatform {
+        calls: calls(),
+        ..FakePlatform::default()
+    };
+    platform.down.store(true, Ordering::SeqCst);
+    let app = TestApp::with(portal(), platform, false);
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let failed = send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-04", &key),
+    )
+    .await;
+    assert_eq!(failed.status, 503);
+    let id = failed.header("x-request-id");
+    let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    // The platform is asked in the day's fetch, a task of its own: the request's span went
+    // with it.
+    assert!(
+        log.lines().any(|line| line.contains("WARN")
+            && line.contains(&format!("request{{request_id={id}}}"))
+            && line.contains("fake call platform down")),
+        "{log}"
+    );
+}

@@ -157,6 +157,8 @@ impl CallPlatform for FakePlatform {
             tokio::time::sleep(delay).await;
         }
         if self.down.load(Ordering::SeqCst) {
+            // As the real adapter does, where the day's fetch runs: a task of its own.
+            tracing::warn!("fake call platform down");
             return Err(UpstreamError::new("HTTP 502 from upstream"));
         }
         let (from, to) = range.unix_window();
