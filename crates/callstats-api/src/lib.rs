@@ -6,6 +6,7 @@
 //! a database, an HTTP client or Redis.
 
 mod caller;
+mod document;
 mod encoding;
 mod error;
 mod middleware;

@@ -15,8 +15,6 @@ use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use callstats_application::Reply;
 use callstats_application::flight::panic_message;
-use callstats_domain::DomainError;
-use callstats_domain::access::QuotaStatus;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
@@ -28,7 +26,8 @@ use callstats_domain::request::Asked;
 use futures::FutureExt as _;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::caller::{caller, client_ip};
+use crate::caller::caller;
+use crate::document::count_document_request;
 use crate::error::{ApiError, ErrorBody};
 use crate::query::Query;
 use crate::response::{Source, json, private_max_age, representation, set_headers};
@@ -175,13 +174,11 @@ async fn scripts_stats(
     answer(&state, &req, Some(Asked::ScriptsStats(query))).await
 }
 
-/// Where the document is served, under [`PREFIX`] (the route below; its macro takes a literal).
-pub(crate) const DOCUMENT: &str = "/openapi.json";
-
 /// This OpenAPI document.
 ///
 /// Needs no key; counts against the per-client-IP quota.
 #[utoipa::path(tag = "meta", security(()), responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json")))]
+// `document::DOCUMENT`, written out: the macro takes a literal.
 #[get("/openapi.json")]
 async fn openapi_json(
     state: web::Data<ApiState>,
@@ -199,22 +196,6 @@ async fn openapi_json(
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
-}
-
-/// Counts a request for the document, which needs no key, against the client's per-IP quota;
-/// over it, 429.
-pub(crate) async fn count_document_request(
-    state: &ApiState,
-    req: &HttpRequest,
-) -> Result<QuotaStatus, ApiError> {
-    let quota = state
-        .answers
-        .count_anonymous(client_ip(req, state.trust_proxy))
-        .await;
-    if quota.exceeded {
-        return Err(ApiError::counted(DomainError::RateLimited(quota), quota));
-    }
-    Ok(quota)
 }
 
 /// Answers a path or method the API does not have: the key is still checked and counted (so

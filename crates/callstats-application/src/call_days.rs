@@ -149,7 +149,7 @@ struct Inner {
     queue: Arc<FairQueue>,
     flights: Arc<Flights<i64, Fetched>>,
     /// Days whose answer was unusable: until when they are not asked again, and why.
-    unusable: Mutex<HashMap<Day, (Instant, String)>>,
+    unusable: Mutex<HashMap<Day, (Instant, UpstreamError)>>,
 }
 
 /// Which tier answered, for the metrics.
@@ -423,7 +423,7 @@ impl Inner {
         let mut unusable = self.unusable.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         unusable.retain(|_, (until, _)| *until > now);
-        let Some((day, (until, reason))) = wanted
+        let Some((day, (until, why))) = wanted
             .iter()
             .find_map(|day| unusable.get(day).map(|held| (day, held)))
         else {
@@ -431,9 +431,10 @@ impl Inner {
         };
         metrics::counter!("callstats_call_days_held_back_total").increment(1);
         Err(UpstreamError::unusable(format!(
-            "{day} is not asked again for {} s: its last answer was unusable ({reason})",
+            "{day} is not asked again for {} s: its last answer was unusable",
             until.saturating_duration_since(now).as_secs()
-        )))
+        ))
+        .with_source(why.clone()))
     }
 
     /// Pays `days` day fetches from the requester's budget, all or none.
@@ -549,7 +550,7 @@ impl Inner {
                     self.unusable
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .insert(day, (until, err.reason.clone()));
+                        .insert(day, (until, err.clone()));
                 }
                 metrics::counter!("callstats_call_days_fetched_total", "outcome" => "failed")
                     .increment(1);

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use callstats_domain::error::cause_chain;
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
 use callstats_domain::testing::TestClock;
@@ -656,10 +657,12 @@ async fn a_day_whose_answer_was_unusable_rests_before_it_is_asked_again() {
     let Err(CallDaysError::Unavailable(err)) = refused else {
         panic!("{refused:?}")
     };
+    // Why the day is held back, with the unusable answer under it.
+    let chain = cause_chain(&err);
     assert!(
         err.reason.contains("2026-11-02 is not asked again")
-            && err.reason.contains("more than 5000 agents"),
-        "{err}"
+            && chain.ends_with("unusable: call platform unavailable: more than 5000 agents"),
+        "{chain}"
     );
     assert_eq!((platform.fetches(), again.paid_so_far()), (fetches, 0));
     // Other days are not held back.

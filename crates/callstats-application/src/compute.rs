@@ -41,9 +41,11 @@ impl ComputePool {
             .acquire_owned()
             .await
             .map_err(|_| "the compute pool is closed".to_owned())?;
+        // The work's lines name the request it is done for.
+        let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
             let _place = permit;
-            work()
+            span.in_scope(work)
         })
         .await
         .map_err(join_failure)

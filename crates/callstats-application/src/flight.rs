@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::FutureExt as _;
 use futures::future::{BoxFuture, Shared};
 use tokio::task::JoinError;
+use tracing::Instrument as _;
 
 /// A run every caller of one key awaits.
 pub type Flight<V> = Shared<BoxFuture<'static, V>>;
@@ -59,7 +60,9 @@ where
         if let Some(flight) = running.get(key) {
             return flight.clone();
         }
-        let work = work();
+        // The run carries the span of the request that started it: its lines name that
+        // request, also when other requests join the run later.
+        let work = work().in_current_span();
         let forget = Forget {
             flights: Arc::clone(self),
             key: key.clone(),

@@ -2,13 +2,13 @@
 //! time and attempts, and answers `UpstreamError` for anything it cannot get whole.
 
 use std::collections::HashSet;
-use std::error::Error as _;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use callstats_domain::breaker::{Breaker, Transition};
 use callstats_domain::calendar::DateRange;
+use callstats_domain::error::cause_chain;
 use callstats_domain::model::CallRecord;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
 use compact_str::CompactString;
@@ -31,15 +31,20 @@ pub enum BuildError {
 }
 
 /// Why one fetch gave nothing usable. Logged, then turned into the domain's `UpstreamError`.
-/// None of these carries the token: requests' headers never reach an error.
+/// None of these carries the token: requests' headers never reach an error, and neither does
+/// a request's URL (see [`Transient::Transport`]).
 #[derive(Debug, thiserror::Error)]
 enum FetchError {
     #[error("circuit open after repeated failures; next probe in {retry_in_ms} ms")]
     CircuitOpen { retry_in_ms: u128 },
     #[error("the whole fetch took longer than {limit_ms} ms")]
     Deadline { limit_ms: u128 },
-    #[error("no usable answer after {attempts} attempt(s): {cause}")]
-    Exhausted { attempts: u32, cause: String },
+    #[error("no usable answer after {attempts} attempt(s)")]
+    Exhausted {
+        attempts: u32,
+        #[source]
+        last: Transient,
+    },
     #[error("answered HTTP {status}, which is not retried")]
     Refused { status: StatusCode },
     #[error("answered HTTP {status}: asked to slow down{}", retry_after_text(*retry_after))]
@@ -49,12 +54,20 @@ enum FetchError {
     },
     #[error("answered an unusable page: {0}")]
     Malformed(String),
+    #[error("answered an unusable page: page {page} is not the contract's JSON")]
+    NotJson {
+        page: u32,
+        #[source]
+        error: serde_json::Error,
+    },
     #[error("answered a call that breaks the contract: {0}")]
     BadRecord(String),
     #[error("sent cursor {cursor:?} a second time; stopped a pagination loop")]
     CursorLoop { cursor: String },
     #[error("cannot express the requested window: {0}")]
     Window(String),
+    #[error("cannot express the requested window")]
+    Format(#[source] time::error::Format),
     #[error("the window from {from} holds more than {limit} {what} ({setting}); gave up on it")]
     OverBound {
         from: String,
@@ -69,7 +82,9 @@ impl FetchError {
     /// failures another attempt may not repeat.
     const fn unusable(&self) -> Option<&'static str> {
         match self {
-            Self::Malformed(_) | Self::Window(_) => Some("page"),
+            Self::Malformed(_) | Self::NotJson { .. } | Self::Window(_) | Self::Format(_) => {
+                Some("page")
+            }
             Self::BadRecord(_) => Some("record"),
             Self::CursorLoop { .. } => Some("cursor_loop"),
             Self::OverBound { what, .. } => Some(what),
@@ -80,12 +95,42 @@ impl FetchError {
             | Self::Throttled { .. } => None,
         }
     }
+
+    /// The domain's error: this one's message, with what caused it kept as its source.
+    fn into_upstream(self) -> UpstreamError {
+        let reason = self.to_string();
+        let error = match self.unusable() {
+            Some(_) => UpstreamError::unusable(reason),
+            None => UpstreamError::new(reason),
+        };
+        match self {
+            Self::Exhausted { last, .. } => error.with_source(last),
+            Self::NotJson { error: cause, .. } => error.with_source(cause),
+            Self::Format(cause) => error.with_source(cause),
+            _ => error,
+        }
+    }
+}
+
+/// A connection error, a timeout or a 5xx: worth another attempt.
+#[derive(Debug, thiserror::Error)]
+enum Transient {
+    /// Held without its URL: the window's query is not for the log.
+    #[error("{}", transport_failure(.0))]
+    Transport(#[source] reqwest::Error),
+    #[error("answered HTTP {0}")]
+    Status(StatusCode),
+}
+
+impl Transient {
+    fn transport(error: reqwest::Error) -> Self {
+        Self::Transport(error.without_url())
+    }
 }
 
 /// One attempt at one page went wrong.
 enum AttemptError {
-    /// A connection error, a timeout or a 5xx: worth another attempt.
-    Transient(String),
+    Transient(Transient),
     /// Anything another attempt would not change.
     Fatal(FetchError),
 }
@@ -181,8 +226,8 @@ impl HttpCallPlatform {
             ))
         })?;
         let (from_unix, to_unix) = range.unix_window();
-        let from = format_instant(from).map_err(|e| FetchError::Window(e.to_string()))?;
-        let to = format_instant(to).map_err(|e| FetchError::Window(e.to_string()))?;
+        let from = format_instant(from).map_err(FetchError::Format)?;
+        let to = format_instant(to).map_err(FetchError::Format)?;
         let first_page_url = format!(
             "{}?from={}&to={}&limit={}",
             self.calls_url,
@@ -219,9 +264,8 @@ impl HttpCallPlatform {
             };
             let body = self.page(&url).await?;
             pages = pages.saturating_add(1);
-            let page: PageIn<'_> = serde_json::from_slice(&body).map_err(|e| {
-                FetchError::Malformed(format!("page {pages} is not the contract's JSON: {e}"))
-            })?;
+            let page: PageIn<'_> = serde_json::from_slice(&body)
+                .map_err(|error| FetchError::NotJson { page: pages, error })?;
             for call in &page.calls {
                 let record = call.to_record().map_err(FetchError::BadRecord)?;
                 if !(from_unix..to_unix).contains(&record.started_at) {
@@ -288,15 +332,15 @@ impl HttpCallPlatform {
             match attempt {
                 Ok(body) => return Ok(body),
                 Err(AttemptError::Fatal(error)) => return Err(error),
-                Err(AttemptError::Transient(cause)) if attempts > self.config.max_retries => {
-                    return Err(FetchError::Exhausted { attempts, cause });
+                Err(AttemptError::Transient(last)) if attempts > self.config.max_retries => {
+                    return Err(FetchError::Exhausted { attempts, last });
                 }
                 Err(AttemptError::Transient(cause)) => {
                     let backoff = self.backoff(attempts);
                     tracing::debug!(
                         attempt = attempts,
                         backoff_ms = backoff.as_millis(),
-                        %cause,
+                        cause = cause_chain(&cause),
                         "call platform attempt failed; retrying"
                     );
                     tokio::time::sleep(backoff).await;
@@ -313,7 +357,7 @@ impl HttpCallPlatform {
         let mut response = request
             .send()
             .await
-            .map_err(|e| AttemptError::Transient(describe(&e)))?;
+            .map_err(|e| AttemptError::Transient(Transient::transport(e)))?;
         let status = response.status();
         // 429, and 503 with a Retry-After, ask for fewer requests: not retried here (the
         // call-day store slows down and fetches the day again), and not an outage.
@@ -327,7 +371,7 @@ impl HttpCallPlatform {
             }));
         }
         if status.is_server_error() {
-            return Err(AttemptError::Transient(format!("answered HTTP {status}")));
+            return Err(AttemptError::Transient(Transient::Status(status)));
         }
         if !status.is_success() {
             return Err(AttemptError::Fatal(FetchError::Refused { status }));
@@ -348,7 +392,7 @@ impl HttpCallPlatform {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| AttemptError::Transient(describe(&e)))?
+            .map_err(|e| AttemptError::Transient(Transient::transport(e)))?
         {
             if body.len().saturating_add(chunk.len()) > limit {
                 return Err(too_large());
@@ -386,15 +430,12 @@ impl CallPlatform for HttpCallPlatform {
                     tracing::debug!(reason = %error, "call platform asked to slow down");
                     return UpstreamError::throttled(error.to_string(), retry_after);
                 }
-                tracing::warn!(reason = %error, "call platform unavailable");
-                match error.unusable() {
-                    Some(cause) => {
-                        metrics::counter!("callstats_call_days_unusable_total", "cause" => cause)
-                            .increment(1);
-                        UpstreamError::unusable(error.to_string())
-                    }
-                    None => UpstreamError::new(error.to_string()),
+                tracing::warn!(reason = cause_chain(&error), "call platform unavailable");
+                if let Some(cause) = error.unusable() {
+                    metrics::counter!("callstats_call_days_unusable_total", "cause" => cause)
+                        .increment(1);
                 }
+                error.into_upstream()
             })
         }
         .instrument(span)
@@ -451,23 +492,16 @@ fn retry_after_text(retry_after: Option<Duration>) -> String {
     })
 }
 
-/// A transport error and its causes, without the URL.
-fn describe(error: &reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
+/// What kind of transport failure `error` is; reqwest's own words and causes follow as its
+/// source.
+fn transport_failure(error: &reqwest::Error) -> &'static str {
+    if error.is_timeout() {
         "timed out"
     } else if error.is_connect() {
         "could not connect"
     } else {
         "transport error"
-    };
-    let mut text = kind.to_owned();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
     }
-    text
 }
 
 /// The breaker's news, in the call platform's words.

@@ -75,13 +75,83 @@ impl DomainError {
     /// The message and every cause under it, `: `-separated, for the log (never for a body).
     #[must_use]
     pub fn cause_chain(&self) -> String {
-        let mut text = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
+        cause_chain(self)
+    }
+}
+
+/// `error` and every error under it (`source()` after `source()`), `: `-separated, for logs
+/// and never for a body. A link whose text the chain already ends with is left out, because
+/// some libraries both print their source and return it.
+#[must_use]
+pub fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let link = cause.to_string();
+        if !text.ends_with(&link) {
             text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
+            text.push_str(&link);
         }
-        text
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::{StoreError, UpstreamError};
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("connection reset by peer")]
+    struct Reset;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("could not read the result")]
+    struct Read(#[source] Reset);
+
+    /// Prints its source and returns it too, as some libraries do.
+    #[derive(Debug, thiserror::Error)]
+    #[error("pool: {0}")]
+    struct Repeats(#[source] Reset);
+
+    #[test]
+    fn a_store_error_built_from_nested_errors_shows_every_link() {
+        let err = DomainError::from(StoreError::from_source("query failed", Read(Reset)));
+        assert_eq!(
+            err.cause_chain(),
+            "portal database unavailable: portal store unavailable: query failed: \
+             could not read the result: connection reset by peer"
+        );
+        assert_eq!(
+            err.to_string(),
+            "portal database unavailable",
+            "the message a body may carry has no cause"
+        );
+    }
+
+    #[test]
+    fn an_upstream_error_keeps_its_source_through_clones() {
+        let err = UpstreamError::unusable("page 2 is not the contract's JSON").with_source(Reset);
+        let shared = DomainError::from(err.clone());
+        assert_eq!(
+            shared.cause_chain(),
+            "the upstream call platform is unavailable: call platform unavailable: \
+             page 2 is not the contract's JSON: connection reset by peer"
+        );
+        assert_eq!(
+            err,
+            UpstreamError::unusable("page 2 is not the contract's JSON")
+        );
+        assert_ne!(err, UpstreamError::new("page 2 is not the contract's JSON"));
+    }
+
+    #[test]
+    fn a_link_the_chain_already_ends_with_is_not_repeated() {
+        let err = StoreError::from_source("no database connection", Repeats(Reset));
+        assert_eq!(
+            cause_chain(&err),
+            "portal store unavailable: no database connection: pool: connection reset by peer"
+        );
     }
 }

@@ -17,29 +17,66 @@ use crate::call_day::CallDay;
 use crate::limits::{OverBudget, Requester};
 use crate::model::{CallRecord, CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 
-/// The portal database could not answer. The cause is for logs; the API says only
-/// "portal database unavailable".
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("portal store unavailable: {cause}")]
+/// The error an adapter's failure came from (a driver's, a client's, a parser's), kept whole for
+/// the log. Shared, so that the port errors stay `Clone`: single flight hands one error to every
+/// caller.
+type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
+/// The portal database could not answer. The message and its source are for logs; the API
+/// says only "portal database unavailable".
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("portal store unavailable: {message}")]
 pub struct StoreError {
-    pub cause: String,
+    /// What failed, in a few words of the adapter's.
+    pub message: String,
+    #[source]
+    source: Option<Cause>,
 }
 
 impl StoreError {
-    pub fn new(cause: impl Into<String>) -> Self {
+    pub fn new(message: impl Into<String>) -> Self {
         Self {
-            cause: cause.into(),
+            message: message.into(),
+            source: None,
         }
+    }
+
+    /// `message`, caused by the adapter's own error.
+    pub fn from_source(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(message).with_source(source)
+    }
+
+    /// The same, caused by `source`.
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 }
 
+/// Equal when the messages are: a source has no equality of its own, and two failures that
+/// read the same are the same to the domain.
+impl PartialEq for StoreError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+    }
+}
+
+impl Eq for StoreError {}
+
 /// The call platform could not be reached or failed, answered something unusable, or asked to
-/// be called less. The reason is for logs; the API answers 503.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// be called less. The reason and its source are for logs; the API answers 503.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("call platform unavailable: {reason}")]
 pub struct UpstreamError {
+    /// What failed, in a few words of the adapter's.
     pub reason: String,
     pub kind: UpstreamFailure,
+    #[source]
+    source: Option<Cause>,
 }
 
 /// What kind of failure an [`UpstreamError`] is, which says what to do next.
@@ -58,28 +95,43 @@ pub enum UpstreamFailure {
 impl UpstreamError {
     /// The upstream is down, failed or did not answer in time.
     pub fn new(reason: impl Into<String>) -> Self {
-        Self {
-            reason: reason.into(),
-            kind: UpstreamFailure::Unavailable,
-        }
+        Self::of_kind(reason, UpstreamFailure::Unavailable)
     }
 
     /// The upstream asked to be called less, and when again if it said.
     pub fn throttled(reason: impl Into<String>, retry_after: Option<Duration>) -> Self {
-        Self {
-            reason: reason.into(),
-            kind: UpstreamFailure::Backpressure { retry_after },
-        }
+        Self::of_kind(reason, UpstreamFailure::Backpressure { retry_after })
     }
 
     /// The upstream's answer for the window cannot be used.
     pub fn unusable(reason: impl Into<String>) -> Self {
+        Self::of_kind(reason, UpstreamFailure::Unusable)
+    }
+
+    fn of_kind(reason: impl Into<String>, kind: UpstreamFailure) -> Self {
         Self {
             reason: reason.into(),
-            kind: UpstreamFailure::Unusable,
+            kind,
+            source: None,
         }
     }
+
+    /// The same, caused by `source`.
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
 }
+
+/// Equal when the reasons and kinds are: a source has no equality of its own.
+impl PartialEq for UpstreamError {
+    fn eq(&self, other: &Self) -> bool {
+        self.reason == other.reason && self.kind == other.kind
+    }
+}
+
+impl Eq for UpstreamError {}
 
 /// Why a range's days could not all be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,6 +7,7 @@ use callstats_domain::access::{ApiKeyRecord, KeyDigest};
 use callstats_domain::calendar::{DateRange, Month};
 use callstats_domain::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 use callstats_domain::ports::{KeyStore, PortalStore, StoreError};
+use tracing::Instrument as _;
 
 use crate::Store;
 
@@ -29,9 +30,10 @@ impl Detached {
         T: Send + 'static,
         F: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
-        tokio::spawn(read(Arc::clone(&self.0)))
+        // The read's lines name the request it is done for.
+        tokio::spawn(read(Arc::clone(&self.0)).in_current_span())
             .await
-            .map_err(|err| StoreError::new(format!("store read task failed: {err}")))?
+            .map_err(|err| StoreError::from_source("store read task failed", err))?
     }
 }
 

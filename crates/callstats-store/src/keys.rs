@@ -122,7 +122,7 @@ impl TryFrom<KeyRow> for KeyListing {
 
     fn try_from(row: KeyRow) -> Result<Self, StoreError> {
         let created_at = OffsetDateTime::from_unix_timestamp(row.created_at_unix)
-            .map_err(|error| StoreError::new(format!("api_keys.created_at_unix: {error}")))?;
+            .map_err(|error| StoreError::from_source("api_keys.created_at_unix", error))?;
         let display_prefix = row.display_prefix.clone();
         let record = callstats_domain::access::ApiKeyRecord::try_from(row)?;
         Ok(Self {

@@ -52,12 +52,8 @@ macro_rules! with_connection {
 pub(crate) use with_connection;
 
 /// A checkout that failed: no connection within the configured wait or connect timeout.
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "a `map_err` adapter: it takes the error as `map_err` hands it over"
-)]
 pub(crate) fn unavailable(error: PoolError) -> StoreError {
-    StoreError::new(format!("no database connection: {error}"))
+    StoreError::from_source("no database connection", error)
 }
 
 /// Counts the statements the store's connections send, for tests and diagnostics.

@@ -55,12 +55,21 @@ text_codes!(Sentiment { Positive => "positive", Neutral => "neutral", Negative =
 
 /// A stored value the domain cannot accept: the portal wrote something outside the schema's
 /// contract. Reported as "unavailable" rather than guessed at.
-fn corrupt(table: &str, column: &str, what: impl std::fmt::Display) -> StoreError {
-    StoreError::new(format!("{table}.{column} holds an invalid value: {what}"))
+fn corrupt(table: &str, column: &str, value: impl std::fmt::Display) -> StoreError {
+    StoreError::new(format!("{table}.{column} holds an invalid value: {value}"))
+}
+
+/// The same, for a value the domain refused with an error of its own.
+fn invalid(
+    table: &str,
+    column: &str,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> StoreError {
+    StoreError::from_source(format!("{table}.{column} holds an invalid value"), error)
 }
 
 fn agent(table: &str, raw: &str) -> Result<AgentNumber, StoreError> {
-    AgentNumber::new(raw).map_err(|error| corrupt(table, "agent_number", error))
+    AgentNumber::new(raw).map_err(|error| invalid(table, "agent_number", error))
 }
 
 fn code<T: TextCode>(table: &str, column: &str, raw: &str) -> Result<T, StoreError> {
@@ -68,7 +77,7 @@ fn code<T: TextCode>(table: &str, column: &str, raw: &str) -> Result<T, StoreErr
 }
 
 fn instant(table: &str, column: &str, unix: i64) -> Result<OffsetDateTime, StoreError> {
-    OffsetDateTime::from_unix_timestamp(unix).map_err(|error| corrupt(table, column, error))
+    OffsetDateTime::from_unix_timestamp(unix).map_err(|error| invalid(table, column, error))
 }
 
 /// A roster entry as the API reads it.
@@ -349,7 +358,7 @@ impl TryFrom<KeyRow> for ApiKeyRecord {
         Ok(Self {
             id: row.id,
             scopes: ScopeSet::parse_list(&row.scopes)
-                .map_err(|error| corrupt("api_keys", "scopes", error))?,
+                .map_err(|error| invalid("api_keys", "scopes", error))?,
             rate_limit_per_minute: u32::try_from(row.rate_limit_per_minute).map_err(|_| {
                 corrupt(
                     "api_keys",

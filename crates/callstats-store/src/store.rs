@@ -117,12 +117,8 @@ impl Store {
     }
 }
 
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "a `map_err` adapter: it takes the error as `map_err` hands it over"
-)]
 pub(crate) fn query_failed(error: diesel::result::Error) -> StoreError {
-    StoreError::new(format!("query failed: {error}"))
+    StoreError::from_source("query failed", error)
 }
 
 fn convert<R, T>(rows: Vec<R>) -> Result<Vec<T>, StoreError>
@@ -138,7 +134,7 @@ where
 fn month_bounds(month: Month) -> Result<(Date, Date), StoreError> {
     let day = |day| {
         Date::from_calendar_date(month.year(), month.month(), day)
-            .map_err(|error| StoreError::new(format!("month {month} out of range: {error}")))
+            .map_err(|error| StoreError::from_source(format!("month {month} out of range"), error))
     };
     Ok((day(1)?, day(month.month().length(month.year()))?))
 }

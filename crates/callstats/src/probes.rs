@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use callstats_api::ops::Probe;
+use callstats_domain::error::cause_chain;
 use callstats_redis::Redis;
 use callstats_store::Store;
 
@@ -21,7 +22,7 @@ impl Probe for StoreProbe {
             .has_operators()
             .await
             .map(drop)
-            .map_err(|err| err.to_string())
+            .map_err(|err| cause_chain(&err))
     }
 }
 

@@ -314,3 +314,61 @@ async fn a_503_is_logged_once_with_its_cause_and_request_id_and_the_body_keeps_i
         );
     }
 }
+
+#[actix_web::test]
+async fn the_503_line_of_a_failing_store_carries_every_error_under_it() {
+    let logged = logged();
+    let app = TestApp::new();
+    let key = app.key(1, "operators", 120, None);
+    let service = app.service().await;
+    // The key is looked up once, then reused from the key cache; the roster read fails.
+    assert_eq!(send(&service, get("/api/v1/ping", &key)).await.status, 200);
+    app.store.down.store(true, Ordering::SeqCst);
+    let failed = send(&service, get("/api/v1/operators", &key)).await;
+    assert_eq!(failed.status, 503);
+    let id = failed.header("x-request-id");
+    let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    let line = log
+        .lines()
+        .find(|line| {
+            line.contains("dependency unavailable")
+                && line.contains(&format!("request_id=\"{id}\""))
+        })
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        line.contains(
+            "cause=\"portal database unavailable: portal store unavailable: query failed: \
+             connection refused\""
+        ),
+        "the store's own error and the driver's under it: {line}"
+    );
+}
+
+#[actix_web::test]
+async fn an_adapters_warning_names_the_request_it_was_logged_for() {
+    let logged = logged();
+    let platform = FakePlatform {
+        calls: calls(),
+        ..FakePlatform::default()
+    };
+    platform.down.store(true, Ordering::SeqCst);
+    let app = TestApp::with(portal(), platform, false);
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let failed = send(
+        &service,
+        get("/api/v1/calls/summary?start=2026-11-04", &key),
+    )
+    .await;
+    assert_eq!(failed.status, 503);
+    let id = failed.header("x-request-id");
+    let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    // The platform is asked in the day's fetch, a task of its own: the request's span went
+    // with it.
+    assert!(
+        log.lines().any(|line| line.contains("WARN")
+            && line.contains(&format!("request{{request_id={id}}}"))
+            && line.contains("fake call platform down")),
+        "{log}"
+    );
+}

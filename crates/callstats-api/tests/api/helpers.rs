@@ -46,7 +46,11 @@ impl FakeStore {
     fn check(&self) -> Result<(), StoreError> {
         assert!(!self.panics.load(Ordering::SeqCst), "store exploded");
         if self.down.load(Ordering::SeqCst) {
-            Err(StoreError::new("connection refused"))
+            // As a database adapter fails: its driver's error under its own words.
+            Err(StoreError::from_source(
+                "query failed",
+                std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused"),
+            ))
         } else {
             Ok(())
         }
@@ -137,6 +141,8 @@ impl CallPlatform for FakePlatform {
             tokio::time::sleep(delay).await;
         }
         if self.down.load(Ordering::SeqCst) {
+            // As the real adapter does, where the day's fetch runs: a task of its own.
+            tracing::warn!("fake call platform down");
             return Err(UpstreamError::new("HTTP 502 from upstream"));
         }
         let (from, to) = range.unix_window();

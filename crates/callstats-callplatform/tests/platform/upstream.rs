@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use callstats_callplatform::HttpPlatformConfig;
+use callstats_domain::error::cause_chain;
 use callstats_domain::model::CallRecord;
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, UpstreamError, UpstreamFailure};
@@ -258,6 +259,9 @@ async fn a_page_that_is_not_the_contracts_json_is_unavailable_without_retry() {
         .await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
     assert!(error.reason.contains("not the contract's JSON"), "{error}");
+    // The parser's own error is kept under it.
+    let chain = cause_chain(&error);
+    assert!(chain.contains("JSON: missing field `calls`"), "{chain}");
 }
 
 #[tokio::test]
@@ -309,7 +313,12 @@ async fn a_5xx_throughout_is_unavailable_after_the_bounded_attempts() {
     let error = fetch_day(config).await.unwrap_err();
 
     assert!(error.reason.contains("after 3 attempt(s)"), "{error}");
-    assert!(error.reason.contains("503"), "{error}");
+    // The last attempt's failure is the reason's source.
+    assert!(
+        cause_chain(&error).ends_with("after 3 attempt(s): answered HTTP 503 Service Unavailable"),
+        "{}",
+        cause_chain(&error)
+    );
     assert_eq!(received(&server).await, 3, "one attempt and two retries");
 }
 
@@ -383,8 +392,15 @@ async fn a_connection_refused_is_unavailable() {
     let error = fetch_day(test_config(format!("http://127.0.0.1:{port}")))
         .await
         .unwrap_err();
-    assert!(error.reason.contains("could not connect"), "{error}");
     assert!(error.reason.contains("after 3 attempt(s)"), "{error}");
+    // reqwest's error and every error under it, down to the refused connection.
+    let chain = cause_chain(&error);
+    assert!(
+        chain.contains("after 3 attempt(s): could not connect: error sending request: "),
+        "{chain}"
+    );
+    assert!(chain.contains("refused"), "{chain}");
+    assert!(!chain.contains("from="), "no request URL: {chain}");
 }
 
 #[tokio::test]
@@ -442,7 +458,9 @@ async fn the_token_never_appears_in_logs_or_errors() {
         .unwrap_err();
 
     let everything = format!(
-        "{error} {error:?} {refused} {refused:?} {platform:?} {config:?} {}",
+        "{} {error:?} {} {refused:?} {platform:?} {config:?} {}",
+        cause_chain(&error),
+        cause_chain(&refused),
         logs.text()
     );
     // The capture saw the failures, so the absence of the token below means something.

@@ -1,6 +1,7 @@
 //! Seeding replaces the portal data in one transaction, keeps keys, and nothing private is read.
 
 use callstats_domain::access::ApiKeySecret;
+use callstats_domain::error::cause_chain;
 use callstats_domain::ports::{KeyStore, PortalStore};
 use callstats_domain::scope::ScopeSet;
 use callstats_store::Store;
@@ -99,7 +100,8 @@ backend_tests! {
         let other = ValidFixture::from_json(&PORTAL.replace("Salomlashish", "Assalomu alaykum"))
             .unwrap();
         let error = db.migrated_store().await.seed(&other, callstats_store::Existing::Replace).await.unwrap_err();
-        assert!(error.to_string().contains("injected failure"), "{error}");
+        let error = cause_chain(&error);
+        assert!(error.contains("injected failure"), "{error}");
         assert_eq!(snapshot(&store).await, before);
         assert!(before.contains("Salomlashish"));
     }
@@ -115,7 +117,8 @@ backend_tests! {
 
     async fn the_api_store_cannot_write(db: &TestDatabase) {
         let store = seeded(db).await;
-        let error = store.seed(&portal(), callstats_store::Existing::Replace).await.unwrap_err().to_string();
+        let error = store.seed(&portal(), callstats_store::Existing::Replace).await.unwrap_err();
+        let error = cause_chain(&error);
         assert!(error.contains("readonly") || error.contains("read-only"), "{error}");
         assert_eq!(store.operators().await.unwrap().len(), 4);
     }

@@ -12,6 +12,7 @@ use std::io::Write as _;
 use anyhow::{Context as _, anyhow};
 use callstats_domain::access::{ApiKeySecret, DEFAULT_RATE_LIMIT};
 use callstats_domain::calendar::{Day, Month};
+use callstats_domain::error::cause_chain;
 use callstats_domain::ports::PortalStore as _;
 use callstats_domain::scope::ScopeSet;
 use callstats_store::keys::NewKey;
@@ -60,7 +61,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
     if !admin
         .has_operators()
         .await
-        .map_err(|err| anyhow!("cannot read {}: {err}", admin.url()))?
+        .map_err(|err| anyhow!("cannot read {}: {}", admin.url(), cause_chain(&err)))?
     {
         let seed = callstats_synthetic::DEFAULT_SEED;
         let fixture = callstats_synthetic::portal_fixture(seed, today)
@@ -69,7 +70,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
         admin
             .seed(&fixture, callstats_store::Existing::Replace)
             .await
-            .map_err(|err| anyhow!("cannot load the demo data: {err}"))?;
+            .map_err(|err| anyhow!("cannot load the demo data: {}", cause_chain(&err)))?;
         eprintln!(
             "loaded the demo data set (seed {seed}, around {today}) into {}",
             admin.url()
@@ -82,7 +83,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
     let latest_sheet = admin
         .published_sheets(None)
         .await
-        .map_err(|err| anyhow!("cannot read {}: {err}", admin.url()))?
+        .map_err(|err| anyhow!("cannot read {}: {}", admin.url(), cause_chain(&err)))?
         .iter()
         .map(|sheet| sheet.month)
         .max();

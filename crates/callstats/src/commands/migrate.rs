@@ -1,5 +1,6 @@
 //! `callstats migrate`: apply pending migrations and exit.
 
+use callstats_domain::error::cause_chain;
 use clap::Args;
 
 use crate::args::DatabaseArgs;
@@ -13,10 +14,9 @@ pub struct MigrateArgs {
 
 pub async fn run(args: MigrateArgs) -> Result<(), Failure> {
     let store = args.database.open_admin()?;
-    let applied = store
-        .migrate()
-        .await
-        .map_err(|error| anyhow::anyhow!("cannot migrate {}: {error}", store.url()))?;
+    let applied = store.migrate().await.map_err(|error| {
+        anyhow::anyhow!("cannot migrate {}: {}", store.url(), cause_chain(&error))
+    })?;
     if applied.is_empty() {
         eprintln!("{} is up to date", store.url());
     } else {

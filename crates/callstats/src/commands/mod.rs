@@ -8,6 +8,7 @@ pub mod serve;
 pub mod sim;
 
 use callstats_domain::calendar::Day;
+use callstats_domain::error::cause_chain;
 use callstats_domain::tz;
 use callstats_store::Store;
 use time::OffsetDateTime;
@@ -34,10 +35,9 @@ pub fn today_in_tashkent() -> Day {
 /// Applies pending migrations, saying so when there were any: the admin commands work on a
 /// fresh database as they do on a migrated one.
 pub async fn migrated(store: Store) -> Result<Store, Failure> {
-    let applied = store
-        .migrate()
-        .await
-        .map_err(|error| anyhow::anyhow!("cannot migrate {}: {error}", store.url()))?;
+    let applied = store.migrate().await.map_err(|error| {
+        anyhow::anyhow!("cannot migrate {}: {}", store.url(), cause_chain(&error))
+    })?;
     if !applied.is_empty() {
         eprintln!(
             "applied {} pending migration(s) to {}",

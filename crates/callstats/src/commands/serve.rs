@@ -2,6 +2,7 @@
 //! call platform, or with migrations pending unless `--migrate` is given.
 
 use anyhow::anyhow;
+use callstats_domain::error::cause_chain;
 use clap::Args;
 
 use crate::app::{Assembly, Listen, Upstream};
@@ -30,10 +31,13 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         ))
     })?;
     let admin = args.database.open_admin()?;
-    let pending = admin
-        .pending_migrations()
-        .await
-        .map_err(|err| anyhow!("cannot read the migration state of {}: {err}", admin.url()))?;
+    let pending = admin.pending_migrations().await.map_err(|err| {
+        anyhow!(
+            "cannot read the migration state of {}: {}",
+            admin.url(),
+            cause_chain(&err)
+        )
+    })?;
     if !pending.is_empty() {
         if !args.migrate {
             return Err(Failure::config(anyhow!(

@@ -14,6 +14,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::faults::harness::{
     FETCH_DEADLINE, Proxy, client, eventually, get, seeded_sqlite, short_upstream, start,
 };
+use crate::support::demo::Demo;
 
 const SUMMARY: &str = "/api/v1/calls/summary?start=2026-11-02";
 const OPERATORS: &str = "/api/v1/operators";
@@ -203,4 +204,65 @@ async fn a_flapping_upstream_gives_only_200s_and_503s_and_the_service_settles_wh
         Duration::from_secs(5),
     )
     .await;
+}
+
+/// The call platform's warning is written on the day's fetch, a task of its own, and still
+/// names the request it failed, in either log format and under a filter that keeps only
+/// warnings (`demo`'s in these tests); the request's 503 line carries the whole cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstreams_warning_names_the_request_it_failed_in_either_log_format() {
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    for format in ["text", "json"] {
+        let demo = Demo::start(&format!("request-span-{format}"), |_, command| {
+            command
+                .env("CALLSTATS_CALL_PLATFORM_URL", format!("http://{closed}"))
+                .env("CALLSTATS_LOG_FORMAT", format);
+        });
+        let answer = client()
+            .get(format!("{}{SUMMARY}", demo.base()))
+            .bearer_auth(&demo.key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 503, "{format}");
+        let id = answer.headers()["x-request-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let names_the_request = |line: &str| match format {
+            "text" => {
+                line.contains(" WARN request{")
+                    && line.contains(&format!("request{{request_id={id}}}"))
+                    && line.contains("call platform unavailable")
+            }
+            _ => serde_json::from_str::<serde_json::Value>(line).is_ok_and(|line| {
+                line["level"] == "WARN"
+                    && line["message"] == "call platform unavailable"
+                    && line["spans"][0]["name"] == "request"
+                    && line["spans"][0]["request_id"] == id.as_str()
+            }),
+        };
+        let carries_the_cause = |line: &str| {
+            line.contains("dependency unavailable")
+                && line.contains(&id)
+                && line.contains("could not connect: error sending request: ")
+                && line.contains("Connection refused")
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let logs = demo.log_text();
+            if logs.lines().any(names_the_request) && logs.lines().any(carries_the_cause) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{format}: {logs}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            !demo.log_text().contains("from="),
+            "no request URL is logged"
+        );
+    }
 }

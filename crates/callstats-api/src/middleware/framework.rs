@@ -1,0 +1,22 @@
+//! Errors of the framework itself, as JSON. Only actix fails a request this way (our handlers
+//! always answer), and its own answer would be plain text without the headers every answer
+//! carries.
+
+use actix_web::error::InternalError;
+use actix_web::http::StatusCode;
+
+use super::headers::common_headers;
+use super::request_id::RequestId;
+use crate::error::ErrorBody;
+use crate::response::json;
+
+/// `err` answered with its own `status`, a JSON body and the headers every answer carries.
+pub(super) fn as_json(
+    err: &actix_web::Error,
+    status: StatusCode,
+    request_id: RequestId,
+) -> actix_web::Error {
+    let mut body = json(status, &ErrorBody::new(err.to_string()));
+    common_headers(body.headers_mut(), request_id.header_value());
+    InternalError::from_response(err.to_string(), body).into()
+}
