@@ -85,7 +85,7 @@ pub(crate) fn set_headers(
     // 100,031 requests/s (0.79 of the bare baseline) with a `format!` and an allocation per
     // value, 107,293 (0.81) this way with the per-second tables below and `ETag::shown`; the
     // service before these headers: 106,048 (0.85).
-    let mut values = Values(BytesMut::with_capacity(160));
+    let mut values = HeaderValues(BytesMut::with_capacity(160));
     let (mut l, mut r, mut t) = (
         itoa::Buffer::new(),
         itoa::Buffer::new(),
@@ -133,9 +133,9 @@ pub(crate) fn set_headers(
 }
 
 /// Header values written one after another into one buffer.
-struct Values(BytesMut);
+struct HeaderValues(BytesMut);
 
-impl Values {
+impl HeaderValues {
     /// Writes `parts` as the next part of the value being made.
     fn extend(&mut self, parts: &[&[u8]]) {
         for part in parts {
@@ -156,19 +156,19 @@ impl Values {
 /// The longest lifetime of a cache entry, in seconds (call statistics: 10 minutes).
 const LONGEST_TTL: u32 = 600;
 
-/// Values that depend only on an entry's seconds left, made once for every second up to
+/// HeaderValues that depend only on an entry's seconds left, made once for every second up to
 /// [`LONGEST_TTL`]: every answer would otherwise format them anew.
-struct PerSecond {
+struct ValuesBySecond {
     prefix: &'static str,
     values: LazyLock<Vec<HeaderValue>>,
 }
 
-static MAX_AGE: PerSecond = PerSecond {
+static MAX_AGE: ValuesBySecond = ValuesBySecond {
     prefix: "private, max-age=",
     values: LazyLock::new(|| per_second_values(MAX_AGE.prefix)),
 };
 
-static HIT_TTL: PerSecond = PerSecond {
+static HIT_TTL: ValuesBySecond = ValuesBySecond {
     prefix: "callstats; hit; ttl=",
     values: LazyLock::new(|| per_second_values(HIT_TTL.prefix)),
 };
@@ -179,7 +179,7 @@ fn per_second_values(prefix: &str) -> Vec<HeaderValue> {
         .collect()
 }
 
-fn per_second(table: &PerSecond, seconds: u32) -> Option<HeaderValue> {
+fn per_second(table: &ValuesBySecond, seconds: u32) -> Option<HeaderValue> {
     let made = usize::try_from(seconds)
         .ok()
         .and_then(|i| table.values.get(i).cloned());

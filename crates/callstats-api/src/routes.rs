@@ -13,7 +13,7 @@ use std::panic::AssertUnwindSafe;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use callstats_application::Reply;
+use callstats_application::Answer;
 use callstats_application::flight::panic_message;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
@@ -22,7 +22,7 @@ use callstats_domain::model::{
 use callstats_domain::params::{
     AgentsQuery, KpiQuery, MonthPath, ScheduleQuery, ScriptsQuery, SummaryQuery,
 };
-use callstats_domain::request::Asked;
+use callstats_domain::request::UnvalidatedRequest;
 use futures::FutureExt as _;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -59,7 +59,7 @@ fn register(cfg: &mut ServiceConfig<'_>) {
 #[utoipa::path(tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
 #[get("/ping")]
 async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::Ping)).await
+    answer(&state, &req, Some(UnvalidatedRequest::Ping)).await
 }
 
 /// Call volumes and peaks.
@@ -78,7 +78,7 @@ async fn calls_summary(
     req: HttpRequest,
     Query(query): Query<SummaryQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::CallsSummary(query))).await
+    answer(&state, &req, Some(UnvalidatedRequest::CallsSummary(query))).await
 }
 
 /// Agent leaderboard.
@@ -98,7 +98,7 @@ async fn calls_agents(
     req: HttpRequest,
     Query(query): Query<AgentsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::CallsAgents(query))).await
+    answer(&state, &req, Some(UnvalidatedRequest::CallsAgents(query))).await
 }
 
 /// Published KPI sheets.
@@ -111,7 +111,7 @@ async fn kpi_months(
     state: web::Data<ApiState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::KpiMonths)).await
+    answer(&state, &req, Some(UnvalidatedRequest::KpiMonths)).await
 }
 
 /// One month's KPI sheet.
@@ -133,7 +133,7 @@ async fn kpi_month(
     answer(
         &state,
         &req,
-        Some(Asked::KpiMonth(path.into_inner(), query)),
+        Some(UnvalidatedRequest::KpiMonth(path.into_inner(), query)),
     )
     .await
 }
@@ -145,7 +145,7 @@ async fn kpi_month(
 #[utoipa::path(tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
 #[get("/operators")]
 async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::Operators)).await
+    answer(&state, &req, Some(UnvalidatedRequest::Operators)).await
 }
 
 /// Off-day schedule of a month.
@@ -158,7 +158,7 @@ async fn schedule(
     req: HttpRequest,
     Query(query): Query<ScheduleQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::Schedule(query))).await
+    answer(&state, &req, Some(UnvalidatedRequest::Schedule(query))).await
 }
 
 /// Script view counts.
@@ -171,7 +171,7 @@ async fn scripts_stats(
     req: HttpRequest,
     Query(query): Query<ScriptsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(Asked::ScriptsStats(query))).await
+    answer(&state, &req, Some(UnvalidatedRequest::ScriptsStats(query))).await
 }
 
 /// This OpenAPI document.
@@ -212,7 +212,7 @@ pub(crate) async fn unrouted(
 async fn answer(
     state: &ApiState,
     req: &HttpRequest,
-    asked: Option<Asked>,
+    asked: Option<UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
     AssertUnwindSafe(admit_and_answer(state, req, asked.as_ref()))
         .catch_unwind()
@@ -223,16 +223,16 @@ async fn answer(
 async fn admit_and_answer(
     state: &ApiState,
     req: &HttpRequest,
-    asked: Option<&Asked>,
+    asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let served = state
         .answers
         .serve(&caller(req, state.trust_proxy), asked)
         .await;
     let (quota, days) = (served.quota, served.days);
-    let (mut response, source) = match served.reply {
-        Ok(Reply::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
-        Ok(Reply::Body(body)) => {
+    let (mut response, source) = match served.answer {
+        Ok(Answer::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
+        Ok(Answer::Body(body)) => {
             let source = Source::of(body.cache, body.seconds_left);
             let cache_control = private_max_age(body.seconds_left);
             let response = representation(
@@ -245,7 +245,7 @@ async fn admit_and_answer(
             .await;
             (response, source)
         }
-        Ok(Reply::Unrouted) => (not_routed(req), Source::Miss),
+        Ok(Answer::Unrouted) => (not_routed(req), Source::Miss),
         Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
     };
     set_headers(response.headers_mut(), &quota, days.as_ref(), source);

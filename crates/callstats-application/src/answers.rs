@@ -8,7 +8,7 @@
 //!   client stopped waiting for is still cached) and, with a shared cache, once per deployment:
 //!   a lock per entry, and the replicas that do not get it wait for its bytes.
 //!
-//! The web layer only turns the HTTP request into a [`Caller`] and an [`Asked`] (the endpoint
+//! The web layer only turns the HTTP request into a [`Caller`] and an [`UnvalidatedRequest`] (the endpoint
 //! with its typed query, not yet validated), calls [`Answers::serve`] and writes what it gets.
 
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
 use callstats_domain::model::KeyInfo;
 use callstats_domain::ports::{Clock, ResponseCache};
-use callstats_domain::request::{ApiRequest, Asked, Endpoint};
+use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
 use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
 
 use async_trait::async_trait;
@@ -43,7 +43,7 @@ pub enum CacheStatus {
 
 /// What a request gets, when it passed admission.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub enum Answer {
     /// /ping: the key.
     Key(KeyInfo),
     /// A data endpoint's JSON body, with its validator and lifetime.
@@ -63,11 +63,11 @@ pub struct Body {
 
 /// The outcome of a request, with the quota the rate-limit headers report either way.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Served {
+pub struct Outcome {
     pub quota: QuotaStatus,
     /// The key's day budget after the days this request made the service fetch.
     pub days: Option<DayBudgetStatus>,
-    pub reply: Result<Reply, DomainError>,
+    pub answer: Result<Answer, DomainError>,
 }
 
 /// The request use case. Cheap to clone; clones share everything.
@@ -140,34 +140,34 @@ impl Answers {
     /// parsed once the key is known (its scopes decide the KPI view), so that the request's
     /// cached answer is read on the trip that counts it; a bad parameter is reported after the
     /// quota and scope checks.
-    pub async fn serve(&self, caller: &Caller<'_>, asked: Option<&Asked>) -> Served {
+    pub async fn serve(&self, caller: &Caller<'_>, asked: Option<&UnvalidatedRequest>) -> Outcome {
         let access = &self.inner.access;
         let admitted = match access.identify(caller).await {
             Ok(admitted) => admitted,
-            Err(refused) => return served(refused.quota, refused.days, Err(refused.error)),
+            Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
         };
         let earliest = self.inner.stats.earliest_call_day();
-        let request = asked.map(|asked| asked.request(admitted.view, earliest));
+        let request = asked.map(|asked| asked.validate(admitted.view, earliest));
         let cache_key = match &request {
             Some(Ok(Some(request))) => Some(request.cache_key()),
             _ => None,
         };
-        let endpoint = asked.map_or(Endpoint::Ping, Asked::endpoint);
+        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
         let counted = access
             .count(&admitted, endpoint, cache_key.as_deref())
             .await;
         let requester = Requester::key(admitted.key.id);
-        let reply = match (counted.verdict, request) {
+        let answer = match (counted.verdict, request) {
             (Err(err), _) => Err(err),
-            (Ok(()), None) => Ok(Reply::Unrouted),
+            (Ok(()), None) => Ok(Answer::Unrouted),
             (Ok(()), Some(Err(err))) => Err(err.into()),
-            (Ok(()), Some(Ok(None))) => Ok(Reply::Key(access.ping(&admitted.key))),
+            (Ok(()), Some(Ok(None))) => Ok(Answer::Key(access.ping(&admitted.key))),
             (Ok(()), Some(Ok(Some(request)))) => self
                 .body(request, counted.cached, &requester)
                 .await
                 .map(|(entry, cache)| {
                     let seconds_left = entry.seconds_left(self.inner.clock.now());
-                    Reply::Body(Body {
+                    Answer::Body(Body {
                         entry,
                         cache,
                         seconds_left,
@@ -175,7 +175,7 @@ impl Answers {
                 }),
         };
         let days = counted.days.map(|days| days.less(requester.paid_so_far()));
-        served(counted.quota, days, reply)
+        outcome(counted.quota, days, answer)
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
@@ -311,15 +311,20 @@ impl Inner {
     }
 }
 
-fn served(
+/// The outcome, counted in the metrics when the quota refused it.
+fn outcome(
     quota: QuotaStatus,
     days: Option<DayBudgetStatus>,
-    reply: Result<Reply, DomainError>,
-) -> Served {
-    if let Err(DomainError::RateLimited(_)) = reply {
+    answer: Result<Answer, DomainError>,
+) -> Outcome {
+    if let Err(DomainError::RateLimited(_)) = answer {
         metrics::counter!("callstats_quota_rejections_total").increment(1);
     }
-    Served { quota, days, reply }
+    Outcome {
+        quota,
+        days,
+        answer,
+    }
 }
 
 /// `body` as JSON, refused past `limit` bytes (the writer stops there: no larger buffer is ever

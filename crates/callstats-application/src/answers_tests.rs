@@ -121,9 +121,9 @@ fn caller(authorization: &str) -> Caller<'_> {
     }
 }
 
-async fn serve(answers: &Answers, endpoint: Endpoint, query: &str) -> Served {
+async fn serve(answers: &Answers, endpoint: Endpoint, query: &str) -> Outcome {
     let bearer = format!("Bearer {}", secret().expose());
-    let asked = Asked::from_query(endpoint, query, "").unwrap();
+    let asked = UnvalidatedRequest::from_query(endpoint, query, "").unwrap();
     answers.serve(&caller(&bearer), Some(&asked)).await
 }
 
@@ -137,9 +137,9 @@ fn roster_entry() -> Entry {
 }
 
 /// The body and validator of a data answer, and where it came from.
-fn body_of(served: &Served) -> (Bytes, crate::ETag, CacheStatus) {
-    match &served.reply {
-        Ok(Reply::Body(body)) => (body.entry.body.clone(), body.entry.etag, body.cache),
+fn body_of(served: &Outcome) -> (Bytes, crate::ETag, CacheStatus) {
+    match &served.answer {
+        Ok(Answer::Body(body)) => (body.entry.body.clone(), body.entry.etag, body.cache),
         other => panic!("not a body: {other:?}"),
     }
 }
@@ -177,7 +177,7 @@ async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
             CacheStatus::Hit
         )
     );
-    let Ok(Reply::Body(body)) = &served.reply else {
+    let Ok(Answer::Body(body)) = &served.answer else {
         unreachable!()
     };
     assert_eq!(
@@ -222,7 +222,7 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
     ledger.expect_count().returning(|_, _, _| found(1, None));
     let stored = Arc::new(Mutex::new(Vec::new()));
     let mut cache = MockResponseCache::new();
-    // Asked again only after taking the lock, in case another replica stored it meanwhile.
+    // UnvalidatedRequest again only after taking the lock, in case another replica stored it meanwhile.
     cache.expect_get().times(1).returning(|_| None);
     cache.expect_try_lock().times(1).returning(|_, _| true);
     cache.expect_unlock().times(1).return_const(());
@@ -251,7 +251,7 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
         ("v1/operators", Duration::from_secs(60))
     );
     // What is stored is the entry served: body, validator and expiry.
-    let Ok(Reply::Body(body)) = &served.reply else {
+    let Ok(Answer::Body(body)) = &served.answer else {
         unreachable!()
     };
     assert_eq!(Entry::decode(bytes).as_ref(), Some(&body.entry));
@@ -280,12 +280,12 @@ async fn the_scope_is_checked_before_the_parameters_and_both_after_the_count() {
     );
     let no_scope = serve(&answers, Endpoint::ScriptsStats, "limit=20").await;
     assert_eq!(
-        no_scope.reply,
+        no_scope.answer,
         Err(DomainError::MissingScope(Scope::Scripts))
     );
     // Malformed parameters: nothing to read, counted all the same, then refused for the scope.
     let both = serve(&answers, Endpoint::ScriptsStats, "limit=0").await;
-    assert_eq!(both.reply, Err(DomainError::MissingScope(Scope::Scripts)));
+    assert_eq!(both.answer, Err(DomainError::MissingScope(Scope::Scripts)));
     assert_eq!(both.quota.remaining, 3);
 }
 
@@ -301,9 +301,9 @@ async fn malformed_parameters_are_a_400_after_admission_without_a_read() {
     let answers = answers(portal("calls", &reads), ledger, MockResponseCache::new());
     let served = serve(&answers, Endpoint::CallsSummary, "start=2026-02-30").await;
     assert!(
-        matches!(served.reply, Err(DomainError::BadRequest(_))),
+        matches!(served.answer, Err(DomainError::BadRequest(_))),
         "{:?}",
-        served.reply
+        served.answer
     );
 }
 
@@ -356,7 +356,7 @@ async fn a_computation_that_panics_is_an_internal_error_and_gives_its_lock_up() 
         .serve_operators()
         .await;
     assert_eq!(
-        served.reply,
+        served.answer,
         Err(DomainError::Internal("store exploded".to_owned()))
     );
 }
@@ -376,7 +376,7 @@ async fn a_panic_past_admission_keeps_the_quota_the_request_was_counted_against(
         .serve_operators()
         .await;
     assert_eq!(
-        served.reply,
+        served.answer,
         Err(DomainError::Internal("cache adapter exploded".to_owned()))
     );
     assert_eq!((served.quota.limit, served.quota.remaining), (5, 2));
@@ -406,13 +406,13 @@ async fn an_answer_past_the_body_bound_is_refused_and_not_stored() {
     .await;
     // The empty roster is {"operators":[]}: 16 bytes.
     assert_eq!(
-        served.reply,
+        served.answer,
         Err(DomainError::BodyTooLarge { limit_bytes: 10 })
     );
 }
 
 impl Answers {
-    async fn serve_operators(&self) -> Served {
+    async fn serve_operators(&self) -> Outcome {
         serve(self, Endpoint::Operators, "").await
     }
 }

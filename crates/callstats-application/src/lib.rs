@@ -28,7 +28,7 @@ pub mod flight;
 pub mod ledger;
 pub mod once;
 
-pub use answers::{Answers, Body, CacheStatus, Computing, Reply, Served};
+pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
 pub use call_days::{CallDaySettings, CallDayStore};
 pub use compute::ComputePool;
 pub use entry::{ETag, Entry};

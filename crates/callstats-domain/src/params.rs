@@ -3,7 +3,7 @@
 //! value types, or into a [`ParamError`] that names the parameter, the form expected and the
 //! value received.
 //!
-//! A query deserialises every value given under each known name ([`Given`]) and ignores unknown
+//! A query deserialises every value given under each known name ([`ParamValues`]) and ignores unknown
 //! names; validation comes later, after the caller is admitted, in a fixed order per endpoint, so
 //! the first error reported does not depend on the order of the query string.
 
@@ -132,9 +132,9 @@ impl ParamError {
 /// it is absent. A known parameter given twice is an error rather than a silent pick.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(transparent)]
-pub struct Given(Vec<String>);
+pub struct ParamValues(Vec<String>);
 
-impl Given {
+impl ParamValues {
     /// The one value given: `None` when absent, an error when empty or repeated.
     fn value(
         &self,
@@ -159,7 +159,7 @@ impl Given {
     }
 }
 
-impl<S: Into<String>> FromIterator<S> for Given {
+impl<S: Into<String>> FromIterator<S> for ParamValues {
     fn from_iter<I: IntoIterator<Item = S>>(values: I) -> Self {
         Self(values.into_iter().map(Into::into).collect())
     }
@@ -175,7 +175,7 @@ pub fn month(raw: &str, param: Param) -> Result<Month, ParamError> {
 }
 
 /// `start` (required) and `end` (defaults to `start`), in that order.
-fn date_range(start: &Given, end: &Given) -> Result<DateRange, ParamError> {
+fn date_range(start: &ParamValues, end: &ParamValues) -> Result<DateRange, ParamError> {
     let start = day(start.required("start", DATE_FORM)?, Param::query("start"))?;
     let end = match end.value("end", DATE_FORM)? {
         Some(raw) => day(raw, Param::query("end"))?,
@@ -187,7 +187,7 @@ fn date_range(start: &Given, end: &Given) -> Result<DateRange, ParamError> {
 /// A call period (clamped already) that starts before `earliest` is refused, naming `start`.
 fn within_horizon(
     range: DateRange,
-    start: &Given,
+    start: &ParamValues,
     earliest: Option<EarliestDay>,
 ) -> Result<DateRange, ParamError> {
     match earliest {
@@ -229,7 +229,7 @@ impl Direction {
     }
 
     /// The optional query parameter `direction`, inbound by default.
-    fn given(given: &Given) -> Result<Self, ParamError> {
+    fn given(given: &ParamValues) -> Result<Self, ParamError> {
         given
             .value("direction", DIRECTION_FORM)?
             .map_or(Ok(Self::default()), Self::parse)
@@ -306,14 +306,14 @@ impl ScriptsLimit {
 pub struct SummaryQuery {
     /// First day (Tashkent). Required. Must exist in the calendar.
     #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: Given,
+    pub start: ParamValues,
     /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
     /// days keeps its latest 31 days.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: Given,
+    pub end: ParamValues,
     /// Call direction, case-sensitive; default `inbound`.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: Given,
+    pub direction: ParamValues,
 }
 
 impl SummaryQuery {
@@ -340,15 +340,15 @@ impl SummaryQuery {
 pub struct AgentsQuery {
     /// First day (Tashkent). Required. Must exist in the calendar.
     #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: Given,
+    pub start: ParamValues,
     /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
     /// days keeps its latest 31 days.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: Given,
+    pub end: ParamValues,
     /// Accepted and validated (a bad value is a 400) but ignored: the leaderboard counts both
     /// directions.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: Given,
+    pub direction: ParamValues,
 }
 
 impl AgentsQuery {
@@ -401,7 +401,7 @@ pub struct KpiQuery {
             example = "day"
         )
     )]
-    pub shift: Given,
+    pub shift: ParamValues,
 }
 
 impl KpiQuery {
@@ -425,7 +425,7 @@ impl KpiQuery {
 pub struct ScheduleQuery {
     /// The month, `YYYY-MM` with month 01 to 12. Required.
     #[cfg_attr(feature = "openapi", param(value_type = String, required = true, pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11"))]
-    pub month: Given,
+    pub month: ParamValues,
 }
 
 impl ScheduleQuery {
@@ -449,7 +449,7 @@ impl ScheduleQuery {
 pub struct ScriptsQuery {
     /// How many scripts, ASCII digits only, 1 to 100.
     #[cfg_attr(feature = "openapi", param(value_type = Option<u8>, minimum = 1, maximum = 100, default = 20, example = 10))]
-    pub limit: Given,
+    pub limit: ParamValues,
 }
 
 impl ScriptsQuery {
@@ -465,7 +465,7 @@ impl ScriptsQuery {
 mod tests {
     use super::*;
 
-    fn given(values: &[&str]) -> Given {
+    fn given(values: &[&str]) -> ParamValues {
         values.iter().copied().collect()
     }
 

@@ -75,7 +75,7 @@ impl Endpoint {
 /// validated only once the caller is admitted: a bad parameter is a 400 only for a caller
 /// allowed to ask.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Asked {
+pub enum UnvalidatedRequest {
     Ping,
     CallsSummary(SummaryQuery),
     CallsAgents(AgentsQuery),
@@ -86,7 +86,7 @@ pub enum Asked {
     ScriptsStats(ScriptsQuery),
 }
 
-impl Asked {
+impl UnvalidatedRequest {
     #[must_use]
     pub const fn endpoint(&self) -> Endpoint {
         match self {
@@ -105,7 +105,7 @@ impl Asked {
     /// the query. `kpi_view` is the view the key's scopes allow on /kpi/{month}; a call period
     /// may not start before `earliest` (the history horizon, `None` without one). `None` for
     /// /ping, which takes no parameters and is never cached.
-    pub fn request(
+    pub fn validate(
         &self,
         kpi_view: KpiView,
         earliest: Option<EarliestDay>,
@@ -260,9 +260,9 @@ mod tests {
     use super::*;
 
     fn parse(endpoint: Endpoint, query: &str, month: &str) -> Result<Option<ApiRequest>, String> {
-        Asked::from_query(endpoint, query, month)
+        UnvalidatedRequest::from_query(endpoint, query, month)
             .unwrap()
-            .request(KpiView::Aggregate, None)
+            .validate(KpiView::Aggregate, None)
             .map_err(|e| e.to_string())
     }
 
@@ -322,14 +322,14 @@ mod tests {
 
     #[test]
     fn cache_key_separates_kpi_granularities_and_encodes_shifts() {
-        let asked = Asked::from_query(
+        let asked = UnvalidatedRequest::from_query(
             Endpoint::KpiMonth,
             "shift=tun%26granularity%3Ddetail",
             "2026-11",
         )
         .unwrap();
-        let aggregate = asked.request(KpiView::Aggregate, None).unwrap().unwrap();
-        let detail = asked.request(KpiView::Detail, None).unwrap().unwrap();
+        let aggregate = asked.validate(KpiView::Aggregate, None).unwrap().unwrap();
+        let detail = asked.validate(KpiView::Detail, None).unwrap().unwrap();
         assert_eq!(
             aggregate.cache_key(),
             "v1/kpi/2026-11?granularity=aggregate&shift=tun%26granularity%3Ddetail"
@@ -382,13 +382,13 @@ mod tests {
 
     #[test]
     fn a_query_string_gives_every_value_of_a_known_name_and_drops_unknown_names() {
-        let asked = Asked::from_query(
+        let asked = UnvalidatedRequest::from_query(
             Endpoint::CallsSummary,
             "direction=out%62ound&x=1&x=2&start=2026-11-01&start=2026-11-02&end",
             "",
         )
         .unwrap();
-        let Asked::CallsSummary(query) = &asked else {
+        let UnvalidatedRequest::CallsSummary(query) = &asked else {
             panic!("{asked:?}")
         };
         assert_eq!(
@@ -399,7 +399,7 @@ mod tests {
         assert_eq!(query.direction, ["outbound"].into_iter().collect());
         assert_eq!(
             asked
-                .request(KpiView::Aggregate, None)
+                .validate(KpiView::Aggregate, None)
                 .unwrap_err()
                 .to_string(),
             "query parameter 'start' is given more than once"

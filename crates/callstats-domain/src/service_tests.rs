@@ -18,7 +18,7 @@ use crate::ports::{
     CallDaysError, Found, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
     MockRequestLedger, StoreError, UpstreamError,
 };
-use crate::request::Asked;
+use crate::request::UnvalidatedRequest;
 use crate::scope::Scope;
 use crate::test_builders::{call, month, operator, range, row, sheet};
 
@@ -819,9 +819,9 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
             })
             .collect())
     });
-    let request = Asked::from_query(Endpoint::ScriptsStats, "limit=2", "")
+    let request = UnvalidatedRequest::from_query(Endpoint::ScriptsStats, "limit=2", "")
         .unwrap()
-        .request(KpiView::Aggregate, None)
+        .validate(KpiView::Aggregate, None)
         .unwrap()
         .unwrap();
     let body = stats(store, MockCallDays::new())

@@ -11,7 +11,7 @@ use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow};
 use callstats_domain::params::{Direction, ScriptsLimit, Shift};
-use callstats_domain::request::{Asked, Endpoint};
+use callstats_domain::request::{Endpoint, UnvalidatedRequest};
 use callstats_domain::scope::KpiView;
 use callstats_domain::stats::kpi::{spread, totals};
 use callstats_domain::stats::round::round2;
@@ -199,8 +199,8 @@ proptest! {
     ) {
         let query = serde_html_form::to_string(&pairs).unwrap();
         for endpoint in Endpoint::ALL {
-            let asked = Asked::from_query(endpoint, &query, &month).unwrap();
-            if let Err(err) = asked.request(KpiView::Aggregate, None) {
+            let asked = UnvalidatedRequest::from_query(endpoint, &query, &month).unwrap();
+            if let Err(err) = asked.validate(KpiView::Aggregate, None) {
                 let message = err.to_string();
                 prop_assert!(message.contains("parameter '") || message.contains("segment 'month'"), "{message}");
             }

@@ -48,7 +48,6 @@
 //! themselves broken and are replaced, so checkouts need no ping.
 
 pub mod config;
-mod detached;
 pub mod fixture;
 pub mod keys;
 pub mod migrate;
@@ -56,11 +55,12 @@ mod pool;
 mod rows;
 mod schema;
 mod seed;
+mod spawning;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;
 
-pub use detached::Detached;
 pub use seed::{Existing, SeedError};
+pub use spawning::SpawningStore;
 pub use store::{PoolStatus, Store};

@@ -20,7 +20,7 @@ use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::PriorWeight;
 use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota};
 use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisQuota, RedisSettings};
-use callstats_store::{Detached, Store};
+use callstats_store::{SpawningStore, Store};
 use callstats_synthetic::{Generator, SyntheticPlatform};
 
 use crate::args::ServiceArgs;
@@ -88,10 +88,10 @@ impl Assembly {
     pub fn state(self) -> anyhow::Result<ApiState> {
         let store = Arc::new(self.store);
         store.report_pool_usage();
-        let detached = Detached::new(Arc::clone(&store));
+        let spawning = SpawningStore::new(Arc::clone(&store));
         let keys: Arc<dyn KeyStore> =
-            Arc::new(KeyCache::new(Arc::new(detached.clone()), MAX_KEY_CACHE_TTL));
-        let portal: Arc<dyn PortalStore> = Arc::new(detached);
+            Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
+        let portal: Arc<dyn PortalStore> = Arc::new(spawning);
         let mut call_day_settings = self.call_days;
         let platform: Arc<dyn CallPlatform> = match self.upstream {
             Upstream::Http(config) => {

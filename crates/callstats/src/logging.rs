@@ -57,16 +57,16 @@ pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option
 }
 
 /// Off unless `RUST_LOG` asks for it: actix-http's connection handler logs at ERROR each
-/// request head a client got wrong; `callstats_api`'s connection wrapper logs each of those
-/// answers once, at INFO, with its request id.
-const QUIET: &str = "actix_http::h1::dispatcher=off";
+/// request head a client got wrong, which is the client's error, not the service's (in the
+/// shipped topology nginx answers and logs those heads).
+const DISPATCHER_OFF: &str = "actix_http::h1::dispatcher=off";
 
 fn install<W>(format: LogFormat, default_level: &str, writer: W)
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},{QUIET}")));
+        .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},{DISPATCHER_OFF}")));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         // No colours: the same bytes whether a person or a log collector reads them.

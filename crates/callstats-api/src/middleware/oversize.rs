@@ -95,7 +95,7 @@ pub(super) async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> H
             .answers
             .serve(&caller(req, state.trust_proxy), None)
             .await;
-        if let Err(err) = served.reply {
+        if let Err(err) = served.answer {
             return ApiError::counted(err, served.quota)
                 .with_days(served.days)
                 .error_response();

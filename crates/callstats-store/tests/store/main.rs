@@ -9,12 +9,12 @@
     reason = "tests: a panic is a failed test"
 )]
 
-mod detached;
 mod fixtures;
 mod keys;
 mod queries;
 mod round_trip;
 mod schema;
 mod seeding;
+mod spawning;
 mod support;
 mod unavailable;

@@ -17,9 +17,9 @@ use crate::Store;
 /// `block_in_place`, which panics on the actix workers' current-thread runtimes (a 500 where the
 /// upstream's failure should give a 503).
 #[derive(Clone)]
-pub struct Detached(Arc<Store>);
+pub struct SpawningStore(Arc<Store>);
 
-impl Detached {
+impl SpawningStore {
     #[must_use]
     pub const fn new(store: Arc<Store>) -> Self {
         Self(store)
@@ -38,7 +38,7 @@ impl Detached {
 }
 
 #[async_trait]
-impl KeyStore for Detached {
+impl KeyStore for SpawningStore {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
         let digest = *digest;
         self.run(|store| async move { store.find_key(&digest).await })
@@ -52,7 +52,7 @@ impl KeyStore for Detached {
 }
 
 #[async_trait]
-impl PortalStore for Detached {
+impl PortalStore for SpawningStore {
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
         self.run(|store| async move { store.operators().await })
             .await

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use callstats_domain::ports::PortalStore;
-use callstats_store::Detached;
+use callstats_store::SpawningStore;
 use callstats_store::config::Access;
 use callstats_store::testing::{Backend, TestDatabase};
 
@@ -14,7 +14,7 @@ use callstats_store::testing::{Backend, TestDatabase};
 async fn a_store_read_given_up_half_way_on_a_current_thread_runtime_does_not_panic() {
     let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
     drop(db.migrated_store().await);
-    let portal = Detached::new(Arc::new(db.store(Access::ReadOnly)));
+    let portal = SpawningStore::new(Arc::new(db.store(Access::ReadOnly)));
     for _ in 0..5 {
         let given_up = tokio::time::timeout(Duration::ZERO, portal.operators()).await;
         assert!(given_up.is_err() || given_up.is_ok_and(|read| read.is_ok()));
