@@ -3,7 +3,7 @@
 //! endpoint, so the ratio compares the request pipeline and not the body size.
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,8 +21,18 @@ const ROUNDS: usize = 3;
 /// The measurement target (issue 14): cached endpoint / baseline.
 const TARGET_RATIO: f64 = 0.8;
 
+/// Options of `cargo xtask load`.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// Another `callstats` binary (an earlier commit's release build) whose demo is loaded on
+    /// its cached endpoint in the same rounds, so that its ratio and this one's are measured
+    /// in one run on the same machine
+    #[arg(long, value_name = "BINARY")]
+    pub(crate) before: Option<PathBuf>,
+}
+
 /// Loads `callstats demo` (release) and the baseline server with wrk; prints the figures.
-pub fn run() -> Result<()> {
+pub fn run(options: &Options) -> Result<()> {
     if Command::new("wrk").arg("--version").output().is_err() {
         bail!("wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)");
     }
@@ -47,16 +57,24 @@ pub fn run() -> Result<()> {
 
     let dir = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let result = measure(&callstats, &baseline, &dir);
+    let result = measure(&callstats, options.before.as_deref(), &baseline, &dir);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
-    let demo_port = free_port()?;
-    let demo_address = format!("127.0.0.1:{demo_port}");
+/// A running `callstats demo` with a key wrk cannot exhaust.
+struct Demo {
+    _process: Running,
+    port: u16,
+    key: String,
+}
+
+/// Starts `callstats demo` in `dir` and issues a key whose quota wrk cannot exhaust.
+fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
+    std::fs::create_dir_all(dir)?;
+    let port = free_port()?;
     let mut demo = Command::new(callstats)
-        .args(["demo", "--bind", &demo_address])
+        .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
         .current_dir(dir)
         // Its default log level (info: one line per request) unless RUST_LOG says otherwise;
         // the log goes to a file so the terminal shows only the figures.
@@ -67,12 +85,12 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(dir.join("demo.log"))?)
         .spawn()
-        .context("could not start callstats demo")?;
+        .with_context(|| format!("could not start {} demo", callstats.display()))?;
     let stdout = demo
         .stdout
         .take()
         .ok_or_else(|| anyhow!("no demo stdout"))?;
-    let demo = Running(demo);
+    let process = Running(demo);
     // The demo prints its key once it listens; the key itself is not needed (it has the
     // default quota of 120 a minute), only the moment.
     let mut stdout = BufReader::new(stdout);
@@ -84,7 +102,6 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     // The demo goes on printing its curl lines: keep reading, or its writes fail.
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
 
-    // A key whose quota wrk cannot exhaust, issued in the demo's database.
     let created = Command::new(callstats)
         .args([
             "keys",
@@ -106,7 +123,17 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
         bail!("callstats keys create failed with {}", created.status);
     }
     let key = String::from_utf8(created.stdout)?.trim().to_owned();
+    Ok(Demo {
+        _process: process,
+        port,
+        key,
+    })
+}
 
+fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path) -> Result<()> {
+    let demo = start_demo(callstats, dir)?;
+    let (demo_port, key) = (demo.port, demo.key.clone());
+    let demo_address = format!("127.0.0.1:{demo_port}");
     let today = Day::of(time::OffsetDateTime::now_utc());
     let header = format!("X-API-Key: {key}");
     let cached_path = "/api/v1/operators".to_owned();
@@ -150,7 +177,7 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     let base = format!("http://{baseline_address}");
     let demo_url = |path: &str| format!("http://{demo_address}{path}");
     let if_none_match = format!("If-None-Match: {agents_etag}");
-    let targets: [(&str, String, Vec<&str>); 9] = [
+    let mut targets: Vec<(&str, String, Vec<&str>)> = vec![
         ("/operators (cached)", demo_url(&cached_path), vec![]),
         (
             "baseline, the same bytes",
@@ -186,6 +213,18 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
         ),
     ];
     wait_until_answering(&format!("{base}/"), &[&header])?;
+    // The earlier binary's demo, loaded on its cached endpoint in the same rounds.
+    let before_demo = before
+        .map(|binary| start_demo(binary, &dir.join("before")))
+        .transpose()?;
+    let before_header = before_demo
+        .as_ref()
+        .map(|before| format!("X-API-Key: {}", before.key));
+    if let (Some(before), Some(before_header)) = (&before_demo, &before_header) {
+        let url = format!("http://127.0.0.1:{}{cached_path}", before.port);
+        wait_until_answering(&url, &[before_header])?;
+        targets.push(("/operators (cached), --before binary", url, vec![]));
+    }
 
     // Rounds, each loading every target in turn, so a machine that speeds up or slows down
     // during the run weighs on all of them alike; the medians are reported.
@@ -193,9 +232,14 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
     for round in 1..=ROUNDS {
         for ((name, url, headers), runs) in targets.iter().zip(&mut runs) {
             eprintln!("round {round}/{ROUNDS}: {name}");
+            // Each demo is asked with its own key.
+            let key_header = match &before_header {
+                Some(before_header) if name.ends_with("--before binary") => before_header,
+                _ => &header,
+            };
             let output = Command::new("wrk")
                 .args(WRK_ARGS)
-                .args(["-H", &header])
+                .args(["-H", key_header])
                 .args(headers.iter().flat_map(|h| ["-H", h]))
                 .arg(url)
                 .output()
@@ -214,6 +258,8 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
         }
     }
     drop(demo);
+    let before_measured = before_demo.is_some();
+    drop(before_demo);
 
     let rounds_of = |runs: &[wrk::Report]| -> String {
         let rates: Vec<String> = runs
@@ -264,6 +310,12 @@ fn measure(callstats: &Path, baseline: &Path, dir: &Path) -> Result<()> {
         rate(7) / rate(5),
         rate(8) / rate(5),
     );
+    if before_measured {
+        report += &format!(
+            "ratio cached / baseline with the same bytes, --before binary: {:.2}\n",
+            rate(9) / rate(1),
+        );
+    }
     std::io::stdout()
         .lock()
         .write_all(report.as_bytes())

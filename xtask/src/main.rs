@@ -46,8 +46,9 @@ enum Task {
     /// wrk in 3 rounds: median req/s and p50/p99 of a cached endpoint, a computed-then-cached
     /// one, the baseline answering each one's very bytes, and the baseline answering 150
     /// bytes; the ratio cached / baseline (target >= 0.8). The demo logs at its default level
-    /// (info, a line per request) unless RUST_LOG is set
-    Load,
+    /// (info, a line per request) unless RUST_LOG is set; `--before BINARY` loads an earlier
+    /// build's demo in the same rounds and prints its ratio too
+    Load(load::Options),
     /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
     /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
     /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
@@ -87,7 +88,7 @@ fn main() -> Result<()> {
         Task::Bench => bench(),
         Task::Openapi => openapi(),
         Task::ReplicasLoad(options) => replicas_load::run(&options),
-        Task::Load => load::run(),
+        Task::Load(options) => load::run(&options),
         Task::Cold(options) => cold::run(&options),
         Task::Isolation(options) => isolation::run(&options),
         Task::Hostile(options) => hostile::run(&options),

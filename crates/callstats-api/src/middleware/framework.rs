@@ -14,7 +14,7 @@ use crate::response::json;
 pub(super) fn as_json(
     err: &actix_web::Error,
     status: StatusCode,
-    request_id: RequestId,
+    request_id: &RequestId,
 ) -> actix_web::Error {
     let mut body = json(status, &ErrorBody::new(err.to_string()));
     common_headers(body.headers_mut(), request_id.header_value());

@@ -8,18 +8,10 @@ pub(super) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-i
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
-/// randomness.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct RequestId {
-    start: u64,
-    sequence: u64,
-}
-
-impl std::fmt::Display for RequestId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:x}-{:06x}", self.start, self.sequence)
-    }
-}
+/// randomness. Formatted once, when the request arrives: its span, its log line and its
+/// header all use that text.
+#[derive(Debug, Clone)]
+pub(super) struct RequestId(HeaderValue);
 
 impl RequestId {
     pub(super) fn next() -> Self {
@@ -29,13 +21,17 @@ impl RequestId {
                 .map_or(0, |d| d.as_secs())
         });
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        Self {
-            start: *START,
-            sequence: NEXT.fetch_add(1, Ordering::Relaxed),
-        }
+        let sequence = NEXT.fetch_add(1, Ordering::Relaxed);
+        let text = format!("{:x}-{sequence:06x}", *START);
+        // Hex digits and a hyphen: always a valid header value.
+        Self(HeaderValue::try_from(text).unwrap_or_else(|_| HeaderValue::from_static("-")))
     }
 
-    pub(super) fn header_value(self) -> Option<HeaderValue> {
-        HeaderValue::try_from(self.to_string()).ok()
+    pub(super) fn as_str(&self) -> &str {
+        self.0.to_str().unwrap_or("-")
+    }
+
+    pub(super) fn header_value(&self) -> HeaderValue {
+        self.0.clone()
     }
 }
