@@ -10,7 +10,7 @@ use callstats_domain::ports::CallDayCache;
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
 
-use crate::expiring::{ENTRY_OVERHEAD, Expiring, fresh};
+use crate::expiring::{ENTRY_OVERHEAD, Expiring, bounded, fresh};
 
 /// Weighs a kept call day by the heap bytes it holds.
 #[derive(Clone, Copy)]
@@ -37,9 +37,8 @@ impl MemoryCallDays {
     /// `max_bytes` bounds the sum of the kept days' sizes.
     #[must_use]
     pub fn new(max_bytes: u64) -> Self {
-        let items = usize::try_from((max_bytes / TYPICAL_DAY_BYTES).max(16)).unwrap_or(16);
         Self {
-            days: Arc::new(Cache::with_weighter(items, max_bytes.max(1), DayBytes)),
+            days: Arc::new(bounded(max_bytes, TYPICAL_DAY_BYTES, DayBytes)),
         }
     }
 }

@@ -27,6 +27,22 @@ impl<T> Expiring<T> {
     }
 }
 
+/// A cache whose entries' weights (their heap bytes, by `weighter`) add up to at most
+/// `max_bytes`; `typical_bytes`, an entry's usual weight, sizes its item count (at least 16).
+pub(crate) fn bounded<K, T, W>(
+    max_bytes: u64,
+    typical_bytes: u64,
+    weighter: W,
+) -> Cache<K, Expiring<T>, W>
+where
+    K: Eq + Hash,
+    T: Clone,
+    W: Weighter<K, Expiring<T>> + Clone,
+{
+    let items = usize::try_from((max_bytes / typical_bytes).max(16)).unwrap_or(16);
+    Cache::with_weighter(items, max_bytes.max(1), weighter)
+}
+
 /// The value under `key` while it is fresh. An expired entry reads as absent and is removed,
 /// unless a fresh one has replaced it meanwhile.
 pub(crate) fn fresh<K, Q, T, W>(cache: &Cache<K, Expiring<T>, W>, key: &Q) -> Option<T>

@@ -9,7 +9,7 @@ use callstats_domain::ports::ResponseCache;
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
 
-use crate::expiring::{ENTRY_OVERHEAD, Expiring, fresh};
+use crate::expiring::{ENTRY_OVERHEAD, Expiring, bounded, fresh};
 
 /// Weighs a cached response by the heap bytes it holds: its key, its body and the entry.
 #[derive(Clone, Copy)]
@@ -39,9 +39,8 @@ impl MemoryCache {
     /// `max_bytes` bounds the sum of the cached keys and bodies.
     #[must_use]
     pub fn new(max_bytes: u64) -> Self {
-        let items = usize::try_from((max_bytes / TYPICAL_ENTRY_BYTES).max(16)).unwrap_or(16);
         Self {
-            entries: Arc::new(Cache::with_weighter(items, max_bytes.max(1), BodyBytes)),
+            entries: Arc::new(bounded(max_bytes, TYPICAL_ENTRY_BYTES, BodyBytes)),
         }
     }
 }

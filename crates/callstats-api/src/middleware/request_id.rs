@@ -10,7 +10,7 @@ pub(super) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-i
 /// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
 /// randomness. Formatted once, when the request arrives: its span, its log line and its
 /// header all use that text.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct RequestId(HeaderValue);
 
 impl RequestId {
