@@ -8,6 +8,7 @@
 //! `main` returns.
 
 mod batch;
+mod timestamp;
 
 pub use batch::LogGuard;
 
@@ -76,6 +77,7 @@ where
         .with_env_filter(filter)
         // No colours: the same bytes whether a person or a log collector reads them.
         .with_ansi(false)
+        .with_timer(timestamp::Timestamp)
         .with_writer(writer);
     match format {
         LogFormat::Text => builder.fmt_fields(PlainFields).init(),
