@@ -20,7 +20,7 @@ from callstats_client import AuthenticatedClient
 from callstats_client.api.calls import calls_agents, calls_summary
 from callstats_client.api.key import ping
 from callstats_client.api.kpi import kpi_month, kpi_months
-from callstats_client.api.meta import openapi_json
+from callstats_client.api.meta import openapi_json, problem_type
 from callstats_client.api.operations import healthz, readyz
 from callstats_client.api.operators import operators, schedule
 from callstats_client.api.scripts import scripts_stats
@@ -36,6 +36,7 @@ from callstats_client.models import (
     KpiDetailGranularity,
     OpenapiJsonResponse200,
     OperatorsResponse,
+    ProblemType,
     Schedule,
     ScriptsResponse,
     SheetsResponse,
@@ -87,6 +88,10 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
     if summary is not None:
         check("/calls/summary: 24 hourly buckets", summary.hourly is not None and len(summary.hourly) == 24)
         check("/calls/summary: peak_hour", isinstance(summary.peak_hour, HourCount))
+        check(
+            "/calls/summary: answered + unanswered == total",
+            summary.answered_calls + summary.unanswered_calls == summary.total_calls,
+        )
     week = expect(
         "/calls/summary (a week)",
         calls_summary.sync_detailed(
@@ -154,6 +159,13 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
     if scripts is not None:
         check("/scripts/stats: at most 5", len(scripts.scripts) <= 5)
     expect("/openapi.json", openapi_json.sync_detailed(client=detail), OpenapiJsonResponse200)
+    problem = expect(
+        "/problems/missing-scope",
+        problem_type.sync_detailed("missing-scope", client=detail),
+        ProblemType,
+    )
+    if problem is not None:
+        check("/problems/missing-scope: a 403", problem.status == 403)
     expect("/healthz", healthz.sync_detailed(client=detail), Health)
     expect("/readyz", readyz.sync_detailed(client=detail), Health)
 

@@ -1,5 +1,5 @@
-//! Where the OpenAPI document is served and how a request for it is admitted: with no key,
-//! against the client's per-IP quota. Its route answers it; the request observer counts an
+//! Where the OpenAPI document is served and how a request for it (or for a problem type it
+//! names) is admitted: with no key, against the client's per-IP quota. Its route answers it; the request observer counts an
 //! oversized request for it the same way.
 
 use actix_web::HttpRequest;
@@ -9,9 +9,19 @@ use callstats_domain::access::QuotaStatus;
 use crate::ApiState;
 use crate::caller::client_ip;
 use crate::error::ApiError;
+use crate::problem::PROBLEMS;
 
 /// Where the document is served, under [`PREFIX`](crate::PREFIX).
 pub(crate) const DOCUMENT: &str = "/openapi.json";
+
+/// Whether `api_path` (under the prefix) is served without a key: the document and the
+/// problem types its errors name.
+pub(crate) fn keyless(api_path: &str) -> bool {
+    api_path == DOCUMENT
+        || api_path
+            .strip_prefix(PROBLEMS)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
 
 /// Counts a request for the document, which needs no key, against the client's per-IP quota;
 /// over it, 429.

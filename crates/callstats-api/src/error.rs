@@ -12,7 +12,8 @@ use callstats_domain::limits::DayBudgetStatus;
 use callstats_domain::scope::Scope;
 use serde::Serialize;
 
-use crate::response::{FailureCause, Source, internal_error, json, set_headers};
+use crate::problem::{Problem, error_json};
+use crate::response::{FailureCause, Source, internal_error, set_headers};
 
 /// Every error body: `{"error": "..."}`, plus `required_scope` on a 403 for a missing scope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -90,14 +91,14 @@ impl ApiError {
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        status_of(&self.error)
+        Problem::of(&self.error).status()
     }
 
     fn error_response(&self) -> HttpResponse {
         let mut response = match &self.error {
             DomainError::Internal(cause) => internal_error(cause.clone()),
             err => {
-                let mut response = json(status_of(err), &ErrorBody::from(err));
+                let mut response = error_json(Problem::of(err), ErrorBody::from(err));
                 match err {
                     DomainError::RateLimited(_) => {
                         response
@@ -135,24 +136,6 @@ impl ResponseError for ApiError {
             );
         }
         response
-    }
-}
-
-/// The status a domain error answers with.
-const fn status_of(err: &DomainError) -> StatusCode {
-    match err {
-        DomainError::BadRequest(_) => StatusCode::BAD_REQUEST,
-        DomainError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-        DomainError::OriginNotAllowed | DomainError::MissingScope(_) => StatusCode::FORBIDDEN,
-        DomainError::NotFound(_) => StatusCode::NOT_FOUND,
-        DomainError::RateLimited(_) | DomainError::DayBudgetExceeded(_) => {
-            StatusCode::TOO_MANY_REQUESTS
-        }
-        DomainError::UpstreamUnavailable(_)
-        | DomainError::UpstreamBusy { .. }
-        | DomainError::BodyTooLarge { .. }
-        | DomainError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-        DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -12,6 +12,7 @@ mod error;
 mod middleware;
 pub mod openapi;
 pub mod ops;
+pub mod problem;
 mod query;
 mod response;
 mod routes;

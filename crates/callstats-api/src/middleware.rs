@@ -17,6 +17,7 @@ use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use tracing::Instrument as _;
 
+use crate::problem;
 use crate::response::{FailureCause, X_CACHE};
 use headers::common_headers;
 pub(crate) use oversize::Oversize;
@@ -35,13 +36,18 @@ pub(crate) async fn observe(
     // observer's own lines are written outside it: they name the id themselves.
     let span = tracing::error_span!("request", request_id = %request_id.as_str());
     let close = unread_body::take(&mut req);
+    let problem_wanted = problem::preferred(req.headers());
     if let Some(oversize) = Oversize::of(&req) {
         let response = oversize::refuse_oversized(req.request(), oversize)
             .instrument(span)
             .await;
         let response = req.into_response(response.map_into_right_body());
         return Ok(unread_body::closing(
-            finish(response, &request_id, started),
+            finish(
+                problem::negotiate(response, problem_wanted),
+                &request_id,
+                started,
+            ),
             close,
         ));
     }
@@ -49,13 +55,22 @@ pub(crate) async fn observe(
     let (method, uri) = (req.method().clone(), req.uri().clone());
     match next.call(req).instrument(span).await {
         Ok(response) => Ok(unread_body::closing(
-            finish(response.map_into_left_body(), &request_id, started),
+            finish(
+                problem::negotiate(response.map_into_left_body(), problem_wanted),
+                &request_id,
+                started,
+            ),
             close,
         )),
         Err(err) => {
             let status = err.as_response_error().status_code();
             tracing::warn!(request_id = %request_id.as_str(), method = %method.as_str(), path = %uri.path(), status = status.as_u16(), error = %err, "request");
-            Err(framework::as_json(&err, status, &request_id))
+            Err(framework::as_json(
+                &err,
+                status,
+                &request_id,
+                problem_wanted,
+            ))
         }
     }
 }

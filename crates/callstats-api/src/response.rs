@@ -16,6 +16,8 @@ use callstats_domain::limits::DayBudgetStatus;
 use serde::Serialize;
 
 use crate::encoding::{Coding, Compressed};
+use crate::error::ErrorBody;
+use crate::problem::Problem;
 
 pub(crate) const JSON: &str = "application/json; charset=utf-8";
 const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
@@ -249,6 +251,11 @@ pub(crate) fn internal_error(cause: String) -> HttpResponse {
     let mut response = bytes_response(
         StatusCode::INTERNAL_SERVER_ERROR,
         Bytes::from_static(INTERNAL_ERROR_BODY),
+    );
+    crate::problem::mark(
+        &mut response,
+        Problem::Internal,
+        ErrorBody::new("internal server error"),
     );
     response.extensions_mut().insert(FailureCause(cause));
     response

@@ -13,8 +13,10 @@ use std::panic::AssertUnwindSafe;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use callstats_application::Answer;
+use bytes::Bytes;
 use callstats_application::flight::panic_message;
+use callstats_application::{Answer, ETag};
+use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
     ScriptsResponse, SheetsResponse,
@@ -29,6 +31,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::caller::caller;
 use crate::document::count_document_request;
 use crate::error::{ApiError, ErrorBody};
+use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{Source, json, private_max_age, representation, set_headers};
 use crate::{ApiState, PREFIX};
@@ -50,7 +53,8 @@ fn register(cfg: &mut ServiceConfig<'_>) {
         .service(schedule)
         .service(scripts_stats)
         .service(openapi_json)
-        .service(kpi_month);
+        .service(kpi_month)
+        .service(problem_type);
 }
 
 /// Check a key.
@@ -198,6 +202,44 @@ async fn openapi_json(
     Ok(response)
 }
 
+/// Describe a problem type.
+///
+/// The `type` of a problem-details error answer (sent on `Accept: application/problem+json`)
+/// resolves here: its title, status and what it means. Needs no key: counted against the
+/// client address's quota, like the document.
+#[utoipa::path(
+    tag = "meta",
+    security(()),
+    params(("name" = String, Path, description = "The problem type's name, the last segment of its `type`.", example = "missing-scope")),
+    responses((status = 200, description = "The problem type.", body = ProblemType))
+)]
+#[get("/problems/{name}")]
+async fn problem_type(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let quota = count_document_request(&state, &req).await?;
+    let Some(problem) = Problem::named(&name) else {
+        let unknown = DomainError::NotFound(format!("no such problem type: {name}"));
+        return Err(ApiError::counted(unknown, quota));
+    };
+    let body = serde_json::to_vec(&ProblemType::from(problem))
+        .map(Bytes::from)
+        .map_err(|err| ApiError::internal(err.to_string()))?;
+    // Problem types change only with a new release, as the document does.
+    let mut response = representation(
+        &req,
+        &state.compressed,
+        &body,
+        ETag::of(&body),
+        HeaderValue::from_static("no-cache"),
+    )
+    .await;
+    set_headers(response.headers_mut(), &quota, None, Source::Miss);
+    Ok(response)
+}
+
 /// Answers a path or method the API does not have: the key is still checked and counted (so
 /// the response carries the quota headers), then 405 for a known path, else 404.
 pub(crate) async fn unrouted(
@@ -257,18 +299,18 @@ async fn admit_and_answer(
 fn not_routed(req: &HttpRequest) -> HttpResponse {
     let path = req.path();
     if req.resource_map().has_resource(path) {
-        let mut response = json(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &ErrorBody::new(format!("method {} not allowed: use GET", req.method())),
+        let mut response = error_json(
+            Problem::MethodNotAllowed,
+            ErrorBody::new(format!("method {} not allowed: use GET", req.method())),
         );
         response
             .headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET"));
         response
     } else {
-        json(
-            StatusCode::NOT_FOUND,
-            &ErrorBody::new(format!("no such endpoint: {path}")),
+        error_json(
+            Problem::NotFound,
+            ErrorBody::new(format!("no such endpoint: {path}")),
         )
     }
 }

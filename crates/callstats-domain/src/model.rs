@@ -125,6 +125,11 @@ pub struct CallSummary {
     pub clamped: bool,
     pub timezone: &'static str,
     pub total_calls: u64,
+    /// Calls of the period and direction that an agent answered;
+    /// `answered_calls + unanswered_calls == total_calls`.
+    pub answered_calls: u64,
+    /// Calls of the period and direction with no agent (unanswered, abandoned).
+    pub unanswered_calls: u64,
     pub daily: Vec<DayCount>,
     /// 24 buckets, hour ascending, for a single day; null otherwise.
     pub hourly: Option<Vec<HourCount>>,

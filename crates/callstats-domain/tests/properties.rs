@@ -115,6 +115,16 @@ proptest! {
     }
 
     #[test]
+    fn answered_and_unanswered_make_the_total_in_either_direction((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let summary = call_summary(&range, direction, &days_around(range, &calls));
+        prop_assert_eq!(summary.answered_calls + summary.unanswered_calls, summary.total_calls);
+        let (from, to) = range.unix_window();
+        let unanswered = calls.iter().filter(|c| c.direction == direction && c.agent_number.is_none() && (from..to).contains(&c.started_at)).count();
+        prop_assert_eq!(summary.unanswered_calls, u64::try_from(unanswered).unwrap());
+    }
+
+    #[test]
     fn single_day_hourly_buckets_sum_to_the_total((range, calls) in range_and_calls(1)) {
         let summary = call_summary(&range, Direction::Inbound, &days_around(range, &calls));
         let hourly = summary.hourly.expect("single day has hourly buckets");

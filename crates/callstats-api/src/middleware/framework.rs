@@ -8,15 +8,17 @@ use actix_web::http::StatusCode;
 use super::headers::common_headers;
 use super::request_id::RequestId;
 use crate::error::ErrorBody;
-use crate::response::json;
+use crate::problem::error_answer;
 
-/// `err` answered with its own `status`, a JSON body and the headers every answer carries.
+/// `err` answered with its own `status`, a JSON body (problem details when `problem_wanted`)
+/// and the headers every answer carries.
 pub(super) fn as_json(
     err: &actix_web::Error,
     status: StatusCode,
     request_id: &RequestId,
+    problem_wanted: bool,
 ) -> actix_web::Error {
-    let mut body = json(status, &ErrorBody::new(err.to_string()));
+    let mut body = error_answer(status, ErrorBody::new(err.to_string()), problem_wanted);
     common_headers(body.headers_mut(), request_id.header_value());
     InternalError::from_response(err.to_string(), body).into()
 }

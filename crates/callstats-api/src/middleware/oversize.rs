@@ -2,14 +2,14 @@
 //! or 413, given once the request has been admitted like any other of its path.
 
 use actix_web::dev::ServiceRequest;
-use actix_web::http::StatusCode;
 use actix_web::http::header::CONTENT_LENGTH;
 use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
 
 use crate::caller::caller;
-use crate::document::{DOCUMENT, count_document_request};
+use crate::document::{count_document_request, keyless};
 use crate::error::{ApiError, ErrorBody};
-use crate::response::{Source, json, set_headers};
+use crate::problem::{Problem, error_json};
+use crate::response::{Source, set_headers};
 use crate::{ApiState, PREFIX};
 
 /// Longest request target (path and query) served; no valid request comes near it.
@@ -32,11 +32,11 @@ pub(crate) enum Oversize {
 }
 
 impl Oversize {
-    pub(crate) const fn status(self) -> StatusCode {
+    pub(crate) const fn problem(self) -> Problem {
         match self {
-            Self::Target => StatusCode::URI_TOO_LONG,
-            Self::Headers => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            Self::Body => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Target => Problem::UriTooLong,
+            Self::Headers => Problem::HeadersTooLarge,
+            Self::Body => Problem::ContentTooLarge,
         }
     }
 
@@ -80,12 +80,12 @@ impl Oversize {
 /// the per-client-IP quota, the operations endpoints at the root (which count nothing) as they
 /// are.
 pub(super) async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> HttpResponse {
-    let mut response = json(oversize.status(), &ErrorBody::new(oversize.message()));
+    let mut response = error_json(oversize.problem(), ErrorBody::new(oversize.message()));
     let Some(state) = req.app_data::<web::Data<ApiState>>() else {
         return response;
     };
     let path = req.path();
-    let (quota, days) = if path.strip_prefix(PREFIX) == Some(DOCUMENT) {
+    let (quota, days) = if path.strip_prefix(PREFIX).is_some_and(keyless) {
         match count_document_request(state, req).await {
             Ok(quota) => (quota, None),
             Err(refused) => return refused.error_response(),

@@ -50,7 +50,9 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
         {
             set_examples(content, success_examples(endpoint));
         }
-    } else if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200") {
+    } else if operation.operation_id.as_deref() == Some("openapi_json")
+        && let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200")
+    {
         // The document itself: an object whose content is this document.
         ok.content.insert(
             "application/json".into(),

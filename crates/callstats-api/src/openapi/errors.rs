@@ -15,7 +15,10 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Response, ResponseBuilder};
 
 use super::examples::set_examples;
+use crate::error::ErrorBody;
 use crate::middleware::Oversize;
+use crate::problem::{PROBLEM_JSON, Problem, ProblemDetails};
+use actix_web::http::StatusCode;
 
 pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
     let quota = QuotaStatus::after(
@@ -24,6 +27,9 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         &QuotaBucket::new(&QuotaSubject::Key(1), time::OffsetDateTime::UNIX_EPOCH),
     );
     let message = |err: DomainError| json!({ "error": err.to_string() });
+    let scope = endpoint
+        .and_then(Endpoint::required_scope)
+        .unwrap_or(Scope::Calls);
     let takes_parameters = !matches!(
         endpoint,
         None | Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators)
@@ -72,11 +78,18 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 (
                     "scope",
                     json!({
-                        "error": DomainError::MissingScope(endpoint.and_then(Endpoint::required_scope).unwrap_or(Scope::Calls)).to_string(),
-                        "required_scope": endpoint.and_then(Endpoint::required_scope).unwrap_or(Scope::Calls),
+                        "error": DomainError::MissingScope(scope).to_string(),
+                        "required_scope": scope,
                     }),
                 ),
             ],
+        ),
+        404 if endpoint.is_none() => (
+            "No such problem type.",
+            vec![(
+                "unknown",
+                message(DomainError::NotFound("no such problem type: nope".into())),
+            )],
         ),
         404 => (
             "No published KPI sheet for the month, or none of the requested shift (the message lists the shifts that exist).",
@@ -159,13 +172,35 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             vec![("internal", json!({ "error": "internal server error" }))],
         ),
     };
+    // The same errors as problem details, but for the reverse proxy's own answers.
+    let problems: Vec<(&str, Value)> = examples
+        .iter()
+        .filter_map(|(name, example)| {
+            let problem = problem_of_example(status, name)?;
+            let body = ErrorBody {
+                error: example.get("error")?.as_str()?.to_owned(),
+                required_scope: (problem == Problem::MissingScope).then_some(scope),
+            };
+            Some((
+                *name,
+                serde_json::to_value(ProblemDetails::new(problem, body)).ok()?,
+            ))
+        })
+        .collect();
     let mut content = ContentBuilder::new()
         .schema(Some(Ref::from_schema_name("ErrorBody")))
         .build();
     set_examples(&mut content, examples);
+    let mut problem_content = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name("ProblemDetails")))
+        .build();
+    set_examples(&mut problem_content, problems);
     let mut response = ResponseBuilder::new()
-        .description(description)
+        .description(format!(
+            "{description} As problem details (`application/problem+json`) when the request's `Accept` prefers them, but for the reverse proxy's own answers."
+        ))
         .content("application/json", content)
+        .content(PROBLEM_JSON, problem_content)
         .build();
     let retry_after = match status {
         429 if calls => Some((
@@ -201,6 +236,22 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         );
     }
     response
+}
+
+/// The problem type of the error example `name` of a `status` answer; `None` for the reverse
+/// proxy's own answers, which are never problem details.
+fn problem_of_example(status: u16, name: &str) -> Option<Problem> {
+    Some(match name {
+        "from the proxy" | "malformed head" => return None,
+        "origin" => Problem::OriginNotAllowed,
+        "scope" => Problem::MissingScope,
+        "over the day budget" => Problem::DayBudgetExceeded,
+        "upstream" => Problem::UpstreamUnavailable,
+        "busy" => Problem::UpstreamBusy,
+        "database" => Problem::StoreUnavailable,
+        "too large" => Problem::AnswerTooLarge,
+        _ => Problem::of_status(StatusCode::from_u16(status).ok()?),
+    })
 }
 
 /// The errors the shipped reverse proxy (deploy/nginx/nginx.conf) answers itself, before a

@@ -15,11 +15,13 @@ use actix_web::App;
 use bytes::Bytes;
 use callstats_domain::request::Endpoint;
 use utoipa::OpenApi as _;
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::{OpenApi, RefOr};
 use utoipa_actix_web::AppExt as _;
 
 use crate::PREFIX;
 use crate::error::ErrorBody;
+use crate::problem::{PROBLEMS, Problem, ProblemDetails, ProblemType};
 use conventions::{
     NOSNIFF, REQUEST_ID, add_response_headers, add_security_schemes, complete_operation,
 };
@@ -33,14 +35,14 @@ use schemas::complete_schemas;
         description = include_str!("../../../../docs/behaviour.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0")
     ),
-    components(schemas(ErrorBody)),
+    components(schemas(ErrorBody, ProblemDetails)),
     tags(
         (name = "key", description = "The calling key."),
         (name = "calls", description = "Call volumes, peaks and the agent leaderboard (scope calls)."),
         (name = "kpi", description = "Monthly KPI and payout sheets (scope kpi:aggregate; kpi:detail for names)."),
         (name = "operators", description = "Roster and off-day schedule (scope operators)."),
         (name = "scripts", description = "Script view counts (scope scripts)."),
-        (name = "meta", description = "This document."),
+        (name = "meta", description = "This document and the problem types of its errors."),
         (name = "operations", description = "Liveness and readiness for load balancers and orchestrators: no key, no quota.")
     )
 )]
@@ -73,9 +75,24 @@ pub fn document() -> OpenApi {
             continue;
         };
         let endpoint = Endpoint::ALL.into_iter().find(|e| e.path() == api_path);
+        if api_path.starts_with(PROBLEMS) {
+            describe_problem_types(operation);
+        }
         complete_operation(operation, endpoint);
     }
     doc
+}
+
+/// The problem types' operation: an example of its 200, and its 404 (before the conventions
+/// add the headers every answer carries).
+fn describe_problem_types(operation: &mut Operation) {
+    let responses = &mut operation.responses.responses;
+    if let Some(RefOr::T(ok)) = responses.get_mut("200")
+        && let Some(RefOr::T(content)) = ok.content.get_mut("application/json")
+    {
+        content.example = serde_json::to_value(ProblemType::from(Problem::MissingScope)).ok();
+    }
+    responses.insert("404".into(), RefOr::T(errors::error_response(404, None)));
 }
 
 /// The document as served (and as committed in `docs/openapi.json`): pretty JSON with a final

@@ -11,7 +11,11 @@ use utoipa::openapi::{Ref, RefOr};
 
 /// Properties serde leaves out when they are `None` (`skip_serializing_if`): the only fields
 /// that may be missing from a body, and never null when present.
-const OMITTED_WHEN_NONE: &[(&str, &str)] = &[("ErrorBody", "required_scope"), ("Health", "reason")];
+const OMITTED_WHEN_NONE: &[(&str, &str)] = &[
+    ("ErrorBody", "required_scope"),
+    ("ProblemDetails", "required_scope"),
+    ("Health", "reason"),
+];
 
 /// Makes the schemas say what the serialiser writes (see the module's documentation).
 pub(super) fn complete_schemas(schemas: &mut BTreeMap<String, RefOr<Schema>>) {

@@ -238,10 +238,12 @@ fn document() -> Value {
     serde_json::from_slice(&callstats_api::openapi::document_bytes()).unwrap()
 }
 
-/// The JSON schema of `status` answers of the GET at `path`.
-fn response_schema<'d>(doc: &'d Value, path: &str, status: u16) -> Option<&'d Value> {
-    doc["paths"][path]["get"]["responses"][status.to_string()]["content"]["application/json"]
-        .get("schema")
+const JSON: &str = "application/json";
+const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The JSON schema of `status` answers of the GET at `path`, as `media`.
+fn response_schema<'d>(doc: &'d Value, path: &str, status: u16, media: &str) -> Option<&'d Value> {
+    doc["paths"][path]["get"]["responses"][status.to_string()]["content"][media].get("schema")
 }
 
 /// The portal of the helpers plus a December sheet where every nullable KPI figure is null,
@@ -366,6 +368,12 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
         ),
         ("/api/v1/scripts/stats", "/api/v1/scripts/stats", &aggregate),
         ("/api/v1/openapi.json", "/api/v1/openapi.json", &every),
+        (
+            "/api/v1/problems/{name}",
+            "/api/v1/problems/missing-scope",
+            &every,
+        ),
+        ("/api/v1/problems/{name}", "/api/v1/problems/nope", &every),
     ];
     let mut bodies = Vec::new();
     for (path, uri, key) in asked {
@@ -394,15 +402,50 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
     bodies
 }
 
-/// The document's examples: (path, status, body).
-fn example_bodies(doc: &Value) -> Vec<(String, u16, Value)> {
+/// Real error answers as problem details: (documented path, status, body).
+async fn real_problem_bodies() -> Vec<(String, u16, Value)> {
+    let app = app();
+    let every = app.key(1, "calls,kpi:detail,operators,scripts", 10_000, None);
+    let nothing = app.key(3, "", 10_000, None);
+    let service = app.service().await;
+    let asked: Vec<(&str, TestRequest)> = vec![
+        (
+            "/api/v1/calls/summary",
+            get("/api/v1/calls/summary?start=2026-02-30", &every),
+        ),
+        (
+            "/api/v1/calls/summary",
+            get("/api/v1/calls/summary?start=2026-11-02", &nothing),
+        ),
+        (
+            "/api/v1/operators",
+            TestRequest::get().uri("/api/v1/operators"),
+        ),
+        ("/api/v1/kpi/{month}", get("/api/v1/kpi/2026-08", &every)),
+        (
+            "/api/v1/problems/{name}",
+            get("/api/v1/problems/nope", &every),
+        ),
+    ];
+    let mut bodies = Vec::new();
+    for (path, request) in asked {
+        let request = request.insert_header(("Accept", PROBLEM_JSON));
+        let answer = send(&service, request).await;
+        assert_eq!(answer.header("content-type"), PROBLEM_JSON, "{path}");
+        bodies.push((path.to_owned(), answer.status, answer.json()));
+    }
+    bodies
+}
+
+/// The document's examples as `media`: (path, status, body).
+fn example_bodies(doc: &Value, media: &str) -> Vec<(String, u16, Value)> {
     let mut bodies = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (status, response) in item["get"]["responses"].as_object().unwrap() {
             let Ok(status) = status.parse::<u16>() else {
                 continue;
             };
-            let content = &response["content"]["application/json"];
+            let content = &response["content"][media];
             if let Some(example) = content.get("example") {
                 bodies.push((path.clone(), status, example.clone()));
             }
@@ -419,10 +462,10 @@ fn example_bodies(doc: &Value) -> Vec<(String, u16, Value)> {
     bodies
 }
 
-fn walk_all(doc: &Value, bodies: &[(String, u16, Value)]) -> Vec<String> {
+fn walk_all(doc: &Value, bodies: &[(String, u16, Value)], media: &str) -> Vec<String> {
     let mut walk = Walk::new(doc);
     for (path, status, body) in bodies {
-        match response_schema(doc, path, *status) {
+        match response_schema(doc, path, *status, media) {
             Some(schema) => walk.walk(
                 &format!("{path} {status}"),
                 schema,
@@ -449,8 +492,14 @@ async fn every_field_the_serialiser_always_writes_is_required_and_nulls_are_null
             "no real 200 body of {path}"
         );
     }
-    let bodies: Vec<_> = real.into_iter().chain(example_bodies(&doc)).collect();
-    let errors = walk_all(&doc, &bodies);
+    let bodies: Vec<_> = real.into_iter().chain(example_bodies(&doc, JSON)).collect();
+    let mut errors = walk_all(&doc, &bodies, JSON);
+    let problems: Vec<_> = real_problem_bodies()
+        .await
+        .into_iter()
+        .chain(example_bodies(&doc, PROBLEM_JSON))
+        .collect();
+    errors.extend(walk_all(&doc, &problems, PROBLEM_JSON));
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
@@ -463,7 +512,7 @@ async fn the_walk_fails_on_an_optional_field_always_written_and_on_an_unexpected
         .as_array_mut()
         .unwrap();
     required.retain(|name| name != "staff_role");
-    let errors = walk_all(&doc, &real);
+    let errors = walk_all(&doc, &real, JSON);
     assert!(
         errors.iter().any(|e| e.contains("`staff_role`")),
         "{errors:#?}"
@@ -471,7 +520,7 @@ async fn the_walk_fails_on_an_optional_field_always_written_and_on_an_unexpected
     // A null where the schema does not allow one must be caught.
     doc["components"]["schemas"]["Operator"]["properties"]["staff_role"] =
         serde_json::json!({"type": "string"});
-    let errors = walk_all(&doc, &real);
+    let errors = walk_all(&doc, &real, JSON);
     assert!(
         errors.iter().any(|e| e.contains("staff_role is null")),
         "{errors:#?}"

@@ -20,4 +20,5 @@ mod endpoints;
 mod errors;
 mod openapi;
 mod ops;
+mod problems;
 mod upstream_limits;

@@ -26,7 +26,15 @@ async fn the_document_is_openapi_3_1_and_lists_exactly_the_served_routes() {
     let served: BTreeSet<String> = Endpoint::ALL
         .iter()
         .map(|e| format!("/api/v1{}", e.path()))
-        .chain(["/api/v1/openapi.json", "/healthz", "/readyz"].map(str::to_owned))
+        .chain(
+            [
+                "/api/v1/openapi.json",
+                "/api/v1/problems/{name}",
+                "/healthz",
+                "/readyz",
+            ]
+            .map(str::to_owned),
+        )
         .collect();
     assert_eq!(documented, served);
 }
@@ -108,8 +116,10 @@ async fn every_operation_documents_its_errors_headers_and_security() {
             responses["429"]["headers"].get("Retry-After").is_some(),
             "{path}"
         );
-        if path == "/api/v1/openapi.json" {
+        // The keyless ones: the document and the problem types its errors name.
+        if path == "/api/v1/openapi.json" || path == "/api/v1/problems/{name}" {
             assert!(!responses.contains_key("401"));
+            assert_eq!(operation["security"], serde_json::json!([{}]), "{path}");
         } else {
             for status in ["401", "403", "503"] {
                 assert!(responses.contains_key(status), "{path} lacks {status}");

@@ -20,6 +20,7 @@ pub fn call_summary<D: AsRef<CallDay>>(
     let first_day = range.start().number();
     let mut daily = vec![0_u64; range.days()];
     let mut hourly = [0_u64; 24];
+    let mut unanswered_calls = 0_u64;
     for day in days {
         let day = day.as_ref();
         let Some(slot) = usize::try_from(day.day().number() - first_day)
@@ -33,6 +34,9 @@ pub fn call_summary<D: AsRef<CallDay>>(
                 continue;
             }
             *slot += 1;
+            if call.agent_index().is_none() {
+                unanswered_calls += 1;
+            }
             if let Some(bucket) = usize::try_from(call.hour())
                 .ok()
                 .and_then(|hour| hourly.get_mut(hour))
@@ -47,7 +51,7 @@ pub fn call_summary<D: AsRef<CallDay>>(
         .zip(daily)
         .map(|(date, count)| DayCount { date, count })
         .collect();
-    let total_calls = daily.iter().map(|d| d.count).sum();
+    let total_calls: u64 = daily.iter().map(|d| d.count).sum();
     let peak_day = earliest_max(&daily, |d| d.count).unwrap_or(DayCount {
         date: range.start(),
         count: 0,
@@ -69,6 +73,8 @@ pub fn call_summary<D: AsRef<CallDay>>(
         clamped: range.clamped(),
         timezone: tz::TASHKENT_LABEL,
         total_calls,
+        answered_calls: total_calls.saturating_sub(unanswered_calls),
+        unanswered_calls,
         daily,
         hourly,
         peak_day,
@@ -113,8 +119,24 @@ mod tests {
             call(Direction::Inbound, None, "2026-11-01T09:20:00+05:00", 0.0),
         ];
         let r = range("2026-11-01", "2026-11-01");
-        assert_eq!(summarise(&r, Direction::Inbound, &calls).total_calls, 2);
-        assert_eq!(summarise(&r, Direction::Outbound, &calls).total_calls, 1);
+        let inbound = summarise(&r, Direction::Inbound, &calls);
+        let outbound = summarise(&r, Direction::Outbound, &calls);
+        assert_eq!(
+            (
+                inbound.total_calls,
+                inbound.answered_calls,
+                inbound.unanswered_calls
+            ),
+            (2, 1, 1)
+        );
+        assert_eq!(
+            (
+                outbound.total_calls,
+                outbound.answered_calls,
+                outbound.unanswered_calls
+            ),
+            (1, 1, 0)
+        );
     }
 
     #[test]
@@ -254,6 +276,8 @@ mod tests {
                 "clamped": false,
                 "timezone": "+05:00",
                 "total_calls": 1,
+                "answered_calls": 1,
+                "unanswered_calls": 0,
                 "daily": [{"date": "2026-11-01", "count": 0}, {"date": "2026-11-02", "count": 1}],
                 "hourly": null,
                 "peak_day": {"date": "2026-11-02", "count": 1},
