@@ -30,8 +30,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
+use callstats_domain::calendar::unix_millis;
 use callstats_domain::calendar::{DateRange, Day};
-use callstats_domain::call_day::CallDay;
+use callstats_domain::call_day::{CallDay, Held};
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
 use callstats_domain::ports::{
     CallDayCache, CallDays, CallDaysError, CallPlatform, Clock, QuotaCounter, UpstreamError,
@@ -80,12 +81,18 @@ impl CallDaySettings {
     pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
     pub const DEFAULT_UNUSABLE_HOLD: Duration = Duration::from_secs(30);
 
+    /// Whether `day` fetched at Unix second `fetched_at` was fetched settled: it had ended at
+    /// least `settle` before.
+    #[must_use]
+    pub fn settled(&self, day: Day, fetched_at: i64) -> bool {
+        let end = tz::local_midnight_unix(day.date()).saturating_add(86_400);
+        fetched_at >= end.saturating_add(seconds(self.settle))
+    }
+
     /// Unix second until which a day fetched at `fetched_at` may be served.
     #[must_use]
     pub fn expires_at(&self, day: Day, fetched_at: i64) -> i64 {
-        let end = tz::local_midnight_unix(day.date()).saturating_add(86_400);
-        let settled = fetched_at >= end.saturating_add(seconds(self.settle));
-        let lifetime = if settled {
+        let lifetime = if self.settled(day, fetched_at) {
             self.ttl
         } else {
             self.ttl.min(UNSETTLED_TTL)
@@ -206,14 +213,15 @@ impl CallDayStore {
         deadline: Instant,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
         let inner = &self.inner;
-        let now = inner.clock.now().unix_timestamp();
+        let at = inner.clock.now();
+        let now = at.unix_timestamp();
         let days: Vec<Day> = range.iter_days().collect();
         let mut found: Vec<Option<Arc<CallDay>>> = days
             .iter()
             .map(|day| {
                 // A day that has not begun has no calls, and nobody is asked.
                 (tz::local_midnight_unix(day.date()) > now)
-                    .then(|| Arc::new(CallDay::empty(*day, now)))
+                    .then(|| Arc::new(CallDay::empty(*day, unix_millis(at))))
             })
             .collect();
         inner
@@ -527,7 +535,7 @@ impl Inner {
     /// when the upstream asked to be called less.
     async fn fetch_upstream(&self, day: Day, slot: Slot) -> Option<Fetched> {
         // When the fetch started: a day still open then is kept as unsettled.
-        let started = self.clock.now().unix_timestamp();
+        let started = self.clock.now();
         let in_flight = metrics::gauge!("callstats_call_day_fetches_in_flight");
         in_flight.increment(1.0);
         let fetched = self.platform.calls(DateRange::day(day)).await;
@@ -558,7 +566,13 @@ impl Inner {
             }
         };
         metrics::counter!("callstats_call_days_fetched_total", "outcome" => "ok").increment(1);
-        let kept = Arc::new(CallDay::from_records(day, started, records));
+        let held = if self.settings.settled(day, started.unix_timestamp()) {
+            Held::Settled
+        } else {
+            Held::Provisional
+        };
+        let kept =
+            Arc::new(CallDay::from_records(day, unix_millis(started), records).with_held(held));
         let now = self.clock.now().unix_timestamp();
         if let Some(ttl) = self.keep_for(&kept, now) {
             self.local.put(Arc::clone(&kept), ttl).await;

@@ -371,6 +371,45 @@ async fn yesterday_is_unsettled_until_an_hour_after_midnight() {
     assert_eq!(platform.fetches(), 3);
 }
 
+#[tokio::test]
+async fn each_day_says_when_it_was_fetched_and_whether_it_may_still_change() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    // 00:30 in Tashkent on 2026-11-21, and 250 ms: the 19th settled, the 20th ended half an
+    // hour ago (not settled), the 21st under way, the 22nd not begun.
+    let at = datetime!(2026-11-20 19:30:00.250 UTC);
+    let clock = TestClock::at(at);
+    let store = store(&platform, None, &clock, settings());
+    let days = store
+        .days(range("2026-11-19", "2026-11-22"), &key(1))
+        .await
+        .unwrap();
+    let held: Vec<(Day, Held, i64)> = days
+        .iter()
+        .map(|d| (d.day(), d.held(), d.fetched_at_ms()))
+        .collect();
+    let ms = at.unix_timestamp() * 1000 + 250;
+    assert_eq!(
+        held,
+        [
+            (day("2026-11-19"), Held::Settled, ms),
+            (day("2026-11-20"), Held::Provisional, ms),
+            (day("2026-11-21"), Held::Provisional, ms),
+            (day("2026-11-22"), Held::NotBegun, ms),
+        ]
+    );
+    assert_eq!(
+        platform.asked(),
+        [day("2026-11-19"), day("2026-11-20"), day("2026-11-21")]
+    );
+    // Asked again later, the held days keep their fetch time.
+    clock.advance(Duration::from_secs(30));
+    let again = store
+        .days(range("2026-11-19", "2026-11-19"), &key(1))
+        .await
+        .unwrap();
+    assert_eq!(again[0].fetched_at_ms(), ms);
+}
+
 #[test]
 fn a_day_is_settled_once_its_end_is_the_settle_time_past() {
     let settings = CallDaySettings::default();
@@ -866,7 +905,7 @@ async fn an_entry_of_another_day_or_past_its_lifetime_is_a_miss() {
         day("2026-11-01"),
         Arc::new(CallDay::from_records(day("2026-11-02"), 0, vec![])),
     );
-    let stale = NOW.unix_timestamp() - 2 * 86_400;
+    let stale = (NOW.unix_timestamp() - 2 * 86_400) * 1000;
     shared.days.lock().unwrap().insert(
         day("2026-11-03"),
         Arc::new(CallDay::from_records(day("2026-11-03"), stale, vec![])),

@@ -24,6 +24,31 @@ pub const MONTH_FORM: &str = "a month YYYY-MM with month 01 to 12";
 pub const DATE_TIME_FORM: &str = "a date and time YYYY-MM-DD HH:MM:SS";
 
 const DATE: &[BorrowedFormatItem<'_>] = format_description!("[year]-[month]-[day]");
+/// An instant in UTC to the millisecond, e.g. `2026-11-21T06:15:30.123Z`.
+const UTC_MILLIS: &[BorrowedFormatItem<'_>] =
+    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+
+/// `at` in UTC to the millisecond, e.g. `2026-11-21T06:15:30.123Z`.
+#[must_use]
+pub fn utc_millis(at: time::OffsetDateTime) -> String {
+    at.to_offset(time::UtcOffset::UTC)
+        .format(UTC_MILLIS)
+        .unwrap_or_default()
+}
+
+/// Unix millisecond `ms` in UTC, e.g. `2026-11-21T06:15:30.123Z`; `None` out of the calendar.
+#[must_use]
+pub fn utc_millis_of(ms: i64) -> Option<String> {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .map(utc_millis)
+}
+
+/// The Unix millisecond of `at`.
+#[must_use]
+pub fn unix_millis(at: time::OffsetDateTime) -> i64 {
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
 const MONTH: &[BorrowedFormatItem<'_>] = format_description!("[year]-[month]");
 const DATE_TIME: &[BorrowedFormatItem<'_>] =
     format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");

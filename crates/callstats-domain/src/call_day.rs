@@ -17,14 +17,29 @@ const SECONDS_PER_DAY: u32 = 86_400;
 /// Marks an outbound call in [`DayCall::packed`]; the seconds of a day fit in 17 bits.
 const OUTBOUND: u32 = 1 << 31;
 
-/// The calls that started on one Tashkent day, and when they were fetched.
+/// The calls that started on one Tashkent day, when they were fetched and whether they may
+/// still change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallDay {
     day: Day,
-    /// Unix seconds of the fetch: how long the day may be kept follows from it.
-    fetched_at: i64,
+    /// Unix milliseconds of the fetch (when it began): how long the day may be kept follows
+    /// from it, and so does the answers' `as_of`.
+    fetched_at_ms: i64,
+    held: Held,
     agents: Vec<AgentNumber>,
     calls: Vec<DayCall>,
+}
+
+/// What a held day's calls are: final, or figures that may still change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// Fetched once the day had settled (ended at least the settle time before): final.
+    Settled,
+    /// Fetched before it settled (today, or a day that ended less than the settle time
+    /// before): calls may still arrive or change.
+    Provisional,
+    /// The day had not begun: no calls, and nobody was asked.
+    NotBegun,
 }
 
 /// One call of a [`CallDay`].
@@ -110,12 +125,13 @@ impl DayCall {
 }
 
 impl CallDay {
-    /// The day of the records that started on `day`, in their order; records of other days
-    /// are left out (a window's edges, an upstream that sent more than it was asked).
+    /// The day of the records that started on `day`, in their order, fetched at Unix
+    /// millisecond `fetched_at_ms` and settled (see [`CallDay::with_held`]); records of other
+    /// days are left out (a window's edges, an upstream that sent more than it was asked).
     #[must_use]
     pub fn from_records(
         day: Day,
-        fetched_at: i64,
+        fetched_at_ms: i64,
         records: impl IntoIterator<Item = CallRecord>,
     ) -> Self {
         let midnight = tz::local_midnight_unix(day.date());
@@ -156,17 +172,26 @@ impl CallDay {
         calls.shrink_to_fit();
         Self {
             day,
-            fetched_at,
+            fetched_at_ms,
+            held: Held::Settled,
             agents,
             calls,
         }
+    }
+
+    /// The same day, held as `held`.
+    #[must_use]
+    pub const fn with_held(mut self, held: Held) -> Self {
+        self.held = held;
+        self
     }
 
     /// A day from its parts, as a cache stored them; checks that every call's agent index is
     /// in the table.
     pub fn from_parts(
         day: Day,
-        fetched_at: i64,
+        fetched_at_ms: i64,
+        held: Held,
         agents: Vec<AgentNumber>,
         calls: Vec<DayCall>,
     ) -> Result<Self, InvalidCallDay> {
@@ -180,27 +205,30 @@ impl CallDay {
         }
         Ok(Self {
             day,
-            fetched_at,
+            fetched_at_ms,
+            held,
             agents,
             calls,
         })
     }
 
-    /// A day without calls, known without asking anyone (it has not begun).
+    /// A day without calls, known at Unix millisecond `now_ms` without asking anyone: it has
+    /// not begun.
     #[must_use]
-    pub const fn empty(day: Day, fetched_at: i64) -> Self {
+    pub const fn empty(day: Day, now_ms: i64) -> Self {
         Self {
             day,
-            fetched_at,
+            fetched_at_ms: now_ms,
+            held: Held::NotBegun,
             agents: Vec::new(),
             calls: Vec::new(),
         }
     }
 
-    /// Splits records into the days of `range`, one [`CallDay`] per day in order; records
-    /// outside the range are left out.
+    /// Splits records into the days of `range`, one settled [`CallDay`] per day in order,
+    /// fetched at Unix millisecond `fetched_at_ms`; records outside the range are left out.
     #[must_use]
-    pub fn split(range: &DateRange, fetched_at: i64, records: &[CallRecord]) -> Vec<Self> {
+    pub fn split(range: &DateRange, fetched_at_ms: i64, records: &[CallRecord]) -> Vec<Self> {
         let mut by_day: HashMap<i64, Vec<CallRecord>> = HashMap::new();
         for record in records {
             let (day, _) = tz::local_day_and_hour(record.started_at);
@@ -210,7 +238,7 @@ impl CallDay {
             .iter_days()
             .map(|day| {
                 let records = by_day.remove(&day.number()).unwrap_or_default();
-                Self::from_records(day, fetched_at, records)
+                Self::from_records(day, fetched_at_ms, records)
             })
             .collect()
     }
@@ -220,10 +248,22 @@ impl CallDay {
         self.day
     }
 
-    /// Unix seconds at which the calls were fetched.
+    /// Unix second at which the calls were fetched (rounded down).
     #[must_use]
     pub const fn fetched_at(&self) -> i64 {
-        self.fetched_at
+        self.fetched_at_ms.div_euclid(1000)
+    }
+
+    /// Unix millisecond at which the calls were fetched.
+    #[must_use]
+    pub const fn fetched_at_ms(&self) -> i64 {
+        self.fetched_at_ms
+    }
+
+    /// Whether the calls are final.
+    #[must_use]
+    pub const fn held(&self) -> Held {
+        self.held
     }
 
     /// The distinct agent numbers of the day's answered calls, in order of first call.
@@ -318,10 +358,10 @@ mod tests {
                 7.25,
             ),
         ];
-        let kept = CallDay::from_records(day("2026-11-02"), 7, records.clone());
+        let kept = CallDay::from_records(day("2026-11-02"), 7_250, records.clone());
         assert_eq!(kept.records().collect::<Vec<_>>(), records);
         assert_eq!(kept.agents().len(), 2, "each agent number is kept once");
-        assert_eq!(kept.fetched_at(), 7);
+        assert_eq!((kept.fetched_at(), kept.fetched_at_ms()), (7, 7_250));
     }
 
     #[test]
@@ -368,9 +408,12 @@ mod tests {
         assert!(DayCall::new(0, Direction::Inbound, None, f64::NAN).is_err());
         assert!(DayCall::new(0, Direction::Inbound, Some(u32::MAX), 1.0).is_err());
         let orphan = DayCall::new(5, Direction::Outbound, Some(0), 1.0).unwrap();
-        assert!(CallDay::from_parts(day("2026-11-02"), 0, vec![], vec![orphan]).is_err());
+        assert!(
+            CallDay::from_parts(day("2026-11-02"), 0, Held::Settled, vec![], vec![orphan]).is_err()
+        );
         let agents = vec![AgentNumber::new("101").unwrap()];
-        let kept = CallDay::from_parts(day("2026-11-02"), 0, agents, vec![orphan]).unwrap();
+        let kept =
+            CallDay::from_parts(day("2026-11-02"), 0, Held::Settled, agents, vec![orphan]).unwrap();
         assert_eq!(kept.agent_of(kept.calls()[0]).unwrap().as_str(), "101");
         assert_eq!(kept.calls()[0].direction(), Direction::Outbound);
         assert_eq!(kept.calls()[0].second(), 5);

@@ -124,6 +124,14 @@ pub struct CallSummary {
     pub direction: Direction,
     pub clamped: bool,
     pub timezone: &'static str,
+    /// When the platform was last asked for the oldest of the period's days that have begun
+    /// (UTC, to the millisecond): every figure reflects the platform at least as of then. Null
+    /// when no day of the period has begun.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
+    pub as_of: Option<String>,
+    /// The first date of the period whose figures may still change (the earliest day not yet
+    /// settled, or not yet begun). Null when every day of the period is settled.
+    pub provisional_from: Option<Day>,
     pub total_calls: u64,
     /// Calls of the period and direction that an agent answered;
     /// `answered_calls + unanswered_calls == total_calls`.
@@ -160,6 +168,13 @@ pub struct AgentEntry {
 pub struct AgentsResponse {
     /// The dates actually used (after the 31-day clamp).
     pub period: Period,
+    /// When the platform was last asked for the oldest of the period's days that have begun
+    /// (UTC, to the millisecond). Null when no day of the period has begun.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
+    pub as_of: Option<String>,
+    /// The first date of the period whose figures may still change. Null when every day of
+    /// the period is settled.
+    pub provisional_from: Option<Day>,
     pub agents: Vec<AgentEntry>,
 }
 

@@ -5,13 +5,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
-use time::format_description::BorrowedFormatItem;
-use time::macros::format_description;
 
 use crate::access::{
     ApiKeyRecord, ClientAddress, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
 };
-use crate::calendar::{DateRange, Day, Month, Period};
+use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
 use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
@@ -29,9 +27,6 @@ use crate::stats::{self, PriorWeight};
 
 /// Default per-minute quota of requests without a valid key, per client IP.
 pub const DEFAULT_ANON_RATE_LIMIT: u32 = 60;
-
-const SERVER_TIME: &[BorrowedFormatItem<'static>] =
-    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
 /// What a request presents about its caller.
 #[derive(Debug, Clone, Copy, Default)]
@@ -266,7 +261,7 @@ impl Gatekeeper {
             scopes: key.scopes,
             rate_limit_per_minute: key.rate_limit_per_minute,
             available_scopes: ScopeSet::all(),
-            server_time: self.clock.now().format(SERVER_TIME).unwrap_or_default(),
+            server_time: calendar::utc_millis(self.clock.now()),
         }
     }
 }
@@ -379,16 +374,13 @@ impl CallStats {
                 let (days, scores, roster) = self.agents_inputs(range, requester).await?;
                 let prior_weight = self.settings.prior_weight;
                 Prepared::new(move || {
-                    Response::Agents(AgentsResponse {
-                        period: Period::from(&range),
-                        agents: stats::agent_leaderboard(
-                            &range,
-                            &days,
-                            &scores,
-                            &roster,
-                            prior_weight,
-                        ),
-                    })
+                    Response::Agents(stats::agents_response(
+                        &range,
+                        &days,
+                        &scores,
+                        &roster,
+                        prior_weight,
+                    ))
                 })
             }
             ApiRequest::KpiMonths => Prepared::ready(Response::Sheets(self.kpi_months().await?)),
@@ -421,12 +413,13 @@ impl CallStats {
         requester: &Requester,
     ) -> Result<AgentsResponse, DomainError> {
         let (days, scores, roster) = self.agents_inputs(range, requester).await?;
-        let agents =
-            stats::agent_leaderboard(&range, &days, &scores, &roster, self.settings.prior_weight);
-        Ok(AgentsResponse {
-            period: Period::from(&range),
-            agents,
-        })
+        Ok(stats::agents_response(
+            &range,
+            &days,
+            &scores,
+            &roster,
+            self.settings.prior_weight,
+        ))
     }
 
     /// The leaderboard's inputs: calls, scores and roster, fetched concurrently.

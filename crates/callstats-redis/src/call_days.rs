@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use callstats_domain::calendar::Day;
-use callstats_domain::call_day::{CallDay, DayCall};
+use callstats_domain::call_day::{CallDay, DayCall, Held};
 use callstats_domain::model::AgentNumber;
 use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayCache;
@@ -20,14 +20,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Redis, lock_token};
 
-/// The entry format; an entry of any other version is a miss.
-const VERSION: u8 = 1;
+/// The entry format; an entry of any other version is a miss. 2: the fetch time in
+/// milliseconds and whether the day was settled.
+const VERSION: u8 = 2;
 
 /// A day as it is stored after the version byte.
 #[derive(Serialize, Deserialize)]
 struct StoredDay<'a> {
     day: i64,
-    fetched_at: i64,
+    fetched_at_ms: i64,
+    /// 0 settled, 1 provisional, 2 not begun.
+    held: u8,
     #[serde(borrow)]
     agents: Vec<&'a str>,
     /// Second of the day, outbound, agent (0: none, else 1 + index), duration.
@@ -38,7 +41,12 @@ struct StoredDay<'a> {
 fn encode(day: &CallDay) -> Vec<u8> {
     let stored = StoredDay {
         day: day.day().number(),
-        fetched_at: day.fetched_at(),
+        fetched_at_ms: day.fetched_at_ms(),
+        held: match day.held() {
+            Held::Settled => 0,
+            Held::Provisional => 1,
+            Held::NotBegun => 2,
+        },
         agents: day.agents().iter().map(AgentNumber::as_str).collect(),
         calls: day
             .calls()
@@ -85,7 +93,13 @@ fn decode(bytes: &[u8], day: Day) -> Option<CallDay> {
             DayCall::new(second, direction, agent.checked_sub(1), duration).ok()
         })
         .collect::<Option<Vec<_>>>()?;
-    CallDay::from_parts(day, stored.fetched_at, agents, calls).ok()
+    let held = match stored.held {
+        0 => Held::Settled,
+        1 => Held::Provisional,
+        2 => Held::NotBegun,
+        _ => return None,
+    };
+    CallDay::from_parts(day, stored.fetched_at_ms, held, agents, calls).ok()
 }
 
 fn name(day: Day) -> String {
@@ -184,7 +198,7 @@ mod tests {
         };
         CallDay::from_records(
             day,
-            1_790_000_000,
+            1_790_000_000_123,
             vec![
                 record(0, Direction::Inbound, Some("101"), 125.4),
                 record(86_399, Direction::Outbound, Some("Oʻtkir-7"), 0.1),
@@ -196,10 +210,17 @@ mod tests {
 
     #[test]
     fn a_day_reads_back_as_it_was_written() {
-        let kept = sample();
-        let bytes = encode(&kept);
-        assert_eq!(bytes.first(), Some(&VERSION));
-        assert_eq!(decode(&bytes, kept.day()), Some(kept));
+        for held in [Held::Settled, Held::Provisional, Held::NotBegun] {
+            let kept = sample().with_held(held);
+            let bytes = encode(&kept);
+            assert_eq!(bytes.first(), Some(&VERSION));
+            let read = decode(&bytes, kept.day());
+            assert_eq!(
+                read.as_ref().map(|day| (day.held(), day.fetched_at_ms())),
+                Some((held, 1_790_000_000_123))
+            );
+            assert_eq!(read, Some(kept));
+        }
     }
 
     #[test]
@@ -211,11 +232,19 @@ mod tests {
         assert_eq!(decode(&other_version, kept.day()), None);
         assert_eq!(decode(&bytes[..bytes.len() / 2], kept.day()), None);
         assert_eq!(decode(b"", kept.day()), None);
-        assert_eq!(decode(b"\x01garbage", kept.day()), None);
+        assert_eq!(
+            decode(&[&[VERSION][..], b"garbage"].concat(), kept.day()),
+            None
+        );
         assert_eq!(decode(&bytes, day("2026-11-03")), None);
         // An agent index past the table.
         let mut stored: StoredDay<'_> = postcard::from_bytes(&bytes[1..]).unwrap();
         stored.calls[0].2 = 9;
+        let tampered = postcard::to_extend(&stored, vec![VERSION]).unwrap();
+        assert_eq!(decode(&tampered, kept.day()), None);
+        // A held state no version writes.
+        let mut stored: StoredDay<'_> = postcard::from_bytes(&bytes[1..]).unwrap();
+        stored.held = 3;
         let tampered = postcard::to_extend(&stored, vec![VERSION]).unwrap();
         assert_eq!(decode(&tampered, kept.day()), None);
     }

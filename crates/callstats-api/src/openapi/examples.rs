@@ -1,12 +1,11 @@
 //! The examples: each 200 answer's body is computed by the domain's own functions from a small
 //! fixed data set, so it shows what the API really sends.
 
-use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, Period};
+use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, unix_millis};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{
-    AgentNumber, AgentsResponse, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals,
-    LocalizedText, Metric, OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment,
-    Sheet, SheetContent,
+    AgentNumber, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
+    OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
 };
 use callstats_domain::params::{Direction, ScriptsLimit};
 use callstats_domain::request::Endpoint;
@@ -50,20 +49,14 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             )]
         }
         Endpoint::CallsAgents => {
-            let agents = stats::agent_leaderboard(
+            let agents = stats::agents_response(
                 &sample.range,
                 &sample.calls,
                 &sample.scores,
                 &sample.roster,
                 stats::PriorWeight::DEFAULT,
             );
-            vec![(
-                "leaderboard",
-                value(serde_json::to_value(AgentsResponse {
-                    period: Period::from(&sample.range),
-                    agents,
-                })),
-            )]
+            vec![("leaderboard", value(serde_json::to_value(agents)))]
         }
         Endpoint::KpiMonths => vec![(
             "sheets",
@@ -141,9 +134,11 @@ impl Sample {
                 started_at: at(hour, minute),
                 duration_seconds,
             };
+        // Fetched the next morning, once the day had settled.
+        let fetched = time::macros::datetime!(2026-11-03 06:15:30.123 UTC);
         let calls = CallDay::split(
             &range,
-            0,
+            unix_millis(fetched),
             &[
                 call(Some("101"), Direction::Inbound, 9, 5, 125.4),
                 call(Some("101"), Direction::Inbound, 10, 12, 301.0),

@@ -18,6 +18,7 @@ mod document_conventions;
 mod document_truth;
 mod endpoints;
 mod errors;
+mod freshness;
 mod openapi;
 mod ops;
 mod problems;

@@ -2,10 +2,11 @@
 
 use std::collections::HashMap;
 
-use crate::calendar::DateRange;
+use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
-use crate::model::{AgentEntry, AgentNumber, CallScore, Operator, Sentiment};
+use crate::model::{AgentEntry, AgentNumber, AgentsResponse, CallScore, Operator, Sentiment};
 use crate::params::Direction;
+use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::round::round2;
 
 /// Weight `C` of the prior in the checklist score: how many calls' worth of the overall mean
@@ -64,6 +65,27 @@ struct Tally<'a> {
 ///   number.
 ///
 /// Durations are summed in the order of the days and of the calls within each day.
+#[must_use]
+pub fn agents_response<D: AsRef<CallDay>>(
+    range: &DateRange,
+    days: &[D],
+    scores: &[CallScore],
+    roster: &[Operator],
+    prior: PriorWeight,
+) -> AgentsResponse {
+    let Freshness {
+        as_of,
+        provisional_from,
+    } = freshness(range, days);
+    AgentsResponse {
+        period: Period::from(range),
+        as_of,
+        provisional_from,
+        agents: agent_leaderboard(range, days, scores, roster, prior),
+    }
+}
+
+/// The leaderboard of [`agents_response`].
 #[must_use]
 pub fn agent_leaderboard<D: AsRef<CallDay>>(
     range: &DateRange,

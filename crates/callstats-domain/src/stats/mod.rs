@@ -1,12 +1,14 @@
 //! All statistics of the service, as pure functions from port records to response values.
 
 pub mod agents;
+pub mod freshness;
 pub mod kpi;
 pub mod portal;
 pub mod round;
 pub mod summary;
 
-pub use agents::{PriorWeight, agent_leaderboard};
+pub use agents::{PriorWeight, agent_leaderboard, agents_response};
+pub use freshness::{Freshness, freshness};
 pub use kpi::{kpi_month, select_sheet};
 pub use portal::{roster, schedule, sheet_listing, top_scripts};
 pub use summary::call_summary;

@@ -4,6 +4,7 @@ use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{CallSummary, DayCount, HourCount};
 use crate::params::Direction;
+use crate::stats::freshness::{Freshness, freshness};
 use crate::tz;
 
 /// Summarises the calls of `direction` in `range`, in Tashkent days and hours.
@@ -67,11 +68,17 @@ pub fn call_summary<D: AsRef<CallDay>>(
         (None, None)
     };
 
+    let Freshness {
+        as_of,
+        provisional_from,
+    } = freshness(range, days);
     CallSummary {
         period: Period::from(range),
         direction,
         clamped: range.clamped(),
         timezone: tz::TASHKENT_LABEL,
+        as_of,
+        provisional_from,
         total_calls,
         answered_calls: total_calls.saturating_sub(unanswered_calls),
         unanswered_calls,
@@ -275,6 +282,8 @@ mod tests {
                 "direction": "inbound",
                 "clamped": false,
                 "timezone": "+05:00",
+                "as_of": "1970-01-01T00:00:00.000Z",
+                "provisional_from": null,
                 "total_calls": 1,
                 "answered_calls": 1,
                 "unanswered_calls": 0,
