@@ -1,6 +1,6 @@
 # Short recipes; each is one cargo command, so nothing here needs `just` installed.
 
-# Run the service on its embedded defaults (arrives with the API issue).
+# Run the service on its embedded defaults.
 demo:
     cargo run --release -- demo
 
@@ -43,6 +43,15 @@ schemathesis:
 # mypy --strict checks it (installs openapi-python-client and mypy once).
 client:
     cargo xtask client
+
+# The same in TypeScript: openapi-typescript types and openapi-fetch, checked by
+# tsc --noEmit --strict (installs them with npm once).
+client-ts:
+    cargo xtask client-ts
+
+# Spectral's OAS rules over docs/openapi.json (.spectral.yaml); warnings fail.
+lint-openapi:
+    cargo xtask lint-openapi
 
 # Bounded loopback soak, ten minutes by default (not in CI).
 soak:

@@ -7,7 +7,9 @@
 //! portal seeded with the demo data, `callstats serve` in front of it, and for the last rows a
 //! private `redis-server` shared by two more replicas. Upstream requests are read from the
 //! serve process's own Prometheus counter, so they are what the service asked for, retries
-//! included. The figures are printed as they are: a missed target is a finding, not a failure.
+//! included. The last rows start a server whose warmer holds the last 35 days, wait for its
+//! warm-up, and ask for the last 31 days ending today, a miss of the response cache. The
+//! figures are printed as they are: a missed target is a finding, not a failure.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -23,6 +25,10 @@ use crate::serve::{Cost, Portal, binary, mebibytes, peak_rss_kib, seconds, sim};
 const WINDOW_DAYS: i64 = 31;
 /// How many cold windows are asked for at the same time.
 const CONCURRENT: usize = 4;
+/// The days the warm server's warmer holds (the default).
+const WARM_DAYS: u32 = 35;
+/// How long the warm-up may take before the task gives up.
+const WARM_UP_LIMIT: Duration = Duration::from_secs(600);
 
 /// Options of `cargo xtask cold`.
 #[derive(Debug, clap::Args)]
@@ -144,17 +150,45 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         "0 requests",
     ));
 
+    drop((replica_a, replica_b, redis));
+
+    // The warm path: a server whose warmer holds the recent days; the question is a miss of
+    // the response cache (the server never answered it), over days it holds.
+    let warm = portal.serve_warm("warm", None, WARM_DAYS)?;
+    let warm_up = warm.wait_for_warm_up(WARM_UP_LIMIT)?;
+    rows.push(Row::new(
+        format!("warm-up of the last {WARM_DAYS} days, in the background (ready at once)"),
+        warm_up,
+        "-",
+    ));
+    let warm_summary = warm.measure(&summary_path(slid, ""), &key)?;
+    rows.push(Row::new(
+        format!("warm, 31 days ending today ({}), a cache miss", span(slid)),
+        warm_summary,
+        "0 requests, ≤ 50 ms",
+    ));
+    let warm_agents = warm.measure(&agents_path(slid), &key)?;
+    rows.push(Row::new(
+        "warm, /calls/agents, same days, a cache miss",
+        warm_agents,
+        "0 requests, ≤ 50 ms",
+    ));
+    let warm_peak_kib = peak_rss_kib(warm.process.0.id())?;
+    drop(warm);
+
     let windows: Vec<String> = concurrent.iter().map(|&window| span(window)).collect();
     let report = format!(
         "\ncold path: `callstats sim` --latency-ms {} --calls-per-day {}, {} build, today in \
          Tashkent {today}\n\n{}\nthe {CONCURRENT} concurrent windows: {}\n\
-         peak RSS of the first serve process (VmHWM): {} (target ≤ 64 MiB)\n",
+         peak RSS of the first serve process (VmHWM): {} (target ≤ 64 MiB)\n\
+         peak RSS of the warm serve process, {WARM_DAYS} days held (VmHWM): {}\n",
         options.latency_ms,
         options.calls_per_day,
         if options.debug { "debug" } else { "release" },
         table(&rows),
         windows.join(", "),
         mebibytes(peak_kib),
+        mebibytes(warm_peak_kib),
     );
     std::io::stdout()
         .lock()

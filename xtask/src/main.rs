@@ -2,9 +2,11 @@
 //! making sure the local Postgres and Redis are up.
 
 mod client;
+mod client_ts;
 mod cold;
 mod hostile;
 mod isolation;
+mod lint_openapi;
 mod load;
 mod process;
 mod replicas_load;
@@ -52,7 +54,9 @@ enum Task {
     /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
     /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
     /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
-    /// Redis) and the peak RSS, as a markdown table; needs redis-server
+    /// Redis), then a server whose warmer holds the last 35 days (its warm-up, and a cache miss
+    /// over the last 31 days ending today), and the peak RSS of both, as a markdown table;
+    /// needs redis-server
     Cold(cold::Options),
     /// A hostile upstream (100,000 agents a day, endless pages, ids of 4 KB, a duration of
     /// 1e308, a leap second), the horizon filling the call-day cache, chunked GETs without a
@@ -75,6 +79,16 @@ enum Task {
     /// and parse each 200 into its models (xtask/client/check.py), and pass `mypy --strict`;
     /// installs both into a virtual environment under the target directory on first use
     Client,
+    /// TypeScript types generated from the OpenAPI document served by `callstats demo`
+    /// (openapi-typescript; any generator warning fails), with which openapi-fetch must call
+    /// every endpoint and read each 200 and a 400's problem details (xtask/client-ts/check.ts),
+    /// after `tsc --noEmit --strict`; installs the three, pinned, with npm into a directory under
+    /// the target directory on first use
+    ClientTs,
+    /// Spectral's `spectral:oas` rules, as `.spectral.yaml` adjusts them, over docs/openapi.json,
+    /// warnings failing too; installs Spectral, pinned, with npm into the directory `client-ts`
+    /// uses
+    LintOpenapi,
     /// A bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed rate,
     /// the sim injecting failures; reports requests, statuses, p50/p99, RSS and open fds at
     /// start and end
@@ -94,6 +108,8 @@ fn main() -> Result<()> {
         Task::Hostile(options) => hostile::run(&options),
         Task::Schemathesis => schemathesis::run(&workspace()),
         Task::Client => client::run(&workspace()),
+        Task::ClientTs => client_ts::run(&workspace()),
+        Task::LintOpenapi => lint_openapi::run(&workspace()),
         Task::Soak(options) => soak::run(&options),
     }
 }

@@ -14,6 +14,8 @@ use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
 pub const PORT_WAIT: Duration = Duration::from_secs(30);
 /// The counter the call platform client increments for every page it asks for.
 pub const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
+/// The gauge the warmer sets once its first complete pass is over.
+const WARM_UP_GAUGE: &str = "callstats_call_day_warmup_seconds";
 
 /// Builds the `callstats` binary (release, unless `debug`) and says where it is.
 pub fn binary(debug: bool) -> Result<PathBuf> {
@@ -93,9 +95,15 @@ impl Portal<'_> {
     }
 
     /// Starts `callstats serve` in front of the sim, with Redis when given one (every server
-    /// of a run on the same prefix, so they share it); waits until both of its ports listen.
+    /// of a run on the same prefix, so they share it), its warmer off (the measurements count
+    /// the upstream requests of the questions they ask); waits until both of its ports listen.
     pub fn serve(&self, name: &str, redis: Option<&str>) -> Result<Server> {
         self.serve_under(name, redis, &[])
+    }
+
+    /// [`Portal::serve`] with the warmer keeping the last `warm_days` days held.
+    pub fn serve_warm(&self, name: &str, redis: Option<&str>, warm_days: u32) -> Result<Server> {
+        self.start(name, redis, &[], warm_days)
     }
 
     /// [`Portal::serve`], run by the command `launcher` (such as `prlimit --nofile=1024 --`).
@@ -104,6 +112,16 @@ impl Portal<'_> {
         name: &str,
         redis: Option<&str>,
         launcher: &[&str],
+    ) -> Result<Server> {
+        self.start(name, redis, launcher, 0)
+    }
+
+    fn start(
+        &self,
+        name: &str,
+        redis: Option<&str>,
+        launcher: &[&str],
+        warm_days: u32,
     ) -> Result<Server> {
         let port = free_port()?;
         let metrics_port = free_port()?;
@@ -120,6 +138,7 @@ impl Portal<'_> {
             .args(["--metrics-bind", &format!("127.0.0.1:{metrics_port}")])
             .args(["--database-url", &self.database])
             .env("CALLSTATS_CALL_PLATFORM_URL", &self.sim_url)
+            .env("CALLSTATS_CALL_DAY_WARM_DAYS", warm_days.to_string())
             .env_remove("CALLSTATS_REDIS_URL")
             .env_remove("CALLSTATS_DATABASE_URL");
         if let Some(url) = redis {
@@ -166,6 +185,26 @@ impl Server {
     /// The serve process's upstream requests so far, every outcome counted.
     pub fn upstream_requests(&self) -> Result<u64> {
         counter(&self.metrics()?, UPSTREAM_COUNTER, "")
+    }
+
+    /// Waits until the warmer has held its days once (its `callstats_call_day_warmup_seconds`
+    /// gauge is set): how long it took, as the server measured it, and the upstream requests
+    /// it made.
+    pub fn wait_for_warm_up(&self, limit: Duration) -> Result<Cost> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let metrics = self.metrics()?;
+            if let Some(took) = gauge(&metrics, WARM_UP_GAUGE) {
+                return Ok(Cost {
+                    time: Duration::try_from_secs_f64(took).unwrap_or_default(),
+                    upstream: counter(&metrics, UPSTREAM_COUNTER, "")?,
+                });
+            }
+            if Instant::now() > deadline {
+                bail!("the warm-up did not end within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// One GET, timed, and the upstream requests it caused.
@@ -225,6 +264,14 @@ pub fn answered(port: u16, path: &str, key: &str) -> Result<()> {
 /// The sum of every sample of the counter `name` in a Prometheus text exposition whose labels
 /// contain `label` (`outcome="throttled"`; empty: every label set); 0 before the counter is
 /// first rendered.
+/// The value of the gauge `name` (without labels), if it is set.
+fn gauge(metrics: &str, name: &str) -> Option<f64> {
+    metrics.lines().find_map(|line| {
+        let value = line.strip_prefix(name)?.strip_prefix(' ')?;
+        value.trim().parse().ok()
+    })
+}
+
 pub fn counter(metrics: &str, name: &str, label: &str) -> Result<u64> {
     let mut total = 0_u64;
     for line in metrics.lines() {

@@ -99,6 +99,9 @@ pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
 }
 
 /// Liveness: the process answers.
+///
+/// No key and no quota: for load balancers and orchestrators. It checks nothing beyond the
+/// process itself, so a dependency that is down never restarts a replica.
 #[utoipa::path(tag = "operations", security(()), responses((status = 200, description = "Alive.", body = Health)))]
 #[get("/healthz")]
 async fn healthz() -> HttpResponse {
@@ -112,6 +115,9 @@ async fn healthz() -> HttpResponse {
 }
 
 /// Readiness: the portal database (and Redis, when configured) can be reached.
+///
+/// No key and no quota. One round of probes a second at most, whatever the number of callers;
+/// the warm-up of the recent call days is never waited for.
 #[utoipa::path(
     tag = "operations",
     security(()),

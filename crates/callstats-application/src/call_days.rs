@@ -262,6 +262,12 @@ impl CallDayStore {
             .iter()
             .map(|day| inner.flights.running(&day.number()))
             .collect();
+        // A fetch the warmer queued waits behind every key: a request that needs it does not.
+        for (day, flight) in wanted.iter().zip(&under_way) {
+            if flight.is_some() {
+                inner.queue.promote(*day);
+            }
+        }
         let new: Vec<Day> = wanted
             .iter()
             .zip(&under_way)
@@ -293,13 +299,71 @@ impl CallDayStore {
         self.wait(flights, wanted, deadline).await
     }
 
+    /// Keeps `days` held, for the warmer: each day that has begun and is not held (in process
+    /// or in the shared tier) for at least `min_left` more is fetched again, waiting in the
+    /// queue's warmer line (behind every key's day) and paid from no key's budget; a fetch
+    /// under way is joined. Answers the days held after it, how many fetches it started and
+    /// the days that failed.
+    pub async fn warm(&self, days: &[Day], min_left: Duration) -> Warmed {
+        let inner = &self.inner;
+        let now = inner.clock.now().unix_timestamp();
+        let mut held = Vec::new();
+        let mut stale = Vec::new();
+        for day in days {
+            if tz::local_midnight_unix(day.date()) > now {
+                continue;
+            }
+            if let Some(kept) = inner.fresh_in(&*inner.local, *day, min_left).await {
+                held.push(kept);
+                continue;
+            }
+            if let Some(shared) = &inner.shared
+                && let Some(kept) = inner.fresh_in(&**shared, *day, min_left).await
+            {
+                inner.keep_locally(Arc::clone(&kept), now).await;
+                held.push(kept);
+                continue;
+            }
+            stale.push(*day);
+        }
+        let new: Vec<Day> = stale
+            .iter()
+            .filter(|day| inner.flights.running(&day.number()).is_none())
+            .copied()
+            .collect();
+        let turns = inner.queue.enqueue_background(&new);
+        let mut turns: HashMap<Day, Turn> = new.iter().copied().zip(turns).collect();
+        let flights = stale.iter().map(|day| {
+            let turn = turns.remove(day);
+            let store = Arc::clone(inner);
+            let day = *day;
+            inner
+                .flights
+                .join(&day.number(), move || store.fetch_day(day, turn, min_left))
+        });
+        let results = futures::future::join_all(flights).await;
+        let mut failed = Vec::new();
+        for (day, result) in stale.iter().zip(results) {
+            match result {
+                Ok(kept) => held.push(kept),
+                Err(_) => failed.push(*day),
+            }
+        }
+        held.sort_by_key(|kept| kept.day());
+        Warmed {
+            held,
+            fetched: new.len(),
+            failed,
+        }
+    }
+
     /// A fetch of `day` that waits for `turn`, unless one is under way already (then `turn`
     /// is never used, and the queue skips it).
     fn start(&self, day: Day, turn: Turn) -> Flight<Fetched> {
         let inner = Arc::clone(&self.inner);
-        self.inner
-            .flights
-            .join(&day.number(), move || inner.fetch_day(day, Some(turn)))
+        self.inner.flights.join(&day.number(), move || {
+            inner.fetch_day(day, Some(turn), Duration::ZERO)
+        })
     }
 
     /// Waits for every flight, and answers at once when the queue no longer expects the days
@@ -329,6 +393,17 @@ impl CallDayStore {
     }
 }
 
+/// What a pass of [`CallDayStore::warm`] did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Warmed {
+    /// The days held after it, in date order (days that have not begun aside).
+    pub held: Vec<Arc<CallDay>>,
+    /// Day fetches it queued (joined fetches under way aside).
+    pub fetched: usize,
+    /// Days whose fetch failed; they are tried again on the next pass.
+    pub failed: Vec<Day>,
+}
+
 /// The days (with their index) that have no entry in `found` yet.
 fn missing(days: &[Day], found: &[Option<Arc<CallDay>>]) -> Vec<(usize, Day)> {
     days.iter()
@@ -344,6 +419,8 @@ struct SharedDay {
     store: Arc<Inner>,
     tier: Arc<dyn CallDayCache>,
     day: Day,
+    /// How long an entry must still be fresh for to count.
+    min_left: Duration,
 }
 
 #[async_trait]
@@ -359,7 +436,9 @@ impl SharedEntry for SharedDay {
     }
 
     async fn stored(&self) -> Option<Arc<CallDay>> {
-        self.store.fresh_in(&*self.tier, self.day).await
+        self.store
+            .fresh_in(&*self.tier, self.day, self.min_left)
+            .await
     }
 }
 
@@ -382,7 +461,7 @@ impl Inner {
         let answers = tier.get(&wanted).await;
         let mut filled = Vec::new();
         for ((index, day), answer) in missing.into_iter().zip(answers) {
-            let fresh = answer.filter(|kept| self.is_fresh(kept, day, now));
+            let fresh = answer.filter(|kept| self.is_fresh(kept, day, now, Duration::ZERO));
             let result = if fresh.is_some() { "hit" } else { "miss" };
             metrics::counter!("callstats_call_day_lookups_total", "tier" => label.label(), "result" => result)
                 .increment(1);
@@ -394,8 +473,11 @@ impl Inner {
         filled
     }
 
-    fn is_fresh(&self, kept: &CallDay, day: Day, now: i64) -> bool {
-        kept.day() == day && now < self.settings.expires_at(day, kept.fetched_at())
+    /// Whether `kept` is `day` and fresh for at least `min_left` more from `now`.
+    fn is_fresh(&self, kept: &CallDay, day: Day, now: i64, min_left: Duration) -> bool {
+        kept.day() == day
+            && now.saturating_add(seconds(min_left))
+                < self.settings.expires_at(day, kept.fetched_at())
     }
 
     /// How long a day may still be kept from `now`; `None` when it may not.
@@ -416,13 +498,18 @@ impl Inner {
         }
     }
 
-    async fn fresh_in(&self, tier: &dyn CallDayCache, day: Day) -> Option<Arc<CallDay>> {
+    async fn fresh_in(
+        &self,
+        tier: &dyn CallDayCache,
+        day: Day,
+        min_left: Duration,
+    ) -> Option<Arc<CallDay>> {
         let now = self.clock.now().unix_timestamp();
         tier.get(&[day])
             .await
             .into_iter()
             .flatten()
-            .find(|kept| self.is_fresh(kept, day, now))
+            .find(|kept| self.is_fresh(kept, day, now, min_left))
     }
 
     /// Fails when a day of `wanted` gave an unusable answer within the hold: it is not asked
@@ -472,12 +559,18 @@ impl Inner {
         }
     }
 
-    /// One day: kept by now (a fetch that just ended), fetched by another replica (waited
-    /// for), or fetched here in its turn (`turn`; after a lost turn, from the queue's front).
-    async fn fetch_day(self: Arc<Self>, day: Day, mut turn: Option<Turn>) -> Fetched {
+    /// One day: kept by now for `min_left` more (a fetch that just ended), fetched by another
+    /// replica (waited for), or fetched here in its turn (`turn`; after a lost turn, from the
+    /// queue's front).
+    async fn fetch_day(
+        self: Arc<Self>,
+        day: Day,
+        mut turn: Option<Turn>,
+        min_left: Duration,
+    ) -> Fetched {
         let lock_ttl = self.settings.fetch_timeout.saturating_add(LOCK_MARGIN);
         loop {
-            if let Some(kept) = self.fresh_in(&*self.local, day).await {
+            if let Some(kept) = self.fresh_in(&*self.local, day, min_left).await {
                 return Ok(kept);
             }
             let turn = turn.take().unwrap_or_else(|| self.queue.first(day));
@@ -492,6 +585,7 @@ impl Inner {
                         store: Arc::clone(&self),
                         tier: Arc::clone(shared),
                         day,
+                        min_left,
                     });
                     match once::claim(entry, lock_ttl).await {
                         Claim::Stored(kept) => {
@@ -507,7 +601,7 @@ impl Inner {
                             drop(slot);
                             metrics::counter!("callstats_call_day_waits_total").increment(1);
                             tokio::time::sleep(once::POLL).await;
-                            if let Some(kept) = self.fresh_in(&**shared, day).await {
+                            if let Some(kept) = self.fresh_in(&**shared, day, min_left).await {
                                 self.keep_locally(
                                     Arc::clone(&kept),
                                     self.clock.now().unix_timestamp(),

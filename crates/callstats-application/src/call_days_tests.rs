@@ -917,3 +917,131 @@ async fn an_entry_of_another_day_or_past_its_lifetime_is_a_miss() {
     assert_eq!(platform.fetches(), 3);
     assert!(days.iter().all(|d| d.calls().len() == 3));
 }
+
+/// A warmer of the last `days` days over `store`, alone (its lease always held).
+fn warmer(store: &CallDayStore, clock: &Arc<TestClock>, days: u32) -> crate::warmer::Warmer {
+    crate::warmer::Warmer::new(
+        store.clone(),
+        Arc::new(callstats_memory::SoleLease),
+        clock.clone(),
+        crate::warmer::WarmerSettings {
+            days,
+            ..crate::warmer::WarmerSettings::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn the_warmer_holds_the_recent_days_and_fetches_again_only_what_is_about_to_expire() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let budget = Arc::new(MemoryQuota::new());
+    let store = store_counting_on(&platform, None, budget.clone(), &clock, settings());
+    let warmer = warmer(&store, &clock, 5);
+    let window = range("2026-11-17", "2026-11-21");
+    assert_eq!(warmer.window(), window.iter_days().collect::<Vec<_>>());
+
+    let warmed = warmer.pass().await.unwrap();
+    assert_eq!(
+        (warmed.fetched, warmed.failed.len(), warmed.held.len()),
+        (5, 0, 5)
+    );
+    assert_eq!(platform.asked(), window.iter_days().collect::<Vec<_>>());
+    // Held: a request over them asks nobody, and pays nothing from its key's budget.
+    let asked = platform.fetches();
+    store.days(window, &key(1)).await.unwrap();
+    assert_eq!(platform.fetches(), asked);
+    assert_eq!(warmer.pass().await.unwrap().fetched, 0, "all held");
+
+    // 45 s on, today (kept a minute) has 15 s left: it alone is fetched again.
+    clock.advance(Duration::from_secs(45));
+    let warmed = warmer.pass().await.unwrap();
+    assert_eq!(warmed.fetched, 1);
+    assert_eq!(platform.asked_since(asked), [day("2026-11-21")]);
+    // Nearly a day on, every settled day is fetched again before its lifetime ends.
+    clock.advance(Duration::from_secs(86_400 - 45 - 19));
+    let before = platform.fetches();
+    let warmed = warmer.pass().await.unwrap();
+    assert_eq!(
+        platform.asked_since(before),
+        range("2026-11-18", "2026-11-22")
+            .iter_days()
+            .collect::<Vec<_>>(),
+        "the window moved on a day; the 17th is no longer kept warm"
+    );
+    assert_eq!(warmed.held.len(), 5);
+}
+
+#[tokio::test]
+async fn the_warmer_refreshes_an_unsettled_yesterday_like_today() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    // 00:30 in Tashkent on 2026-11-21: yesterday ended half an hour ago.
+    let clock = TestClock::at(datetime!(2026-11-20 19:30 UTC));
+    let store = store(&platform, None, &clock, settings());
+    let warmer = warmer(&store, &clock, 3);
+    let held: Vec<Held> = warmer
+        .pass()
+        .await
+        .unwrap()
+        .held
+        .iter()
+        .map(|d| d.held())
+        .collect();
+    assert_eq!(held, [Held::Settled, Held::Provisional, Held::Provisional]);
+    clock.advance(Duration::from_secs(45));
+    let before = platform.fetches();
+    warmer.pass().await.unwrap();
+    assert_eq!(
+        platform.asked_since(before),
+        [day("2026-11-20"), day("2026-11-21")]
+    );
+}
+
+#[tokio::test]
+async fn a_replica_without_the_lease_warms_nothing() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let mut lease = callstats_domain::ports::MockLease::new();
+    lease.expect_hold().returning(|_| false);
+    let warmer = crate::warmer::Warmer::new(
+        store,
+        Arc::new(lease),
+        clock.clone(),
+        crate::warmer::WarmerSettings::default(),
+    );
+    assert!(warmer.pass().await.is_none());
+    assert_eq!(platform.fetches(), 0);
+}
+
+#[tokio::test]
+async fn a_request_for_a_day_the_warmer_queued_is_not_kept_behind_the_keys() {
+    let platform = FakePlatform::with_delay(Duration::from_millis(50));
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            concurrency: 1,
+            ..settings()
+        },
+    );
+    let warmer = warmer(&store, &clock, 4);
+    // The warmer queues four days; a key's request for another day comes first, and a
+    // request for the warmer's last day is let out before the warmer's others.
+    let warming = tokio::spawn(async move { warmer.pass().await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let (one, two) = (key(1), key(2));
+    let (other, last) = tokio::join!(
+        store.days(range("2026-11-10", "2026-11-10"), &one),
+        store.days(range("2026-11-21", "2026-11-21"), &two),
+    );
+    other.unwrap();
+    last.unwrap();
+    warming.await.unwrap().unwrap();
+    let order = platform.asked_in_order();
+    let position = |raw: &str| order.iter().position(|d| *d == day(raw)).unwrap();
+    assert!(position("2026-11-10") < position("2026-11-19"), "{order:?}");
+    assert!(position("2026-11-21") < position("2026-11-19"), "{order:?}");
+}

@@ -6,6 +6,9 @@
 //!   (round-robin across keys, each key's jobs in arrival order; the key just served goes
 //!   behind every key waiting then). One key's burst delays another key's request by at most
 //!   one of its jobs, and requests finish one after another rather than all together.
+//! - **The warmer last.** The days the warmer keeps held wait in a line of their own, let out
+//!   only when no key's day waits ([`FairQueue::enqueue_background`]); a request that needs a
+//!   day waiting there takes its place at the front instead ([`FairQueue::promote`]).
 //! - **Days to fetch again first.** A day the upstream throttled, or whose fetch lost its turn
 //!   otherwise, is put at the front ([`FairQueue::first`]).
 //! - **Bounded.** At most `max_queued_days` days wait in all and `max_queued_days_per_key` per
@@ -71,6 +74,8 @@ struct State {
     /// Whose job is being served. That key waits for its next turn behind every key in
     /// `turns` when its job is all let out, even a key that queued after it.
     serving_key: Option<LineKey>,
+    /// The warmer's days, let out when nothing else waits.
+    background: VecDeque<Ticket>,
     /// Keys with jobs waiting (the key being served aside), in the order they are served next.
     turns: VecDeque<LineKey>,
     /// Each key's jobs (a job: its days in order), oldest first; a key is in `turns` exactly
@@ -188,6 +193,7 @@ impl FairQueue {
                 first: VecDeque::new(),
                 serving: VecDeque::new(),
                 serving_key: None,
+                background: VecDeque::new(),
                 turns: VecDeque::new(),
                 lines: HashMap::new(),
                 queued: 0,
@@ -265,6 +271,43 @@ impl FairQueue {
         Turn(wait)
     }
 
+    /// Queues `days` in the warmer's line, behind every key's day; each gets its turn. Not
+    /// bounded by the queue's bounds (the warmer asks for a bounded number of days) and not
+    /// counted in its depth.
+    pub fn enqueue_background(self: &Arc<Self>, days: &[Day]) -> Vec<Turn> {
+        let mut state = self.state();
+        let turns = days
+            .iter()
+            .map(|day| {
+                let (turn, wait) = oneshot::channel();
+                state.background.push_back(Ticket {
+                    day: *day,
+                    key: None,
+                    turn,
+                });
+                Turn(wait)
+            })
+            .collect();
+        state.report_background();
+        self.let_out(&mut state);
+        turns
+    }
+
+    /// A request needs `day`: if it waits in the warmer's line, it goes to the front.
+    pub fn promote(self: &Arc<Self>, day: Day) {
+        let mut state = self.state();
+        let Some(place) = state.background.iter().position(|ticket| ticket.day == day) else {
+            return;
+        };
+        if let Some(ticket) = state.background.remove(place) {
+            state.queued = state.queued.saturating_add(1);
+            state.first.push_back(ticket);
+            state.report_depth();
+            state.report_background();
+        }
+        self.let_out(&mut state);
+    }
+
     /// About how long until every day of `wanted` that is queued or being fetched is held:
     /// from each one's place in the order, the fetches in flight, the limit, the pause and the
     /// recent fetch time. Zero when none of them is, or before any fetch was timed.
@@ -306,10 +349,14 @@ impl FairQueue {
             if state.in_flight.len() >= state.limit.current() {
                 return;
             }
-            let Some(ticket) = state.next() else {
+            let Some((ticket, background)) = state.next() else {
                 return;
             };
-            state.count_out(ticket.key);
+            if background {
+                state.report_background();
+            } else {
+                state.count_out(ticket.key);
+            }
             let slot = Slot {
                 queue: Arc::clone(self),
                 day: ticket.day,
@@ -346,22 +393,24 @@ impl FairQueue {
 }
 
 impl State {
-    /// The next day to let out: the front first, then the job being served, then the next
-    /// key's oldest job.
-    fn next(&mut self) -> Option<Ticket> {
+    /// The next day to let out, and whether it is the warmer's: the front first, then the job
+    /// being served, then the next key's oldest job, then the warmer's line.
+    fn next(&mut self) -> Option<(Ticket, bool)> {
         if let Some(ticket) = self.first.pop_front() {
-            return Some(ticket);
+            return Some((ticket, false));
         }
         loop {
             if let Some(ticket) = self.serving.pop_front() {
-                return Some(ticket);
+                return Some((ticket, false));
             }
             if let Some(served) = self.serving_key.take()
                 && self.lines.contains_key(&served)
             {
                 self.turns.push_back(served);
             }
-            let key = self.turns.pop_front()?;
+            let Some(key) = self.turns.pop_front() else {
+                return self.background.pop_front().map(|ticket| (ticket, true));
+            };
             let line = self.lines.get_mut(&key)?;
             let job = line.pop_front()?;
             if line.is_empty() {
@@ -433,6 +482,11 @@ impl State {
             }
         }
         self.report_depth();
+    }
+
+    fn report_background(&self) {
+        metrics::gauge!("callstats_call_day_queue_days", "class" => "warmer")
+            .set(count_as_f64(self.background.len()));
     }
 
     fn report_depth(&self) {

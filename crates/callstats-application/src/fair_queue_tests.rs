@@ -229,3 +229,36 @@ async fn estimates_follow_the_measured_fetch_time() {
         "two waves of about 50 ms: {estimate:?}"
     );
 }
+
+#[tokio::test]
+async fn the_warmers_days_go_after_every_keys_and_a_day_a_request_needs_goes_first() {
+    let queue = queue(1);
+    let holding = let_out(queue.enqueue(1, &days(&[1])).remove(0)).await;
+    let mut waiting: Vec<(Day, Turn)> = days(&[20, 21, 22])
+        .into_iter()
+        .zip(queue.enqueue_background(&days(&[20, 21, 22])))
+        .collect();
+    for (key, numbers) in [(2, &[5, 6][..]), (3, &[7])] {
+        let wanted = days(numbers);
+        waiting.extend(wanted.clone().into_iter().zip(queue.enqueue(key, &wanted)));
+    }
+    // A request joins the fetch of the 22nd: it no longer waits behind anyone.
+    queue.promote(day(22));
+    queue.promote(day(99));
+    drop(holding);
+    assert_eq!(order(waiting).await, days(&[22, 5, 6, 7, 20, 21]));
+}
+
+#[tokio::test]
+async fn the_warmers_days_are_let_out_when_nothing_else_waits() {
+    let queue = queue(2);
+    let mut turns = queue.enqueue_background(&days(&[1, 2, 3]));
+    let third = turns.pop().unwrap();
+    let (a, b) = (
+        let_out(turns.remove(0)).await,
+        let_out(turns.remove(0)).await,
+    );
+    let third = still_waiting(third).await.expect("two at once at most");
+    drop((a, b));
+    let _third = let_out(third).await;
+}

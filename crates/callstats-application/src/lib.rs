@@ -14,6 +14,7 @@
 //! - [`flight`]: single flight, so concurrent requests for one thing do the work once per
 //!   replica, and the one place where the panics of spawned work stop.
 //! - [`once`]: work done once across replicas (a lock per entry in the shared tier).
+//! - [`warmer`]: the recent days held before anyone asks, by one replica for all.
 //! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
 //! Depends on the domain (its types and ports) and on Tokio's timers and semaphores; never on
@@ -27,12 +28,14 @@ pub mod fair_queue;
 pub mod flight;
 pub mod ledger;
 pub mod once;
+pub mod warmer;
 
 pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
-pub use call_days::{CallDaySettings, CallDayStore};
+pub use call_days::{CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
 pub use entry::{ETag, Entry};
 pub use ledger::SeparateLedger;
+pub use warmer::{Warmer, WarmerSettings};
 
 /// The real clock.
 #[derive(Debug, Clone, Copy, Default)]

@@ -236,6 +236,19 @@ pub trait CallDayCache: Send + Sync + 'static {
     async fn unlock(&self, _day: Day) {}
 }
 
+/// One holder at a time across replicas, for background work one replica does for all (the
+/// warmer). A lease expires unless held again within its `ttl`.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait Lease: Send + Sync + 'static {
+    /// Takes the lease, or keeps it when this holder has it, for `ttl`; `false` while another
+    /// holder has it. A lease without a shared notion of holders (one replica alone, or a
+    /// shared store that cannot be reached) says `true`.
+    async fn hold(&self, ttl: Duration) -> bool;
+    /// Gives it up, if this holder has it.
+    async fn release(&self);
+}
+
 /// Serialised responses shared between requests (and replicas).
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]

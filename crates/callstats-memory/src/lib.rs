@@ -1,6 +1,7 @@
 //! In-process adapters: the response cache and quota counters a single replica uses when no
 //! Redis is configured (and falls back to when Redis is unreachable), the in-process tier of
-//! the call-day store, and a short-lived cache of key look-ups in front of any key store.
+//! the call-day store, a short-lived cache of key look-ups in front of any key store, and the
+//! lease of a replica alone.
 //!
 //! The caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
 //! on one shard, with nothing recorded for later and no background work, because every request
@@ -12,10 +13,12 @@
 mod call_days;
 mod expiring;
 mod key_cache;
+mod lease;
 mod quota;
 mod response_cache;
 
 pub use call_days::MemoryCallDays;
 pub use key_cache::{KeyCache, MAX_KEY_CACHE_TTL};
+pub use lease::SoleLease;
 pub use quota::MemoryQuota;
 pub use response_cache::MemoryCache;

@@ -22,10 +22,12 @@ use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
 mod call_days;
+mod lease;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use call_days::RedisCallDays;
+pub use lease::RedisLease;
 
 /// How to reach Redis.
 #[derive(Debug, Clone)]
@@ -212,6 +214,10 @@ fn failed<T>(what: &'static str, cause: &str, permit: Permit<'_>) -> Option<T> {
 }
 
 /// Deletes a lock only if it still holds our token.
+/// Holds the lease `KEYS[1]` for token `ARGV[1]` for `ARGV[2]` ms: renews it when the token
+/// has it, takes it when nobody does; 1 when held, 0 otherwise.
+const HOLD: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) elseif redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 else return 0 end";
+
 const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 /// Names one adapter's locks, so it only ever releases its own: 128 random bits, because

@@ -8,20 +8,24 @@ use anyhow::{Context as _, anyhow};
 use callstats_api::ops::{Probe, install_metrics, metrics_server};
 use callstats_api::{ApiState, Application, ServerSettings};
 use callstats_application::{
-    Answers, CallDaySettings, CallDayStore, Computing, SeparateLedger, SystemClock,
+    Answers, CallDaySettings, CallDayStore, Computing, SeparateLedger, SystemClock, Warmer,
+    WarmerSettings,
 };
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
-    CallDayCache, CallPlatform, Clock, KeyStore, PortalStore, QuotaCounter, RequestLedger,
+    CallDayCache, CallPlatform, Clock, KeyStore, Lease, PortalStore, QuotaCounter, RequestLedger,
     ResponseCache,
 };
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::PriorWeight;
-use callstats_memory::{KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota};
-use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisQuota, RedisSettings};
+use callstats_memory::{
+    KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota, SoleLease,
+};
+use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisLease, RedisQuota, RedisSettings};
 use callstats_store::{SpawningStore, Store};
 use callstats_synthetic::{Generator, SyntheticPlatform};
+use tracing::Instrument as _;
 
 use crate::args::ServiceArgs;
 use crate::failure::Failure;
@@ -54,6 +58,8 @@ pub struct Assembly {
     pub call_days: CallDaySettings,
     /// Bound of the in-process tier of the call-day store.
     pub call_day_cache_max_bytes: u64,
+    /// Days the warmer keeps held (0: no warmer).
+    pub warm_days: u32,
     /// Where answers are computed (off the request threads) and how large they may be.
     pub computing: Computing,
     /// What quota windows and key expiry are measured against: the system clock, except in
@@ -79,12 +85,14 @@ impl Assembly {
             cache_max_bytes: args.cache_max_mb.bytes(),
             call_days: args.call_day_settings(),
             call_day_cache_max_bytes: args.call_day_cache_mb.bytes(),
+            warm_days: args.call_day_warm_days,
             computing: args.computing()?,
             clock: Arc::new(SystemClock),
         })
     }
 
-    /// Builds every adapter and the API's state.
+    /// Builds every adapter and the API's state, and starts the warmer (a task of the current
+    /// Tokio runtime) unless it is off. Nothing waits for it.
     pub fn state(self) -> anyhow::Result<ApiState> {
         let store = Arc::new(self.store);
         store.report_pool_usage();
@@ -117,7 +125,8 @@ impl Assembly {
                     cache: Arc::new(RedisCache::new(Arc::clone(&redis))),
                     quota,
                     ledger,
-                    days: Some(Arc::new(RedisCallDays::new(redis))),
+                    days: Some(Arc::new(RedisCallDays::new(Arc::clone(&redis)))),
+                    lease: Arc::new(RedisLease::new(redis, "warmer")),
                 }
             }
             None => {
@@ -132,6 +141,7 @@ impl Assembly {
                     cache,
                     quota,
                     days: None,
+                    lease: Arc::new(SoleLease),
                 }
             }
         };
@@ -144,6 +154,19 @@ impl Assembly {
             Arc::clone(&self.clock),
             call_day_settings,
         );
+        if self.warm_days > 0 {
+            let warmer = Warmer::new(
+                call_days.clone(),
+                shared.lease,
+                Arc::clone(&self.clock),
+                WarmerSettings {
+                    days: self.warm_days,
+                    ..WarmerSettings::default()
+                },
+            );
+            // Its lines (a day it could not fetch) name it, as a request's name the request.
+            tokio::spawn(warmer.run().instrument(tracing::info_span!("warmer")));
+        }
         let access = Gatekeeper::new(
             keys,
             shared.quota,
@@ -174,6 +197,8 @@ struct Shared {
     ledger: Arc<dyn RequestLedger>,
     /// The shared tier of the call-day store (the in-process tier is always there).
     days: Option<Arc<dyn CallDayCache>>,
+    /// Which replica warms the recent days.
+    lease: Arc<dyn Lease>,
 }
 
 /// How the server listens and stops.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use callstats_api::ServerSettings;
 use callstats_application::fair_queue::QueueSettings;
-use callstats_application::{CallDaySettings, ComputePool, Computing};
+use callstats_application::{CallDaySettings, ComputePool, Computing, WarmerSettings};
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
@@ -329,6 +329,17 @@ pub struct ServiceArgs {
         value_name = "DAYS"
     )]
     pub call_day_queue_days_per_key: usize,
+
+    /// Days back from today (Tashkent, today included) that a background task keeps held
+    /// before anyone asks, refreshing today every minute or sooner (with Redis, one replica
+    /// for all); 0 turns it off.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_WARM_DAYS",
+        default_value_t = WarmerSettings::DEFAULT_DAYS,
+        value_name = "DAYS"
+    )]
+    pub call_day_warm_days: u32,
 
     /// Most mebibytes of call days kept in this process (also with Redis, which keeps them for
     /// every replica).

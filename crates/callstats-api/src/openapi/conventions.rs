@@ -3,7 +3,7 @@
 
 use callstats_domain::request::Endpoint;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
@@ -58,7 +58,13 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
             "application/json".into(),
             RefOr::T(
                 ContentBuilder::new()
-                    .schema(Some(ObjectBuilder::new().schema_type(Type::Object)))
+                    .schema(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Object)
+                            .additional_properties(Some(AdditionalProperties::<Schema>::FreeForm(
+                                true,
+                            ))),
+                    ))
                     .build(),
             ),
         );

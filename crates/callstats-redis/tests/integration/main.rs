@@ -10,5 +10,6 @@
 )]
 
 mod call_days;
+mod lease;
 mod outage_log;
 mod responses_and_quota;

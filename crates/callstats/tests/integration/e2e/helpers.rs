@@ -183,6 +183,8 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         cache_max_bytes: 16 << 20,
         call_days: callstats_application::CallDaySettings::default(),
         call_day_cache_max_bytes: 16 << 20,
+        // Off: these tests count the upstream's requests.
+        warm_days: 0,
         computing: callstats_application::Computing::default(),
         clock: clock.clone(),
     };

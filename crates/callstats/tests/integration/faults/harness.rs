@@ -93,6 +93,8 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
             ..callstats_application::CallDaySettings::default()
         },
         call_day_cache_max_bytes: 16 << 20,
+        // Off: these tests count the upstream's requests.
+        warm_days: 0,
         computing: callstats_application::Computing::default(),
         clock: Arc::new(callstats_application::SystemClock),
     };

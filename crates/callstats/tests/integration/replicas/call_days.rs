@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use crate::replicas::{Replica, admin, client, get, key, redis_settings, with_minute_left};
+use crate::replicas::{
+    Replica, admin, client, eventually, get, key, redis_settings, with_minute_left,
+};
 
 /// Three settled days.
 const DAYS: [&str; 3] = ["2026-10-05", "2026-10-06", "2026-10-07"];
@@ -250,5 +252,66 @@ backend_tests! {
         let [first, second] = replicas;
         first.stop().await;
         second.stop().await;
+    }
+
+    async fn one_replica_warms_the_recent_days_for_both_and_the_other_fetches_nothing(db: &TestDatabase) {
+        let Some(url) = shared_redis_url() else { return };
+        let admin = admin(db).await;
+        let (key, _) = key(&admin, "calls", 1_000).await;
+        // An upstream per replica, so that each one's requests are told apart.
+        let upstreams = [upstream(Duration::ZERO).await, upstream(Duration::ZERO).await];
+        let redis = redis_settings(&url, "warmer");
+        let warm = |service: &mut callstats::app::Assembly| service.warm_days = 3;
+        let replicas = [
+            Replica::start_with(db, Some(redis.clone()), &upstreams[0].uri(), warm),
+            Replica::start_with(db, Some(redis), &upstreams[1].uri(), warm),
+        ];
+        let today = time::OffsetDateTime::now_utc().to_offset(time::macros::offset!(+5)).date();
+        let window: Vec<String> = [2_i64, 1, 0]
+            .iter()
+            .map(|back| (today - time::Duration::days(*back)).to_string())
+            .collect();
+        let ups = &upstreams;
+        eventually(Duration::from_secs(10), "the three recent days warmed", || async move {
+            let (a, b) = (asked(&ups[0]).await, asked(&ups[1]).await);
+            a.len() + b.len() >= 3
+        })
+        .await;
+        let (a, b) = (asked(&upstreams[0]).await, asked(&upstreams[1]).await);
+        let (warmed, idle) = if a.is_empty() { (b, a) } else { (a, b) };
+        assert!(idle.is_empty(), "the replica without the lease fetched {idle:?}");
+        assert_eq!(warmed.keys().cloned().collect::<Vec<_>>(), window, "{warmed:?}");
+        // Both answer the warm days from memory or the shared tier: nobody is asked again.
+        let path = format!("/api/v1/calls/summary?start={}&end={}", window[0], window[2]);
+        let client = client();
+        for replica in &replicas {
+            let answer = get(&client, &replica.base, &path, &key).await;
+            assert_eq!(answer.status, 200);
+        }
+        let again = asked(&upstreams[0]).await.values().sum::<usize>()
+            + asked(&upstreams[1]).await.values().sum::<usize>();
+        assert_eq!(again, warmed.values().sum::<usize>(), "the questions asked nobody");
+        let [first, second] = replicas;
+        first.stop().await;
+        second.stop().await;
+    }
+
+    async fn the_warm_up_delays_neither_readiness_nor_serving(db: &TestDatabase) {
+        let admin = admin(db).await;
+        let (key, _) = key(&admin, "calls,operators", 1_000).await;
+        // An upstream that does not answer within the test: the warm-up cannot finish.
+        let upstream = upstream(Duration::from_secs(600)).await;
+        let replica = Replica::start_with(db, None, &upstream.uri(), |service| service.warm_days = 35);
+        let ups = &upstream;
+        eventually(Duration::from_secs(10), "the warm-up under way", || async move {
+            !ups.received_requests().await.unwrap_or_default().is_empty()
+        })
+        .await;
+        let client = client();
+        let ready = get(&client, &replica.base, "/readyz", &key).await;
+        assert_eq!(ready.status, 200, "ready while the recent days are being fetched");
+        let roster = get(&client, &replica.base, "/api/v1/operators", &key).await;
+        assert_eq!(roster.status, 200);
+        replica.stop().await;
     }
 }

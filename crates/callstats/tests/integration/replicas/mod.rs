@@ -69,6 +69,8 @@ impl Replica {
             cache_max_bytes: 16 << 20,
             call_days: callstats_application::CallDaySettings::default(),
             call_day_cache_max_bytes: 16 << 20,
+            // Off: these tests count the upstream's requests.
+            warm_days: 0,
             computing: callstats_application::Computing::default(),
             clock: std::sync::Arc::new(callstats_application::SystemClock),
         };

@@ -1,0 +1,238 @@
+/**
+ * Calls every endpoint of a running `callstats demo` through openapi-fetch, typed by the
+ * schema.d.ts openapi-typescript generated from its OpenAPI document (`cargo xtask client-ts`),
+ * and checks that each answers 200 with the fields its type promises, and that a date outside
+ * the calendar is a 400 whose problem details read through the generated error type.
+ *
+ * Usage: node check.js BASE_URL DETAIL_KEY AGGREGATE_KEY
+ *   BASE_URL       e.g. http://127.0.0.1:8080 (without /api/v1)
+ *   DETAIL_KEY     a key holding every scope (kpi:detail included)
+ *   AGGREGATE_KEY  a key holding only kpi:aggregate
+ *
+ * `tsc --noEmit --strict` checks this file together with the generated types.
+ */
+
+import createClient from "openapi-fetch";
+
+import type { components, paths } from "./schema.js";
+
+// The two members of Node's `process` used here: not worth @types/node.
+declare const process: { argv: string[]; exitCode: number | undefined };
+
+type Schemas = components["schemas"];
+
+const failures: string[] = [];
+
+/** The body when the answer is a 200 with one; records a failure else. */
+function expect<T>(
+  name: string,
+  answer: { data?: T; error?: unknown; response: Response },
+): T | undefined {
+  const { data, error, response } = answer;
+  if (response.status !== 200 || data === undefined) {
+    failures.push(`${name}: status ${response.status}: ${JSON.stringify(error)?.slice(0, 300)}`);
+    return undefined;
+  }
+  console.log(`ok  ${name}`);
+  return data;
+}
+
+function check(name: string, condition: boolean): void {
+  if (!condition) {
+    failures.push(name);
+  }
+}
+
+/** What the document types as `string | null` must be one at run time too. */
+function stringOrNull(value: string | null): boolean {
+  return value === null || typeof value === "string";
+}
+
+/** The figures every summary promises, one day or several. */
+function checkSummary(name: string, summary: Schemas["CallSummary"], start: string, end: string): void {
+  check(
+    `${name}: answered + unanswered == total`,
+    summary.answered_calls + summary.unanswered_calls === summary.total_calls,
+  );
+  check(`${name}: period ${start} to ${end}`, summary.period.start_date === start && summary.period.end_date === end);
+  check(`${name}: as_of a string or null`, stringOrNull(summary.as_of));
+  check(`${name}: provisional_from a string or null`, stringOrNull(summary.provisional_from));
+  check(
+    `${name}: daily adds up to total`,
+    summary.daily.reduce((sum, day) => sum + day.count, 0) === summary.total_calls,
+  );
+}
+
+async function main(baseUrl: string, detailKey: string, aggregateKey: string): Promise<number> {
+  const detail = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${detailKey}` } });
+  const aggregate = createClient<paths>({
+    baseUrl,
+    headers: { Authorization: `Bearer ${aggregateKey}` },
+  });
+  // Yesterday in Tashkent (+05:00, no daylight saving): settled, with calls, and a single day (so
+  // `hourly` is a list); the week ends on it.
+  const dayMs = 24 * 60 * 60 * 1000;
+  const tashkentDate = (ms: number): string => new Date(ms + 5 * 60 * 60 * 1000).toISOString().slice(0, 10);
+  const now = Date.now();
+  const yesterday = tashkentDate(now - dayMs);
+  const weekStart = tashkentDate(now - 7 * dayMs);
+
+  const key = expect("/ping", await detail.GET("/api/v1/ping"));
+  if (key !== undefined) {
+    check("/ping: ok", key.ok);
+    check("/ping: kpi:detail among the scopes", key.scopes.includes("kpi:detail"));
+  }
+
+  const summary = expect(
+    "/calls/summary (one day)",
+    await detail.GET("/api/v1/calls/summary", { params: { query: { start: yesterday } } }),
+  );
+  if (summary !== undefined) {
+    checkSummary("/calls/summary", summary, yesterday, yesterday);
+    check("/calls/summary: 24 hourly buckets", summary.hourly?.length === 24);
+    check("/calls/summary: peak_hour", summary.peak_hour !== null);
+  }
+  const week = expect(
+    "/calls/summary (a week)",
+    await detail.GET("/api/v1/calls/summary", {
+      params: { query: { start: weekStart, end: yesterday } },
+    }),
+  );
+  if (week !== undefined) {
+    checkSummary("/calls/summary (a week)", week, weekStart, yesterday);
+    check("/calls/summary (a week): hourly is null", week.hourly === null);
+    check("/calls/summary (a week): peak_hour is null", week.peak_hour === null);
+    check("/calls/summary (a week): 7 days", week.daily.length === 7);
+  }
+
+  const agents = expect(
+    "/calls/agents",
+    await detail.GET("/api/v1/calls/agents", { params: { query: { start: yesterday } } }),
+  );
+  if (agents !== undefined) {
+    check("/calls/agents: some agents", agents.agents.length > 0);
+    check("/calls/agents: as_of a string or null", stringOrNull(agents.as_of));
+    check("/calls/agents: provisional_from a string or null", stringOrNull(agents.provisional_from));
+  }
+
+  const sheets = expect("/kpi/months", await detail.GET("/api/v1/kpi/months"));
+  const month = sheets?.sheets[0]?.month;
+  check("/kpi/months: a published sheet", month !== undefined);
+  if (month !== undefined) {
+    const params = { params: { path: { month } } };
+    const named = expect(`/kpi/${month} (kpi:detail)`, await detail.GET("/api/v1/kpi/{month}", params));
+    if (named !== undefined) {
+      // The body is a union tagged by `granularity`: narrowing on it reaches the named rows.
+      if (named.granularity === "detail") {
+        check("/kpi/{month}: operator rows", named.operators.length === named.operator_count);
+      } else {
+        failures.push(`/kpi/{month} with kpi:detail: granularity ${named.granularity}`);
+      }
+    }
+    const anonymous = expect(
+      `/kpi/${month} (kpi:aggregate)`,
+      await aggregate.GET("/api/v1/kpi/{month}", params),
+    );
+    if (anonymous !== undefined) {
+      if (anonymous.granularity === "aggregate") {
+        check("/kpi/{month}: ranks", anonymous.ranks.length === anonymous.operator_count);
+      } else {
+        failures.push(`/kpi/{month} with kpi:aggregate: granularity ${anonymous.granularity}`);
+      }
+    }
+  }
+
+  const first = await detail.GET("/api/v1/operators");
+  const roster = expect("/operators", first);
+  if (roster !== undefined) {
+    check("/operators: a roster", roster.operators.length > 0);
+  }
+  // The validator it answered with: asked again with it, the answer is a 304 without a body.
+  const etag = first.response.headers.get("etag");
+  check("/operators: an ETag", etag !== null);
+  if (etag !== null) {
+    const again = await detail.GET("/api/v1/operators", {
+      params: { header: { "If-None-Match": etag } },
+    });
+    check(
+      `/operators with If-None-Match: 304, got ${again.response.status}`,
+      again.response.status === 304 && again.data === undefined,
+    );
+  }
+
+  const scheduleMonth = yesterday.slice(0, 7);
+  const schedule = expect(
+    "/schedule",
+    await detail.GET("/api/v1/schedule", { params: { query: { month: scheduleMonth } } }),
+  );
+  if (schedule !== undefined) {
+    check(`/schedule: month ${scheduleMonth}`, schedule.month === scheduleMonth);
+  }
+  const scripts = expect(
+    "/scripts/stats",
+    await detail.GET("/api/v1/scripts/stats", { params: { query: { limit: 5 } } }),
+  );
+  if (scripts !== undefined) {
+    check("/scripts/stats: at most 5", scripts.scripts.length <= 5);
+  }
+  const document = expect("/openapi.json", await detail.GET("/api/v1/openapi.json"));
+  if (document !== undefined) {
+    // Typed as an object of no known members: only their presence can be asked.
+    check("/openapi.json: openapi and paths", "openapi" in document && "paths" in document);
+  }
+  const problem = expect(
+    "/problems/missing-scope",
+    await detail.GET("/api/v1/problems/{name}", { params: { path: { name: "missing-scope" } } }),
+  );
+  if (problem !== undefined) {
+    check("/problems/missing-scope: a 403", problem.status === 403);
+    check("/problems/missing-scope: its own type", problem.type === "/api/v1/problems/missing-scope");
+  }
+  const health = expect("/healthz", await detail.GET("/healthz"));
+  if (health !== undefined) {
+    check(`/healthz: status ok, got ${health.status}`, health.status === "ok");
+  }
+  const ready = expect("/readyz", await detail.GET("/readyz"));
+  if (ready !== undefined) {
+    check(`/readyz: status ready, got ${ready.status}`, ready.status === "ready");
+  }
+
+  // An error, as problem details: the error type is the union of the documented bodies, and
+  // `type` is what tells problem details from `{error}`.
+  const bad = await detail.GET("/api/v1/calls/summary", {
+    params: { query: { start: "2026-02-30" } },
+    headers: { Accept: "application/problem+json" },
+  });
+  check(`start=2026-02-30: 400, got ${bad.response.status}`, bad.response.status === 400);
+  check(
+    "start=2026-02-30: application/problem+json",
+    bad.response.headers.get("content-type")?.startsWith("application/problem+json") === true,
+  );
+  if (bad.error !== undefined && "type" in bad.error) {
+    const details: Schemas["ProblemDetails"] = bad.error;
+    check(`start=2026-02-30: type bad-request, got ${details.type}`, details.type === "/api/v1/problems/bad-request");
+    check("start=2026-02-30: status 400 in the body", details.status === 400);
+    check("start=2026-02-30: detail is the error", details.detail === details.error);
+    console.log("ok  start=2026-02-30: 400 problem details");
+  } else {
+    failures.push(`start=2026-02-30: no problem details: ${JSON.stringify(bad.error)}`);
+  }
+
+  for (const failure of failures) {
+    console.error(`FAIL ${failure}`);
+  }
+  return failures.length > 0 ? 1 : 0;
+}
+
+const [baseUrl, detailKey, aggregateKey, ...rest] = process.argv.slice(2);
+if (baseUrl === undefined || detailKey === undefined || aggregateKey === undefined || rest.length > 0) {
+  console.error("usage: node check.js BASE_URL DETAIL_KEY AGGREGATE_KEY");
+  process.exitCode = 2;
+} else {
+  try {
+    process.exitCode = await main(baseUrl, detailKey, aggregateKey);
+  } catch (err) {
+    console.error(`FAIL ${String(err)}`);
+    process.exitCode = 1;
+  }
+}
