@@ -10,7 +10,7 @@ use callstats_domain::ports::CallDayCache;
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
 
-use crate::expiring::{ENTRY_OVERHEAD, Expiring, bounded, fresh};
+use crate::expiring::{ENTRY_OVERHEAD, Expiring, Shards, bounded, fresh};
 
 /// Weighs a kept call day by the heap bytes it holds.
 #[derive(Clone, Copy)]
@@ -38,7 +38,7 @@ impl MemoryCallDays {
     #[must_use]
     pub fn new(max_bytes: u64) -> Self {
         Self {
-            days: Arc::new(bounded(max_bytes, TYPICAL_DAY_BYTES, DayBytes)),
+            days: Arc::new(bounded(max_bytes, TYPICAL_DAY_BYTES, DayBytes, Shards::One)),
         }
     }
 }
@@ -108,6 +108,29 @@ mod tests {
         assert!(
             tier.get(&[newest]).await[0].is_some(),
             "the newest day is kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn days_that_fit_in_the_bound_are_all_kept_however_they_hash() {
+        // 35 days of 10,000 calls (about 160 KB each) in a bound 10 % above their sum: split
+        // into shards, each with its share of the bound, some shard would draw more than its
+        // share and evict.
+        let days: Vec<Arc<CallDay>> = (0..35).map(|n| call_day(20_000 + n, 10_000)).collect();
+        let sum: usize = days
+            .iter()
+            .map(|day| day.size_bytes() + ENTRY_OVERHEAD)
+            .sum();
+        let tier = MemoryCallDays::new(u64::try_from(sum + sum / 10).unwrap());
+        for day in &days {
+            tier.put(Arc::clone(day), Duration::from_secs(60)).await;
+        }
+        let wanted: Vec<Day> = days.iter().map(|day| day.day()).collect();
+        let kept = tier.get(&wanted).await;
+        assert!(
+            kept.iter().all(Option::is_some),
+            "{} kept",
+            kept.iter().flatten().count()
         );
     }
 }

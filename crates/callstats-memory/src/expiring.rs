@@ -4,7 +4,8 @@ use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 use quick_cache::sync::Cache;
-use quick_cache::{Equivalent, Weighter};
+use quick_cache::sync::DefaultLifecycle;
+use quick_cache::{DefaultHashBuilder, Equivalent, OptionsBuilder, Weighter};
 
 /// A cached value and the moment it stops being served.
 #[derive(Clone)]
@@ -27,12 +28,24 @@ impl<T> Expiring<T> {
     }
 }
 
+/// How a cache is split into independently locked shards, each with its share of the bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shards {
+    /// quick_cache's default (four per core): for entries read on every request.
+    Many,
+    /// One: the whole bound for any entry. For large entries read a few times a request (call
+    /// days of a large centre weigh up to a megabyte; split eight ways, a shard that drew more
+    /// than its share of them would evict some while the others had room).
+    One,
+}
+
 /// A cache whose entries' weights (their heap bytes, by `weighter`) add up to at most
 /// `max_bytes`; `typical_bytes`, an entry's usual weight, sizes its item count (at least 16).
 pub(crate) fn bounded<K, T, W>(
     max_bytes: u64,
     typical_bytes: u64,
     weighter: W,
+    shards: Shards,
 ) -> Cache<K, Expiring<T>, W>
 where
     K: Eq + Hash,
@@ -40,7 +53,23 @@ where
     W: Weighter<K, Expiring<T>> + Clone,
 {
     let items = usize::try_from((max_bytes / typical_bytes).max(16)).unwrap_or(16);
-    Cache::with_weighter(items, max_bytes.max(1), weighter)
+    let mut options = OptionsBuilder::new();
+    options
+        .estimated_items_capacity(items)
+        .weight_capacity(max_bytes.max(1));
+    if shards == Shards::One {
+        options.shards(1);
+    }
+    match options.build() {
+        Ok(options) => Cache::with_options(
+            options,
+            weighter,
+            DefaultHashBuilder::default(),
+            DefaultLifecycle::default(),
+        ),
+        // Only an unusable setting fails, and none of these is.
+        Err(_) => Cache::with_weighter(items, max_bytes.max(1), weighter),
+    }
 }
 
 /// The value under `key` while it is fresh. An expired entry reads as absent and is removed,

@@ -9,7 +9,7 @@ use callstats_domain::ports::ResponseCache;
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
 
-use crate::expiring::{ENTRY_OVERHEAD, Expiring, bounded, fresh};
+use crate::expiring::{ENTRY_OVERHEAD, Expiring, Shards, bounded, fresh};
 
 /// Weighs a cached response by the heap bytes it holds: its key, its body and the entry.
 #[derive(Clone, Copy)]
@@ -40,7 +40,12 @@ impl MemoryCache {
     #[must_use]
     pub fn new(max_bytes: u64) -> Self {
         Self {
-            entries: Arc::new(bounded(max_bytes, TYPICAL_ENTRY_BYTES, BodyBytes)),
+            entries: Arc::new(bounded(
+                max_bytes,
+                TYPICAL_ENTRY_BYTES,
+                BodyBytes,
+                Shards::Many,
+            )),
         }
     }
 }
