@@ -27,7 +27,8 @@ pub struct ErrorBody {
 }
 
 impl ErrorBody {
-    pub(crate) fn new(message: impl Into<String>) -> Self {
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> Self {
         Self {
             error: message.into(),
             required_scope: None,

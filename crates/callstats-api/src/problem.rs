@@ -29,6 +29,8 @@ pub(crate) const PROBLEMS: &str = "/problems";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Problem {
     BadRequest,
+    /// Answered by the reverse proxy: a request head it cannot read.
+    MalformedRequest,
     Unauthorized,
     OriginNotAllowed,
     MissingScope,
@@ -39,17 +41,22 @@ pub enum Problem {
     HeadersTooLarge,
     RateLimited,
     DayBudgetExceeded,
+    /// Answered by the reverse proxy: too many requests in flight from one address.
+    TooManyConnections,
     UpstreamBusy,
     UpstreamUnavailable,
     AnswerTooLarge,
     StoreUnavailable,
+    /// Answered by the reverse proxy: no replica could be reached.
+    Unavailable,
     Internal,
 }
 
 impl Problem {
     /// Every problem type, in the order the document lists them.
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 19] = [
         Self::BadRequest,
+        Self::MalformedRequest,
         Self::Unauthorized,
         Self::OriginNotAllowed,
         Self::MissingScope,
@@ -60,10 +67,12 @@ impl Problem {
         Self::HeadersTooLarge,
         Self::RateLimited,
         Self::DayBudgetExceeded,
+        Self::TooManyConnections,
         Self::UpstreamBusy,
         Self::UpstreamUnavailable,
         Self::AnswerTooLarge,
         Self::StoreUnavailable,
+        Self::Unavailable,
         Self::Internal,
     ];
 
@@ -72,6 +81,7 @@ impl Problem {
     pub const fn name(self) -> &'static str {
         match self {
             Self::BadRequest => "bad-request",
+            Self::MalformedRequest => "malformed-request",
             Self::Unauthorized => "unauthorized",
             Self::OriginNotAllowed => "origin-not-allowed",
             Self::MissingScope => "missing-scope",
@@ -82,10 +92,12 @@ impl Problem {
             Self::HeadersTooLarge => "headers-too-large",
             Self::RateLimited => "rate-limited",
             Self::DayBudgetExceeded => "day-budget-exceeded",
+            Self::TooManyConnections => "too-many-connections",
             Self::UpstreamBusy => "upstream-busy",
             Self::UpstreamUnavailable => "upstream-unavailable",
             Self::AnswerTooLarge => "answer-too-large",
             Self::StoreUnavailable => "store-unavailable",
+            Self::Unavailable => "unavailable",
             Self::Internal => "internal",
         }
     }
@@ -95,6 +107,7 @@ impl Problem {
     pub const fn title(self) -> &'static str {
         match self {
             Self::BadRequest => "A parameter is missing or malformed",
+            Self::MalformedRequest => "The request head is malformed",
             Self::Unauthorized => "No usable API key",
             Self::OriginNotAllowed => "The key is pinned to another origin",
             Self::MissingScope => "The key lacks the endpoint's scope",
@@ -105,10 +118,12 @@ impl Problem {
             Self::HeadersTooLarge => "The request headers are too large",
             Self::RateLimited => "Over the per-minute request quota",
             Self::DayBudgetExceeded => "Over the key's day budget",
+            Self::TooManyConnections => "Too many requests in flight from one address",
             Self::UpstreamBusy => "The call platform is busy",
             Self::UpstreamUnavailable => "The call platform is unavailable",
             Self::AnswerTooLarge => "The answer would be too large",
             Self::StoreUnavailable => "The portal database is unavailable",
+            Self::Unavailable => "The service is unavailable",
             Self::Internal => "Internal server error",
         }
     }
@@ -117,7 +132,7 @@ impl Problem {
     #[must_use]
     pub const fn status(self) -> StatusCode {
         match self {
-            Self::BadRequest => StatusCode::BAD_REQUEST,
+            Self::BadRequest | Self::MalformedRequest => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::OriginNotAllowed | Self::MissingScope => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
@@ -125,11 +140,14 @@ impl Problem {
             Self::ContentTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            Self::RateLimited | Self::DayBudgetExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Self::RateLimited | Self::DayBudgetExceeded | Self::TooManyConnections => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Self::UpstreamBusy
             | Self::UpstreamUnavailable
             | Self::AnswerTooLarge
-            | Self::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            | Self::StoreUnavailable
+            | Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -140,6 +158,9 @@ impl Problem {
         match self {
             Self::BadRequest => {
                 "A query or path parameter is missing or malformed, or the period starts before the history horizon. `detail` names the parameter, the form expected and the value received (or the earliest start allowed). Fix the request; retrying it unchanged gives the same answer."
+            }
+            Self::MalformedRequest => {
+                "The reverse proxy could not read the request head (a request line or a header that is not HTTP/1.1), so no replica saw it; the connection is closed. Its headers could not be read either: this answer is problem details only when the proxy could read an `Accept` asking for them."
             }
             Self::Unauthorized => {
                 "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), or the key is unknown, revoked or expired. `detail` says which."
@@ -158,12 +179,17 @@ impl Problem {
                 "The request declares a body over 64 KiB. A GET needs none and none is ever read."
             }
             Self::UriTooLong => "The request target (path and query) is longer than 8 KiB.",
-            Self::HeadersTooLarge => "The request headers are longer than 16 KiB in all.",
+            Self::HeadersTooLarge => {
+                "The request headers are longer than 16 KiB in all, or (answered by the reverse proxy) one header field is longer than 8 KiB."
+            }
             Self::RateLimited => {
                 "The key (or, without a key, the client address) made more requests this minute than its quota allows. Retry after `Retry-After` seconds; `RateLimit` shows the window."
             }
             Self::DayBudgetExceeded => {
                 "The request would make the service fetch more call days it does not hold yet than the key's day budget allows this minute. Retry after `Retry-After` seconds, or ask for days already held."
+            }
+            Self::TooManyConnections => {
+                "The reverse proxy holds at most 256 requests in flight from one client address; this one was over it. Wait for answers before sending more."
             }
             Self::UpstreamBusy => {
                 "The call platform is busy: the request's days cannot arrive before the fetch deadline. They stay queued; retry after `Retry-After` seconds."
@@ -175,6 +201,9 @@ impl Problem {
                 "The answer would be larger than 16 MiB (an agent leaderboard of tens of thousands of agents): ask for a shorter period."
             }
             Self::StoreUnavailable => "The portal database could not be reached; retry later.",
+            Self::Unavailable => {
+                "The reverse proxy could reach no replica of the service; retry later."
+            }
             Self::Internal => {
                 "An unexpected failure; its cause is logged with the request id (`X-Request-Id`)."
             }
@@ -200,20 +229,32 @@ impl Problem {
         }
     }
 
-    /// The problem type of an answer the framework made with `status`.
+    /// The problem type of an answer the framework made with `status`: the first of the
+    /// status's types the service answers itself (403 origin-not-allowed and 503
+    /// upstream-busy aside, which it never makes).
     #[must_use]
     pub fn of_status(status: StatusCode) -> Self {
         Self::ALL
             .into_iter()
-            // The first type of the status: 403 is origin-not-allowed, 429 rate-limited,
-            // 503 upstream-busy only where the framework never answers them.
-            .filter(|problem| !matches!(problem, Self::UpstreamBusy | Self::OriginNotAllowed))
+            .filter(|problem| {
+                !problem.from_the_proxy()
+                    && !matches!(problem, Self::UpstreamBusy | Self::OriginNotAllowed)
+            })
             .find(|problem| problem.status() == status)
             .unwrap_or(if status.is_server_error() {
                 Self::Internal
             } else {
                 Self::BadRequest
             })
+    }
+
+    /// Whether only the reverse proxy answers it (the service never does).
+    #[must_use]
+    pub const fn from_the_proxy(self) -> bool {
+        matches!(
+            self,
+            Self::MalformedRequest | Self::TooManyConnections | Self::Unavailable
+        )
     }
 
     /// Its `type` URI, relative to the service's address.

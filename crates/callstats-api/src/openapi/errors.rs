@@ -172,13 +172,14 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             vec![("internal", json!({ "error": "internal server error" }))],
         ),
     };
-    // The same errors as problem details, but for the reverse proxy's own answers.
+    // The same errors as problem details.
     let problems: Vec<(&str, Value)> = examples
         .iter()
         .filter_map(|(name, example)| {
-            let problem = problem_of_example(status, name)?;
+            let error = example.get("error")?.as_str()?.to_owned();
+            let problem = problem_of_example(status, name, &error)?;
             let body = ErrorBody {
-                error: example.get("error")?.as_str()?.to_owned(),
+                error,
                 required_scope: (problem == Problem::MissingScope).then_some(scope),
             };
             Some((
@@ -197,7 +198,7 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
     set_examples(&mut problem_content, problems);
     let mut response = ResponseBuilder::new()
         .description(format!(
-            "{description} As problem details (`application/problem+json`) when the request's `Accept` prefers them, but for the reverse proxy's own answers."
+            "{description} As problem details (`application/problem+json`) when the request's `Accept` prefers them (the reverse proxy: when it names them)."
         ))
         .content("application/json", content)
         .content(PROBLEM_JSON, problem_content)
@@ -238,11 +239,13 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
     response
 }
 
-/// The problem type of the error example `name` of a `status` answer; `None` for the reverse
-/// proxy's own answers, which are never problem details.
-fn problem_of_example(status: u16, name: &str) -> Option<Problem> {
+/// The problem type of the error example `name` of a `status` answer, whose message is
+/// `error`.
+fn problem_of_example(status: u16, name: &str, error: &str) -> Option<Problem> {
+    if let Some((_, problem)) = PROXY_ERRORS.iter().find(|(message, _)| *message == error) {
+        return Some(*problem);
+    }
     Some(match name {
-        "from the proxy" | "malformed head" => return None,
         "origin" => Problem::OriginNotAllowed,
         "scope" => Problem::MissingScope,
         "over the day budget" => Problem::DayBudgetExceeded,
@@ -255,14 +258,15 @@ fn problem_of_example(status: u16, name: &str) -> Option<Problem> {
 }
 
 /// The errors the shipped reverse proxy (deploy/nginx/nginx.conf) answers itself, before a
-/// request reaches a replica; a test holds each to that file.
-pub const PROXY_ERRORS: [&str; 6] = [
-    PROXY_MALFORMED,
-    PROXY_HEAD,
-    PROXY_TARGET,
-    PROXY_BODY,
-    PROXY_CONNECTIONS,
-    PROXY_NO_REPLICA,
+/// request reaches a replica, and their problem types; a test holds each, in both forms, to
+/// that file.
+pub const PROXY_ERRORS: [(&str, Problem); 6] = [
+    (PROXY_MALFORMED, Problem::MalformedRequest),
+    (PROXY_HEAD, Problem::HeadersTooLarge),
+    (PROXY_TARGET, Problem::UriTooLong),
+    (PROXY_BODY, Problem::ContentTooLarge),
+    (PROXY_CONNECTIONS, Problem::TooManyConnections),
+    (PROXY_NO_REPLICA, Problem::Unavailable),
 ];
 const PROXY_MALFORMED: &str = "malformed request head";
 const PROXY_HEAD: &str = "request head too large: at most 8 KiB a header field";

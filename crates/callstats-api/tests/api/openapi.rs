@@ -1,6 +1,8 @@
 use std::collections::BTreeSet;
 
 use actix_web::test::TestRequest;
+use callstats_api::ErrorBody;
+use callstats_api::problem::ProblemDetails;
 use callstats_domain::request::Endpoint;
 
 use crate::helpers::*;
@@ -216,9 +218,16 @@ fn the_proxy_answers_the_document_shows_are_those_of_the_shipped_nginx_conf() {
         .filter_map(|line| line.trim().strip_prefix("return 200 '"))
         .filter_map(|body| body.strip_suffix("';"))
         .collect();
+    // Each in both forms: `{error}`, and problem details.
     let documented: BTreeSet<String> = callstats_api::openapi::PROXY_ERRORS
         .iter()
-        .map(|error| serde_json::json!({ "error": error }).to_string())
+        .flat_map(|(error, problem)| {
+            [
+                serde_json::json!({ "error": error }).to_string(),
+                serde_json::to_string(&ProblemDetails::new(*problem, ErrorBody::new(*error)))
+                    .unwrap(),
+            ]
+        })
         .collect();
     assert_eq!(
         answered,

@@ -162,6 +162,34 @@ fn json_error(answer: &str) -> String {
     body["error"].as_str().unwrap().to_owned()
 }
 
+/// The answer's problem details `(type, error)`, after checking it is the service's form of
+/// problem details.
+fn problem(answer: &str) -> (String, String) {
+    assert_eq!(
+        header(answer, "content-type"),
+        Some("application/problem+json"),
+        "{answer}"
+    );
+    assert_eq!(header(answer, "x-content-type-options"), Some("nosniff"));
+    assert!(header(answer, "x-request-id").is_some_and(|id| !id.is_empty()));
+    assert_eq!(header(answer, "vary"), Some("Accept"), "{answer}");
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body)
+        .unwrap_or_default();
+    let body: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|err| panic!("not JSON ({err}): {answer}"));
+    assert_eq!(body["detail"], body["error"], "{answer}");
+    assert_eq!(
+        Some(body["status"].as_u64().unwrap()),
+        status(answer).map(u64::from)
+    );
+    (
+        body["type"].as_str().unwrap().to_owned(),
+        body["error"].as_str().unwrap().to_owned(),
+    )
+}
+
 /// Sends a head a byte at a time (after a whole request on the same connection, when `key`):
 /// nginx cuts it within its head timeout and answers nothing to it.
 fn trickled_head_is_cut(nginx: &Nginx, key: Option<&str>) {
@@ -252,6 +280,35 @@ async fn nginx_answers_the_edge_before_a_request_exists_and_passes_the_rest() {
             assert_eq!(status(&answer), Some(expected), "{answer}");
             assert_eq!(json_error(&answer), message);
         }
+        // As problem details when the request names them (and nginx could read its Accept):
+        // the same errors, the type of each under /api/v1/problems/.
+        let too_large = |accept: &str| {
+            format!("POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\nContent-Length: 100000\r\n\r\n")
+        };
+        for accept in ["application/problem+json", "application/json, application/problem+json;q=0.5"] {
+            let (_, answer) = nginx.raw(too_large(accept).as_bytes());
+            assert_eq!(status(&answer), Some(413), "{answer}");
+            assert_eq!(
+                problem(&answer),
+                ("/api/v1/problems/content-too-large".to_owned(), "request body longer than 64 KiB".to_owned())
+            );
+        }
+        for accept in ["application/problem+json;q=0", "application/json", "*/*"] {
+            let (_, answer) = nginx.raw(too_large(accept).as_bytes());
+            assert_eq!(json_error(&answer), "request body longer than 64 KiB", "{accept}");
+        }
+        let big_header = [
+            b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAccept: application/problem+json\r\nX-Big: ".as_slice(),
+            &[b'a'; 20_000],
+            b"\r\n\r\n",
+        ]
+        .concat();
+        let (_, answer) = nginx.raw(&big_header);
+        assert_eq!(status(&answer), Some(431), "{answer}");
+        assert_eq!(problem(&answer).0, "/api/v1/problems/headers-too-large");
+        // A head nginx cannot read has no Accept it could honour.
+        let (_, answer) = nginx.raw(b"GET /api/v1/ping HTTP/9.9\r\nHost: x\r\nAccept: application/problem+json\r\n\r\n");
+        assert_eq!(json_error(&answer), "malformed request head");
         // A head trickled a byte at a time is cut by nginx's 5 s head timeout, with no answer:
         // the first head of a connection, and a later one on a kept-alive connection.
         trickled_head_is_cut(&nginx, None);
@@ -389,4 +446,15 @@ async fn nginx_bounds_requests_per_client_and_answers_when_no_replica_can_be_rea
         nginx.raw(b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert_eq!(status(&answer), Some(503), "{answer}");
     assert_eq!(json_error(&answer), "the service is unavailable");
+    let (_, answer) = nginx.raw(
+        b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAccept: application/problem+json\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status(&answer), Some(503), "{answer}");
+    assert_eq!(
+        problem(&answer),
+        (
+            "/api/v1/problems/unavailable".to_owned(),
+            "the service is unavailable".to_owned()
+        )
+    );
 }
