@@ -149,6 +149,11 @@ fn json_error(answer: &str) -> String {
         Some("nosniff"),
         "{answer}"
     );
+    body(answer)["error"].as_str().unwrap().to_owned()
+}
+
+/// The answer's JSON body, after checking it names its request.
+fn body(answer: &str) -> serde_json::Value {
     assert!(
         header(answer, "x-request-id").is_some_and(|id| !id.is_empty()),
         "{answer}"
@@ -157,9 +162,7 @@ fn json_error(answer: &str) -> String {
         .split_once("\r\n\r\n")
         .map(|(_, body)| body)
         .unwrap_or_default();
-    let body: serde_json::Value =
-        serde_json::from_str(body).unwrap_or_else(|err| panic!("not JSON ({err}): {answer}"));
-    body["error"].as_str().unwrap().to_owned()
+    serde_json::from_str(body).unwrap_or_else(|err| panic!("not JSON ({err}): {answer}"))
 }
 
 /// The answer's problem details `(type, error)`, after checking it is the service's form of
@@ -171,14 +174,8 @@ fn problem(answer: &str) -> (String, String) {
         "{answer}"
     );
     assert_eq!(header(answer, "x-content-type-options"), Some("nosniff"));
-    assert!(header(answer, "x-request-id").is_some_and(|id| !id.is_empty()));
     assert_eq!(header(answer, "vary"), Some("Accept"), "{answer}");
-    let body = answer
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body)
-        .unwrap_or_default();
-    let body: serde_json::Value =
-        serde_json::from_str(body).unwrap_or_else(|err| panic!("not JSON ({err}): {answer}"));
+    let body = body(answer);
     assert_eq!(body["detail"], body["error"], "{answer}");
     assert_eq!(
         Some(body["status"].as_u64().unwrap()),
