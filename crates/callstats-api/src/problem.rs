@@ -373,8 +373,16 @@ pub(crate) fn error_answer(status: StatusCode, body: ErrorBody, wanted: bool) ->
 /// Whether the request's `Accept` prefers problem details: it names
 /// `application/problem+json` with a quality above 0 and at least that of `application/json`
 /// (named, or through `application/*` or `*/*`). An unreadable `Accept` prefers nothing.
+/// Asked of every request: an `Accept` that does not mention problem details at all (nearly
+/// every one) is not parsed.
 pub(crate) fn preferred(headers: &HeaderMap) -> bool {
-    if !headers.contains_key(ACCEPT) {
+    let names_it = |value: &HeaderValue| {
+        value
+            .as_bytes()
+            .windows(PROBLEM_JSON.len())
+            .any(|window| window.eq_ignore_ascii_case(PROBLEM_JSON.as_bytes()))
+    };
+    if !headers.get_all(ACCEPT).any(names_it) {
         return false;
     }
     let Ok(accept) = from_comma_delimited::<_, QualityItem<Mime>>(headers.get_all(ACCEPT)) else {

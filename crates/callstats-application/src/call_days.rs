@@ -337,9 +337,12 @@ impl CallDayStore {
             let turn = turns.remove(day);
             let store = Arc::clone(inner);
             let day = *day;
-            inner
-                .flights
-                .join(&day.number(), move || store.fetch_day(day, turn, min_left))
+            inner.flights.join(&day.number(), move || {
+                // A fetch under way a moment ago may have ended since: this one waits in the
+                // warmer's line too.
+                let turn = turn.or_else(|| store.queue.enqueue_background(&[day]).pop());
+                store.fetch_day(day, turn, min_left)
+            })
         });
         let results = futures::future::join_all(flights).await;
         let mut failed = Vec::new();
