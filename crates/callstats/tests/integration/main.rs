@@ -23,6 +23,7 @@ mod cli;
 mod e2e;
 mod edges;
 mod faults;
+mod monitoring;
 mod readme;
 mod replicas;
 mod security;
