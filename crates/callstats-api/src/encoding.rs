@@ -97,7 +97,7 @@ impl Weighter<(ETag, Coding), Bytes> for CompressedBytes {
 /// The most bytes of compressed bodies kept per replica: compressed JSON is a fifth to a tenth
 /// of the body, so this holds the compressed forms of far more answers than the response cache
 /// keeps at once (cold forms go first).
-const MAX_COMPRESSED_BYTES: u64 = 32 * 1024 * 1024;
+pub const MAX_COMPRESSED_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Bodies up to this size are compressed on the request's thread (at most some 200 µs); larger
 /// ones on the compute pool, so a body of megabytes does not hold a worker up.

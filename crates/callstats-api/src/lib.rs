@@ -29,6 +29,7 @@ use bytes::Bytes;
 use callstats_application::{Answers, ETag};
 use utoipa_actix_web::AppExt as _;
 
+pub use encoding::MAX_COMPRESSED_BYTES;
 pub use error::ErrorBody;
 
 /// Where the API lives.
@@ -45,6 +46,8 @@ pub struct ApiState {
     document_etag: ETag,
     /// The compressed forms of the bodies served.
     compressed: Arc<encoding::Compressed>,
+    /// What the replica's resident memory should stay under, for the metrics.
+    memory_bound: Option<u64>,
 }
 
 impl ApiState {
@@ -61,7 +64,21 @@ impl ApiState {
             document_etag: ETag::of(&document),
             document,
             compressed,
+            memory_bound: None,
         }
+    }
+
+    /// What the replica's resident memory should stay under (its caches' bounds and an
+    /// allowance for the rest), reported as `callstats_memory_bound_bytes`.
+    #[must_use]
+    pub const fn with_memory_bound(mut self, bytes: u64) -> Self {
+        self.memory_bound = Some(bytes);
+        self
+    }
+
+    #[must_use]
+    pub const fn memory_bound(&self) -> Option<u64> {
+        self.memory_bound
     }
 
     /// What `/readyz` checks.

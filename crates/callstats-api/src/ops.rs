@@ -155,12 +155,24 @@ pub fn install_metrics() -> Result<PrometheusHandle, metrics_exporter_prometheus
         .install_recorder()
 }
 
+/// Reports what the replica's resident memory should stay under, as the gauge
+/// `callstats_memory_bound_bytes` (once the recorder is installed).
+pub fn report_memory_bound(bytes: u64) {
+    // In KiB through u32 (4 TiB at most): a gauge is an f64, and no `as` conversion is allowed.
+    let kib = u32::try_from(bytes / 1024).unwrap_or(u32::MAX);
+    metrics::gauge!("callstats_memory_bound_bytes").set(f64::from(kib) * 1024.0);
+}
+
 /// Serves `GET /metrics` in the Prometheus text format on its own listener, kept off the
-/// public bind.
+/// public bind: the service's metrics, and the process's own (`process_resident_memory_bytes`,
+/// `process_open_fds`, CPU seconds, threads: metrics-process, read from /proc at each scrape).
 pub fn metrics_server(listener: TcpListener, handle: PrometheusHandle) -> std::io::Result<Server> {
+    let process = metrics_process::Collector::default();
+    process.describe();
     Ok(HttpServer::new(move || {
         App::new()
             .app_data(web::Data::new(handle.clone()))
+            .app_data(web::Data::new(process.clone()))
             .route("/metrics", web::get().to(render))
     })
     .workers(1)
@@ -168,7 +180,11 @@ pub fn metrics_server(listener: TcpListener, handle: PrometheusHandle) -> std::i
     .run())
 }
 
-async fn render(handle: web::Data<PrometheusHandle>) -> HttpResponse {
+async fn render(
+    handle: web::Data<PrometheusHandle>,
+    process: web::Data<metrics_process::Collector>,
+) -> HttpResponse {
+    process.collect();
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(handle.render())

@@ -5,8 +5,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
-use callstats_api::ops::{Probe, install_metrics, metrics_server};
-use callstats_api::{ApiState, Application, ServerSettings};
+use callstats_api::ops::{Probe, install_metrics, metrics_server, report_memory_bound};
+use callstats_api::{ApiState, Application, MAX_COMPRESSED_BYTES, ServerSettings};
 use callstats_application::{
     Answers, CallDaySettings, CallDayStore, Computing, SeparateLedger, SystemClock, Warmer,
     WarmerSettings,
@@ -115,6 +115,16 @@ impl Assembly {
             }
         };
         let mut probes: Vec<Arc<dyn Probe>> = vec![Arc::new(StoreProbe(Arc::clone(&store)))];
+        // docs/operations.md, "Memory": the caches' bounds (the response cache's only when it
+        // is in process) and an allowance for the rest.
+        let memory_bound = MEMORY_ALLOWANCE
+            .saturating_add(self.call_day_cache_max_bytes)
+            .saturating_add(MAX_COMPRESSED_BYTES)
+            .saturating_add(if self.redis.is_none() {
+                self.cache_max_bytes
+            } else {
+                0
+            });
         let shared = match self.redis {
             Some(settings) => {
                 let redis = Redis::new(settings)?;
@@ -185,9 +195,15 @@ impl Assembly {
             },
         );
         let answers = Answers::new(access, stats, shared.cache, self.computing, self.clock);
-        Ok(ApiState::new(answers, self.trust_proxy).with_probes(probes))
+        Ok(ApiState::new(answers, self.trust_proxy)
+            .with_probes(probes)
+            .with_memory_bound(memory_bound))
     }
 }
+
+/// What a replica's resident memory holds besides its caches: code, threads, pools, buffers
+/// (about 18 MiB at rest) and the transient fetches and answers (docs/operations.md, "Memory").
+const MEMORY_ALLOWANCE: u64 = 64 << 20;
 
 /// What replicas share through Redis, or what one process keeps alone without it.
 struct Shared {
@@ -227,6 +243,9 @@ impl Listen {
             let handle = install_metrics()
                 .map_err(|err| anyhow!("cannot install the metrics recorder: {err}"))?;
             let server = metrics_server(bind(address)?, handle)?;
+            if let Some(bound) = state.memory_bound() {
+                report_memory_bound(bound);
+            }
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }

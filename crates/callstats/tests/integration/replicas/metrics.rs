@@ -20,6 +20,9 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
     let server = metrics_server(listener, handle).unwrap();
     let stop_metrics = server.handle();
     tokio::spawn(server);
+    // As `serve` reports it once the recorder is installed: 64 MiB of allowance, the
+    // call-day cache (48), compressed bodies (32) and the in-process response cache (64).
+    callstats_api::ops::report_memory_bound(208 << 20);
 
     let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
     let (key, _) = key(&admin(&db).await, "calls", 1000).await;
@@ -82,6 +85,10 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
         "callstats_db_pool_open_connections ",
         "callstats_db_pool_in_use_connections ",
         "callstats_db_pool_waiting ",
+        // The process's own, read at each scrape (metrics-process), and its memory bound.
+        "process_resident_memory_bytes ",
+        "process_open_fds ",
+        "callstats_memory_bound_bytes ",
     ];
     let (client, url) = (&client, metrics_url.as_str());
     eventually(
@@ -108,6 +115,13 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
         .parse()
         .unwrap();
     assert!(max >= 1.0, "pool bound {max}");
+    let bound: f64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("callstats_memory_bound_bytes "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(bound, f64::from(208_u32 << 20));
 
     without_redis.stop().await;
     upstream_down.stop().await;
