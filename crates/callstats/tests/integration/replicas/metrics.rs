@@ -108,19 +108,16 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
     )
     .await;
     let text = client.get(url).send().await.unwrap().text().await.unwrap();
-    let max: f64 = text
-        .lines()
-        .find_map(|line| line.strip_prefix("callstats_db_pool_max_connections "))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let gauge = |name: &str| -> f64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let max = gauge("callstats_db_pool_max_connections");
     assert!(max >= 1.0, "pool bound {max}");
-    let bound: f64 = text
-        .lines()
-        .find_map(|line| line.strip_prefix("callstats_memory_bound_bytes "))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let bound = gauge("callstats_memory_bound_bytes");
     assert_eq!(bound, f64::from(208_u32 << 20));
 
     without_redis.stop().await;
