@@ -53,6 +53,11 @@ client-ts:
 lint-openapi:
     cargo xtask lint-openapi
 
+# The Prometheus rules and the dashboard's queries in a real Prometheus scraping two replicas
+# (needs prometheus and redis-server).
+prometheus:
+    cargo xtask prometheus
+
 # Bounded loopback soak, ten minutes by default (not in CI).
 soak:
     cargo xtask soak

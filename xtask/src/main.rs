@@ -9,6 +9,7 @@ mod isolation;
 mod lint_openapi;
 mod load;
 mod process;
+mod prometheus;
 mod replicas_load;
 mod schemathesis;
 mod serve;
@@ -89,6 +90,11 @@ enum Task {
     /// warnings failing too; installs Spectral, pinned, with npm into the directory `client-ts`
     /// uses
     LintOpenapi,
+    /// The shipped Prometheus configuration and rules (deploy/prometheus) run by Debian's
+    /// `prometheus` against two `callstats serve` replicas on loopback under a short load:
+    /// every recording rule and every query of the dashboard (deploy/grafana) must return data;
+    /// prints the series of each
+    Prometheus,
     /// A bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed rate,
     /// the sim injecting failures; reports requests, statuses, p50/p99, RSS and open fds at
     /// start and end
@@ -110,6 +116,7 @@ fn main() -> Result<()> {
         Task::Client => client::run(&workspace()),
         Task::ClientTs => client_ts::run(&workspace()),
         Task::LintOpenapi => lint_openapi::run(&workspace()),
+        Task::Prometheus => prometheus::run(&workspace()),
         Task::Soak(options) => soak::run(&options),
     }
 }

@@ -1,0 +1,201 @@
+//! `cargo xtask prometheus`: the shipped Prometheus configuration, rules and dashboard against
+//! real replicas, in CI.
+//!
+//! Starts `callstats sim`, a SQLite portal seeded with the demo data and two `callstats serve`
+//! processes on loopback, each with its metrics listener and the warmer on (three days): one
+//! with a private `redis-server`, the other with a Redis that is down, as one replica losing
+//! Redis would be. deploy/prometheus is copied into a temporary directory with the two metrics
+//! listeners as its targets and its intervals cut to a second, and Debian's `prometheus` runs
+//! it. After a short load (cached and computed call statistics, the roster, an unknown path, a
+//! bad parameter), Prometheus's HTTP API is asked for every recording rule and every query of
+//! deploy/grafana/callstats.json: each must return data. A metric renamed in the code leaves a
+//! rule or a panel without data, and fails here.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use callstats_redis::testing::PrivateRedis;
+use serde_json::Value;
+
+use crate::process::{free_port, get, spawn, wait_for_port};
+use crate::serve::{Portal, binary, sim};
+
+/// How long the load runs before the queries.
+const LOAD: Duration = Duration::from_secs(20);
+
+pub fn run(workspace: &Path) -> Result<()> {
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        bail!("prometheus is not installed (Debian/Ubuntu: apt-get install -y prometheus)");
+    }
+    let binary = binary(false)?;
+    let dir = std::env::temp_dir().join(format!("callstats-prometheus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let outcome = check(workspace, &binary, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+fn check(workspace: &Path, binary: &Path, dir: &Path) -> Result<()> {
+    let (_sim, sim_url) = sim(binary, dir, "sim", &[])?;
+    let portal = Portal {
+        binary,
+        dir,
+        database: format!("sqlite://{}", dir.join("portal.db").display()),
+        sim_url,
+    };
+    portal.callstats(&["seed", "--demo"])?;
+    let key = portal.key("prometheus", 1_000_000)?;
+    let redis = PrivateRedis::start()
+        .context("cannot start redis-server (apt-get install -y redis-server)")?;
+    let down = format!("redis://127.0.0.1:{}", free_port()?);
+    let replicas = [
+        portal.serve_warm("replica-a", Some(&redis.url()), 3)?,
+        portal.serve_warm("replica-b", Some(&down), 3)?,
+    ];
+
+    // The shipped configuration, its targets the two metrics listeners, every second.
+    let config_dir = dir.join("prometheus");
+    std::fs::create_dir_all(config_dir.join("targets"))?;
+    let shipped = workspace.join("deploy").join("prometheus");
+    for file in ["recording.yml", "alerts.yml"] {
+        std::fs::copy(shipped.join(file), config_dir.join(file))?;
+    }
+    let config = std::fs::read_to_string(shipped.join("prometheus.yml"))?
+        .replace("scrape_interval: 15s", "scrape_interval: 1s")
+        .replace("evaluation_interval: 15s", "evaluation_interval: 1s");
+    std::fs::write(config_dir.join("prometheus.yml"), config)?;
+    let targets: Vec<String> = replicas
+        .iter()
+        .map(|replica| format!("127.0.0.1:{}", replica.metrics_port))
+        .collect();
+    std::fs::write(
+        config_dir.join("targets").join("callstats.json"),
+        serde_json::to_string(&serde_json::json!([{ "targets": targets }]))?,
+    )?;
+    let port = free_port()?;
+    let _prometheus = spawn(
+        Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                config_dir.join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                config_dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}")),
+        dir,
+        "prometheus",
+    )?;
+    wait_for_port(port, Duration::from_secs(30)).context("prometheus did not start")?;
+
+    let today = callstats_domain::calendar::Day::of(time::OffsetDateTime::now_utc());
+    let paths = [
+        "/api/v1/operators".to_owned(),
+        format!("/api/v1/calls/summary?start={today}"),
+        format!(
+            "/api/v1/calls/agents?start={}",
+            today.plus_days(-10).unwrap_or(today)
+        ),
+        "/api/v1/calls/summary?start=2026-02-30".to_owned(),
+        "/api/v1/nope".to_owned(),
+    ];
+    eprintln!("==> {} s of load on both replicas", LOAD.as_secs());
+    let started = Instant::now();
+    while started.elapsed() < LOAD {
+        for replica in &replicas {
+            for path in &paths {
+                get(replica.port, path, &key)?;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let agent = ureq::Agent::new_with_defaults();
+    let mut queries: Vec<String> = recorded(&shipped.join("recording.yml"))?;
+    let dashboard = workspace
+        .join("deploy")
+        .join("grafana")
+        .join("callstats.json");
+    for query in dashboard_queries(&dashboard)? {
+        if !queries.contains(&query) {
+            queries.push(query);
+        }
+    }
+    let mut report = String::from("| query | series |\n|---|---:|\n");
+    let mut empty = Vec::new();
+    for query in &queries {
+        let series = series_of(&agent, port, query)?;
+        report += &format!("| `{query}` | {series} |\n");
+        if series == 0 {
+            empty.push(query.clone());
+        }
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(report.as_bytes())
+        .context("cannot write the report")?;
+    drop(replicas);
+    if !empty.is_empty() {
+        bail!("no data for: {empty:?}");
+    }
+    Ok(())
+}
+
+/// The names the recording rules record.
+fn recorded(file: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(file)?;
+    Ok(text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- record: "))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Every query of the dashboard's panels.
+fn dashboard_queries(file: &Path) -> Result<Vec<String>> {
+    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+    let panels = dashboard
+        .get("panels")
+        .and_then(Value::as_array)
+        .context("the dashboard has no panels")?;
+    Ok(panels
+        .iter()
+        .filter_map(|panel| panel.get("targets").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|target| target.get("expr").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// How many series `query` returns now, asked again for up to 20 s (a rule's first
+/// evaluations, a rate's second sample).
+fn series_of(agent: &ureq::Agent, port: u16, query: &str) -> Result<usize> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut answer = agent
+            .get(format!("http://127.0.0.1:{port}/api/v1/query"))
+            .query("query", query)
+            .call()
+            .with_context(|| format!("query {query} failed"))?;
+        let body: Value = serde_json::from_slice(&answer.body_mut().read_to_vec()?)?;
+        if body.get("status").and_then(Value::as_str) != Some("success") {
+            bail!("query {query}: {body}");
+        }
+        let series = body
+            .pointer("/data/result")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if series > 0 || Instant::now() > deadline {
+            return Ok(series);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
