@@ -166,6 +166,13 @@ enum Tier {
     Shared,
 }
 
+/// Whether a look-up counts in `callstats_call_day_lookups_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    Yes,
+    No,
+}
+
 impl Tier {
     const fn label(self) -> &'static str {
         match self {
@@ -212,29 +219,8 @@ impl CallDayStore {
         requester: &Requester,
         deadline: Instant,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
-        let inner = &self.inner;
-        let at = inner.clock.now();
-        let now = at.unix_timestamp();
         let days: Vec<Day> = range.iter_days().collect();
-        let mut found: Vec<Option<Arc<CallDay>>> = days
-            .iter()
-            .map(|day| {
-                // A day that has not begun has no calls, and nobody is asked.
-                (tz::local_midnight_unix(day.date()) > now)
-                    .then(|| Arc::new(CallDay::empty(*day, unix_millis(at))))
-            })
-            .collect();
-        inner
-            .look_up(&*inner.local, Tier::Memory, &days, &mut found, now)
-            .await;
-        if let Some(shared) = &inner.shared {
-            let copied = inner
-                .look_up(&**shared, Tier::Shared, &days, &mut found, now)
-                .await;
-            for day in copied {
-                inner.keep_locally(day, now).await;
-            }
-        }
+        let mut found = self.inner.kept(&days, Duration::ZERO, Counted::Yes).await;
         let missing = missing(&days, &found);
         if !missing.is_empty() {
             let wanted: Vec<Day> = missing.iter().map(|(_, day)| *day).collect();
@@ -306,26 +292,17 @@ impl CallDayStore {
     /// the days that failed.
     pub async fn warm(&self, days: &[Day], min_left: Duration) -> Warmed {
         let inner = &self.inner;
-        let now = inner.clock.now().unix_timestamp();
-        let mut held = Vec::new();
-        let mut stale = Vec::new();
-        for day in days {
-            if tz::local_midnight_unix(day.date()) > now {
-                continue;
-            }
-            if let Some(kept) = inner.fresh_in(&*inner.local, *day, min_left).await {
-                held.push(kept);
-                continue;
-            }
-            if let Some(shared) = &inner.shared
-                && let Some(kept) = inner.fresh_in(&**shared, *day, min_left).await
-            {
-                inner.keep_locally(Arc::clone(&kept), now).await;
-                held.push(kept);
-                continue;
-            }
-            stale.push(*day);
-        }
+        // Its checks are not the requests' look-ups: they stay out of the hit ratios.
+        let found = inner.kept(days, min_left, Counted::No).await;
+        let stale: Vec<Day> = missing(days, &found)
+            .into_iter()
+            .map(|(_, day)| day)
+            .collect();
+        let mut held: Vec<Arc<CallDay>> = found
+            .into_iter()
+            .flatten()
+            .filter(|kept| kept.held() != Held::NotBegun)
+            .collect();
         let new: Vec<Day> = stale
             .iter()
             .filter(|day| inner.flights.running(&day.number()).is_none())
@@ -396,6 +373,14 @@ impl CallDayStore {
     }
 }
 
+/// How [`Inner::look_up`] reads a tier: at `now`, for days fresh `min_left` more.
+#[derive(Debug, Clone, Copy)]
+struct Lookup {
+    now: i64,
+    min_left: Duration,
+    counted: Counted,
+}
+
 /// What a pass of [`CallDayStore::warm`] did.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Warmed {
@@ -446,15 +431,52 @@ impl SharedEntry for SharedDay {
 }
 
 impl Inner {
-    /// Fills the empty slots of `found` from `tier` with the days it keeps that are still
-    /// fresh; returns the days it filled.
+    /// The days of `days` known without the upstream, in order (`None` where a day must be
+    /// fetched): a day that has not begun is empty, nobody asked; a kept day fresh for at
+    /// least `min_left` more is read from the in-process tier, then from the shared tier in
+    /// one round trip (and copied in process).
+    async fn kept(
+        &self,
+        days: &[Day],
+        min_left: Duration,
+        counted: Counted,
+    ) -> Vec<Option<Arc<CallDay>>> {
+        let at = self.clock.now();
+        let now = at.unix_timestamp();
+        let mut found: Vec<Option<Arc<CallDay>>> = days
+            .iter()
+            .map(|day| {
+                (tz::local_midnight_unix(day.date()) > now)
+                    .then(|| Arc::new(CallDay::empty(*day, unix_millis(at))))
+            })
+            .collect();
+        let look_up = Lookup {
+            now,
+            min_left,
+            counted,
+        };
+        self.look_up(&*self.local, Tier::Memory, days, &mut found, look_up)
+            .await;
+        if let Some(shared) = &self.shared {
+            let copied = self
+                .look_up(&**shared, Tier::Shared, days, &mut found, look_up)
+                .await;
+            for day in copied {
+                self.keep_locally(day, now).await;
+            }
+        }
+        found
+    }
+
+    /// Fills the empty slots of `found` from `tier` with the days it keeps that are fresh as
+    /// `look_up` asks; returns the days it filled.
     async fn look_up(
         &self,
         tier: &dyn CallDayCache,
         label: Tier,
         days: &[Day],
         found: &mut [Option<Arc<CallDay>>],
-        now: i64,
+        look_up: Lookup,
     ) -> Vec<Arc<CallDay>> {
         let missing = missing(days, found);
         if missing.is_empty() {
@@ -464,10 +486,13 @@ impl Inner {
         let answers = tier.get(&wanted).await;
         let mut filled = Vec::new();
         for ((index, day), answer) in missing.into_iter().zip(answers) {
-            let fresh = answer.filter(|kept| self.is_fresh(kept, day, now, Duration::ZERO));
-            let result = if fresh.is_some() { "hit" } else { "miss" };
-            metrics::counter!("callstats_call_day_lookups_total", "tier" => label.label(), "result" => result)
-                .increment(1);
+            let fresh =
+                answer.filter(|kept| self.is_fresh(kept, day, look_up.now, look_up.min_left));
+            if look_up.counted == Counted::Yes {
+                let result = if fresh.is_some() { "hit" } else { "miss" };
+                metrics::counter!("callstats_call_day_lookups_total", "tier" => label.label(), "result" => result)
+                    .increment(1);
+            }
             if let (Some(kept), Some(slot)) = (fresh, found.get_mut(index)) {
                 filled.push(Arc::clone(&kept));
                 *slot = Some(kept);
