@@ -19,6 +19,7 @@ use anyhow::{Context as _, Result};
 use callstats_domain::calendar::Day;
 use callstats_redis::testing::PrivateRedis;
 
+use crate::process::in_scratch_dir;
 use crate::serve::{Cost, Portal, binary, mebibytes, peak_rss_kib, seconds, sim};
 
 /// Days in the longest range the API answers, and so in every measured window.
@@ -47,11 +48,7 @@ pub struct Options {
 
 pub fn run(options: &Options) -> Result<()> {
     let binary = binary(options.debug)?;
-    let dir = std::env::temp_dir().join(format!("callstats-cold-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let outcome = measure(options, &binary, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    outcome
+    in_scratch_dir("cold", |dir| measure(options, &binary, dir))
 }
 
 fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow};
 use callstats_domain::calendar::Day;
 
-use crate::process::{Running, agent, free_port, spawn, target_dir, wait_for_port};
+use crate::process::{Running, agent, free_port, in_scratch_dir, spawn, target_dir, wait_for_port};
 use crate::serve::{PORT_WAIT, Portal, Server, binary_with, mebibytes, rss_kib, seconds, sim};
 
 /// How long after a scenario its RSS is read again.
@@ -60,11 +60,7 @@ pub fn run(options: &Options) -> Result<()> {
     let hostile = target_dir()
         .join(if options.debug { "debug" } else { "release" })
         .join("hostile");
-    let dir = std::env::temp_dir().join(format!("callstats-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let outcome = measure(options, &binary, &hostile, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    outcome
+    in_scratch_dir("hostile", |dir| measure(options, &binary, &hostile, dir))
 }
 
 fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Result<()> {

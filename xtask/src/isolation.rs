@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow};
 use callstats_domain::calendar::Day;
 
-use crate::process::agent;
+use crate::process::{agent, in_scratch_dir};
 use crate::serve::{Portal, Server, UPSTREAM_COUNTER, binary, counter, seconds, sim};
 
 /// Days the victim keeps held: the 14 before today.
@@ -59,11 +59,7 @@ pub struct Options {
 
 pub fn run(options: &Options) -> Result<()> {
     let binary = binary(options.debug)?;
-    let dir = std::env::temp_dir().join(format!("callstats-isolation-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let outcome = measure(options, &binary, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    outcome
+    in_scratch_dir("isolation", |dir| measure(options, &binary, dir))
 }
 
 fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {

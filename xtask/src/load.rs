@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use callstats_domain::calendar::Day;
 
 use crate::cargo;
-use crate::process::{Running, free_port, get, target_dir};
+use crate::process::{Running, free_port, get, in_scratch_dir, target_dir};
 use crate::wrk;
 
 /// wrk's settings for every target: threads, connections, duration.
@@ -55,11 +55,9 @@ pub fn run(options: &Options) -> Result<()> {
     let callstats = release.join("callstats");
     let baseline = release.join("baseline");
 
-    let dir = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let result = measure(&callstats, options.before.as_deref(), &baseline, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    in_scratch_dir("load", |dir| {
+        measure(&callstats, options.before.as_deref(), &baseline, dir)
+    })
 }
 
 /// A running `callstats demo` with a key wrk cannot exhaust.

@@ -32,6 +32,16 @@ impl Drop for Running {
 }
 
 /// Starts a process with its stderr in `<name>.log` of the work directory `dir`.
+/// Runs `work` in a directory of its own under the system's temporary one
+/// (`callstats-{name}-{pid}`), removed afterwards whatever the outcome.
+pub fn in_scratch_dir<T>(name: &str, work: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    let dir = std::env::temp_dir().join(format!("callstats-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let outcome = work(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
 pub fn spawn(command: &mut Command, dir: &Path, name: &str) -> Result<Running> {
     let log = std::fs::File::create(dir.join(format!("{name}.log")))?;
     let child = command

@@ -20,7 +20,7 @@ use anyhow::{Context as _, Result, bail};
 use callstats_redis::testing::PrivateRedis;
 use serde_json::Value;
 
-use crate::process::{free_port, get, spawn, wait_for_port};
+use crate::process::{free_port, get, in_scratch_dir, spawn, wait_for_port};
 use crate::serve::{Portal, binary, sim};
 
 /// How long the load runs before the queries.
@@ -35,11 +35,7 @@ pub fn run(workspace: &Path) -> Result<()> {
         bail!("prometheus is not installed (Debian/Ubuntu: apt-get install -y prometheus)");
     }
     let binary = binary(false)?;
-    let dir = std::env::temp_dir().join(format!("callstats-prometheus-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let outcome = check(workspace, &binary, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    outcome
+    in_scratch_dir("prometheus", |dir| check(workspace, &binary, dir))
 }
 
 fn check(workspace: &Path, binary: &Path, dir: &Path) -> Result<()> {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, bail};
 use callstats_redis::testing::PrivateRedis;
 
-use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
+use crate::process::{Running, free_port, get, in_scratch_dir, spawn, target_dir, wait_for_port};
 use crate::wrk;
 
 /// The cached endpoint under load (answered from the upstream, 10-minute lifetime).
@@ -45,11 +45,7 @@ pub fn run(load: &Options) -> Result<()> {
     }
     crate::cargo(&["build", "--release", "-p", "callstats"], &[])?;
     let binary = target_dir().join("release/callstats");
-    let work = std::env::temp_dir().join(format!("callstats-load-{}", std::process::id()));
-    std::fs::create_dir_all(&work)?;
-    let outcome = measure(load, &binary, &work);
-    let _ = std::fs::remove_dir_all(&work);
-    outcome
+    in_scratch_dir("load", |work| measure(load, &binary, work))
 }
 
 #[expect(clippy::print_stdout, reason = "the table is the command's result")]
