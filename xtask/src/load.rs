@@ -1,6 +1,11 @@
 //! `cargo xtask load`: `callstats demo` (release) and a bare actix-web baseline on loopback,
 //! loaded with wrk in alternating rounds; the baseline answers the very bytes of each measured
 //! endpoint, so the ratio compares the request pipeline and not the body size.
+//!
+//! Besides requests a second, each target's server CPU a request (user and system time of the
+//! server process, from `/proc`, over the requests wrk counted) is reported: wrk shares the
+//! machine's cores with the server, so the rate depends on how the scheduler shares them too,
+//! while the CPU a request is the server's own cost.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -63,6 +68,7 @@ pub fn run(options: &Options) -> Result<()> {
 /// A running `callstats demo` with a key wrk cannot exhaust.
 struct Demo {
     _process: Running,
+    pid: u32,
     port: u16,
     key: String,
 }
@@ -88,6 +94,7 @@ fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
         .stdout
         .take()
         .ok_or_else(|| anyhow!("no demo stdout"))?;
+    let pid = demo.id();
     let process = Running(demo);
     // The demo prints its key once it listens; the key itself is not needed (it has the
     // default quota of 120 a minute), only the moment.
@@ -123,6 +130,7 @@ fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
     let key = String::from_utf8(created.stdout)?.trim().to_owned();
     Ok(Demo {
         _process: process,
+        pid,
         port,
         key,
     })
@@ -155,15 +163,30 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
         if status != 200 {
             bail!("{path} answered {status}");
         }
+        let headers = headers_of(demo_port, path, &key)?;
         if name == "agents" {
-            agents_etag = etag_of(demo_port, path, &key)?;
+            agents_etag = headers
+                .lines()
+                .find_map(|line| line.strip_prefix("etag: "))
+                .ok_or_else(|| anyhow!("{path} answered no ETag"))?
+                .to_owned();
         }
         std::fs::write(&file, body)?;
         bodies.push(format!("/{name}={}", file.display()));
+        if name == "operators" {
+            // The same body again, with the very headers the endpoint answered.
+            let headers_file = dir.join(format!("{name}.headers"));
+            std::fs::write(&headers_file, headers)?;
+            bodies.push(format!(
+                "/{name}-headers={}={}",
+                file.display(),
+                headers_file.display()
+            ));
+        }
     }
 
     let baseline_address = format!("127.0.0.1:{}", free_port()?);
-    let _baseline = Running(
+    let baseline_server = Running(
         Command::new(baseline)
             .arg(&baseline_address)
             .args(&bodies)
@@ -172,6 +195,7 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
             .spawn()
             .context("could not start the baseline server")?,
     );
+    let baseline_pid = baseline_server.0.id();
     let base = format!("http://{baseline_address}");
     let demo_url = |path: &str| format!("http://{demo_address}{path}");
     let if_none_match = format!("If-None-Match: {agents_etag}");
@@ -209,6 +233,11 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
             demo_url(&agents_path),
             vec![&if_none_match],
         ),
+        (
+            "baseline, the same bytes and headers",
+            format!("{base}/operators-headers"),
+            vec![],
+        ),
     ];
     wait_until_answering(&format!("{base}/"), &[&header])?;
     // The earlier binary's demo, loaded on its cached endpoint in the same rounds.
@@ -226,15 +255,19 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
 
     // Rounds, each loading every target in turn, so a machine that speeds up or slows down
     // during the run weighs on all of them alike; the medians are reported.
-    let mut runs: Vec<Vec<wrk::Report>> = targets.iter().map(|_| Vec::new()).collect();
+    let mut runs: Vec<Vec<Measured>> = targets.iter().map(|_| Vec::new()).collect();
     for round in 1..=ROUNDS {
         for ((name, url, headers), runs) in targets.iter().zip(&mut runs) {
             eprintln!("round {round}/{ROUNDS}: {name}");
             // Each demo is asked with its own key.
-            let key_header = match &before_header {
-                Some(before_header) if name.ends_with("--before binary") => before_header,
-                _ => &header,
+            let (key_header, server) = match (&before_header, &before_demo) {
+                (Some(before_header), Some(before)) if name.ends_with("--before binary") => {
+                    (before_header, before.pid)
+                }
+                _ if url.starts_with(&format!("{base}/")) => (&header, baseline_pid),
+                _ => (&header, demo.pid),
             };
+            let cpu_before = cpu_time(server)?;
             let output = Command::new("wrk")
                 .args(WRK_ARGS)
                 .args(["-H", key_header])
@@ -252,66 +285,91 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
             if figures.non_2xx > 0 && !name.ends_with("304)") {
                 bail!("{name}: {} responses were not 2xx", figures.non_2xx);
             }
-            runs.push(figures);
+            let cpu = cpu_time(server)?.saturating_sub(cpu_before);
+            // A request's server CPU in µs; wrk's count is never 0 (`wrk::parse`).
+            let requests = f64::from(u32::try_from(figures.requests).unwrap_or(u32::MAX));
+            let cpu_us = cpu.as_secs_f64() * 1e6 / requests;
+            runs.push(Measured { figures, cpu_us });
         }
     }
     drop(demo);
     let before_measured = before_demo.is_some();
     drop(before_demo);
 
-    let rounds_of = |runs: &[wrk::Report]| -> String {
-        let rates: Vec<String> = runs
-            .iter()
-            .map(|f| format!("{:.0}", f.per_second))
-            .collect();
-        rates.join(" ")
-    };
-    let in_order: Vec<String> = runs.iter().map(|runs| rounds_of(runs)).collect();
-    for runs in &mut runs {
-        runs.sort_by(|a, b| a.per_second.total_cmp(&b.per_second));
-    }
-    let medians: Vec<&wrk::Report> = runs
+    let in_order: Vec<String> = runs
         .iter()
         .map(|runs| {
-            runs.get(runs.len() / 2)
-                .ok_or_else(|| anyhow!("no wrk run"))
+            let rates: Vec<String> = runs
+                .iter()
+                .map(|run| format!("{:.0}", run.figures.per_second))
+                .collect();
+            rates.join(" ")
         })
-        .collect::<Result<_>>()?;
-    let rate = |i: usize| medians.get(i).map_or(0.0, |f| f.per_second);
+        .collect();
+    // The median round of each target by rate (its latencies are that round's), and the
+    // median of its CPU a request on its own.
+    let mut medians = Vec::new();
+    for runs in &mut runs {
+        runs.sort_by(|a, b| a.cpu_us.total_cmp(&b.cpu_us));
+        let cpu_us = runs.get(runs.len() / 2).map_or(0.0, |run| run.cpu_us);
+        runs.sort_by(|a, b| a.figures.per_second.total_cmp(&b.figures.per_second));
+        let figures = runs
+            .get(runs.len() / 2)
+            .map(|run| run.figures)
+            .ok_or_else(|| anyhow!("no wrk run"))?;
+        medians.push(Measured { figures, cpu_us });
+    }
+    let rate = |i: usize| medians.get(i).map_or(0.0, |m| m.figures.per_second);
+    // Baseline CPU over the target's: like the rate ratio, higher is better.
+    let cpu_ratio = |target: usize, baseline: usize| {
+        let cpu = |i: usize| medians.get(i).map_or(0.0, |m| m.cpu_us);
+        cpu(baseline) / cpu(target)
+    };
     let mut report = format!(
-        "wrk {} on loopback, median of {ROUNDS} rounds\n{:<40} {:>12} {:>10} {:>10}   requests/s of each round\n",
+        "wrk {} on loopback, median of {ROUNDS} rounds; CPU: the server's user and system time a request\n\
+         {:<40} {:>12} {:>10} {:>10} {:>10}   requests/s of each round\n",
         WRK_ARGS.join(" "),
         "target",
         "requests/s",
         "p50",
-        "p99"
+        "p99",
+        "CPU",
     );
     for ((name, _, _), (median, rounds)) in targets.iter().zip(medians.iter().zip(&in_order)) {
         report += &format!(
-            "{:<40} {:>12.0} {:>10} {:>10}   {rounds}\n",
+            "{:<40} {:>12.0} {:>10} {:>10} {:>8.2}µs   {rounds}\n",
             name,
-            median.per_second,
-            wrk::latency(median.p50_ms),
-            wrk::latency(median.p99_ms),
+            median.figures.per_second,
+            wrk::latency(median.figures.p50_ms),
+            wrk::latency(median.figures.p99_ms),
+            median.cpu_us,
         );
     }
     report += &format!(
-        "ratio cached / baseline with the same bytes: {:.2} (target >= {TARGET_RATIO})\n\
-         ratio computed-then-cached / baseline with the same bytes: {:.2}\n\
+        "ratio cached / baseline with the same bytes: {:.2} (target >= {TARGET_RATIO}); \
+         by CPU a request: {:.2}\n\
+         ratio computed-then-cached / baseline with the same bytes: {:.2}; by CPU a request: {:.2}\n\
          ratio cached / baseline with 150 fixed bytes: {:.2}\n\
          /calls/agents cached: gzip / uncompressed {:.2}, br / uncompressed {:.2}, \
-         304 / uncompressed {:.2}\n",
+         304 / uncompressed {:.2}\n\
+         ratio cached / baseline with the same bytes and headers: {:.2}; by CPU a request: {:.2}\n",
         rate(0) / rate(1),
+        cpu_ratio(0, 1),
         rate(2) / rate(3),
+        cpu_ratio(2, 3),
         rate(0) / rate(4),
         rate(6) / rate(5),
         rate(7) / rate(5),
         rate(8) / rate(5),
+        rate(0) / rate(9),
+        cpu_ratio(0, 9),
     );
     if before_measured {
         report += &format!(
-            "ratio cached / baseline with the same bytes, --before binary: {:.2}\n",
-            rate(9) / rate(1),
+            "ratio cached / baseline with the same bytes, --before binary: {:.2}; \
+             by CPU a request: {:.2}\n",
+            rate(10) / rate(1),
+            cpu_ratio(10, 1),
         );
     }
     std::io::stdout()
@@ -319,6 +377,34 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
         .write_all(report.as_bytes())
         .context("cannot write the report")?;
     Ok(())
+}
+
+/// One wrk run and the server CPU it cost a request.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    figures: wrk::Report,
+    cpu_us: f64,
+}
+
+/// The user and system time `pid` has used so far (`/proc/PID/stat`, in the kernel's
+/// user-visible clock ticks, 100 a second on Linux whatever the kernel's own rate).
+fn cpu_time(pid: u32) -> Result<Duration> {
+    const TICKS_A_SECOND: u64 = 100;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .with_context(|| format!("cannot read the CPU time of process {pid}"))?;
+    // The command name, in parentheses, may hold spaces: the fields are counted after it.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    let ticks = |i: usize| fields.get(i).and_then(|t| t.parse::<u64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => Ok(Duration::from_millis(
+            (user + system) * 1000 / TICKS_A_SECOND,
+        )),
+        _ => bail!("unexpected /proc/{pid}/stat: {stat}"),
+    }
 }
 
 /// Runs wrk for a second until the target answers only 200s: this also warms the cache, so
@@ -344,16 +430,22 @@ fn wait_until_answering(url: &str, headers: &[&str]) -> Result<()> {
     }
 }
 
-/// The `ETag` that `path` answers with.
-fn etag_of(port: u16, path: &str, key: &str) -> Result<String> {
+/// The headers `path` answers with, as `name: value` lines, without those actix writes itself
+/// (`date`, `content-length`): what the baseline sends to answer with the same headers.
+fn headers_of(port: u16, path: &str, key: &str) -> Result<String> {
     let response = ureq::get(format!("http://127.0.0.1:{port}{path}"))
         .header("X-API-Key", key)
         .call()
         .with_context(|| format!("GET {path}"))?;
-    response
-        .headers()
-        .get("etag")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned)
-        .ok_or_else(|| anyhow!("{path} answered no ETag"))
+    let mut lines = String::new();
+    for (name, value) in response.headers() {
+        if matches!(name.as_str(), "date" | "content-length") {
+            continue;
+        }
+        let value = value
+            .to_str()
+            .with_context(|| format!("{path} answered a header that is not text: {name}"))?;
+        lines += &format!("{name}: {value}\n");
+    }
+    Ok(lines)
 }
