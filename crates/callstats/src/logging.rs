@@ -144,7 +144,8 @@ impl PlainVisitor<'_> {
 /// The fields' names and plain values are written as they are, not through a format string,
 /// and integers and booleans without the formatter: the bytes `DefaultFields` writes (the test
 /// below compares them). Measured with callgrind on the release demo's cached `/operators`:
-/// the request line's fields cost 4,126 instructions with one `write!` a field, 2,540 this way.
+/// the request line's fields cost 3,393 instructions with one `write!` a field, 2,306 this way
+/// (the whole request 67,939 before, 66,293 after).
 impl Visit for PlainVisitor<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == "message" {
