@@ -386,25 +386,26 @@ struct Measured {
     cpu_us: f64,
 }
 
-/// The user and system time `pid` has used so far (`/proc/PID/stat`, in the kernel's
-/// user-visible clock ticks, 100 a second on Linux whatever the kernel's own rate).
+/// The user and system time `pid` has used so far.
 fn cpu_time(pid: u32) -> Result<Duration> {
-    const TICKS_A_SECOND: u64 = 100;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .with_context(|| format!("cannot read the CPU time of process {pid}"))?;
-    // The command name, in parentheses, may hold spaces: the fields are counted after it.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
+    cpu_time_of(&stat).ok_or_else(|| anyhow!("unexpected /proc/{pid}/stat: {stat}"))
+}
+
+/// The user and system time of a `/proc/PID/stat` line, counted in the kernel's user-visible
+/// clock ticks: 100 a second on Linux, whatever the kernel's own rate.
+fn cpu_time_of(stat: &str) -> Option<Duration> {
+    const TICKS_A_SECOND: u64 = 100;
+    // The command name, in parentheses, may hold spaces and parentheses: the fields are
+    // counted after its last `)`.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
     let ticks = |i: usize| fields.get(i).and_then(|t| t.parse::<u64>().ok());
-    match (ticks(11), ticks(12)) {
-        (Some(user), Some(system)) => Ok(Duration::from_millis(
-            (user + system) * 1000 / TICKS_A_SECOND,
-        )),
-        _ => bail!("unexpected /proc/{pid}/stat: {stat}"),
-    }
+    Some(Duration::from_millis(
+        (ticks(11)? + ticks(12)?) * 1000 / TICKS_A_SECOND,
+    ))
 }
 
 /// Runs wrk for a second until the target answers only 200s: this also warms the cache, so
@@ -448,4 +449,34 @@ fn headers_of(port: u16, path: &str, key: &str) -> Result<String> {
         lines += &format!("{name}: {value}\n");
     }
     Ok(lines)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_time_is_utime_and_stime_after_the_command_name() {
+        let stat = "4242 (tokio rt) (x)) S 1 4242 4242 0 -1 4194560 900 0 0 0 \
+                    250 37 0 0 20 0 12 0 1000 100000 500 18446744073709551615";
+        assert_eq!(cpu_time_of(stat), Some(Duration::from_millis(2870)));
+        assert_eq!(cpu_time_of("4242 (callstats) S 1 2"), None);
+        assert_eq!(cpu_time_of("no command name"), None);
+    }
+
+    #[test]
+    fn the_cpu_time_of_this_process_grows_as_it_works() {
+        let before = cpu_time(std::process::id()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let spin = Instant::now();
+            while spin.elapsed() < Duration::from_millis(5) {}
+            let used = cpu_time(std::process::id()).unwrap().saturating_sub(before);
+            if used >= Duration::from_millis(50) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "20 s of spinning used {used:?}");
+        }
+    }
 }
