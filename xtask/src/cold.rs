@@ -63,13 +63,7 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
             &options.calls_per_day.to_string(),
         ],
     )?;
-    let portal = Portal {
-        binary,
-        dir,
-        database: format!("sqlite://{}", dir.join("cold.db").display()),
-        sim_url,
-    };
-    portal.callstats(&["seed", "--demo"])?;
+    let portal = Portal::seeded_demo(binary, dir, "cold.db", sim_url)?;
     // A key per group of rows: each key may make the service fetch 124 days not held a minute
     // (its day budget), and the four concurrent windows alone are 124.
     let key = portal.key("cold", 1_000_000_000)?;

@@ -83,16 +83,9 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
         "sim",
         &["--latency-ms", &options.latency_ms.to_string()],
     )?;
-    let database = format!("sqlite://{}", dir.join("hostile.db").display());
-    let portal = |upstream: String| Portal {
-        binary,
-        dir,
-        database: database.clone(),
-        sim_url: upstream,
-    };
-    let mode = |name: &str| portal(format!("http://127.0.0.1:{port}/{name}"));
-    let seeded = mode("ordinary");
-    seeded.callstats(&["seed", "--demo"])?;
+    let mode_url = |name: &str| format!("http://127.0.0.1:{port}/{name}");
+    let seeded = Portal::seeded_demo(binary, dir, "hostile.db", mode_url("ordinary"))?;
+    let mode = |name: &str| seeded.in_front_of(mode_url(name));
     let key = seeded.key("hostile", 1_000_000)?;
     let fillers: Vec<String> = (0..4)
         .map(|index| seeded.key(&format!("filler-{index}"), 1_000_000))
@@ -169,7 +162,7 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
         .collect();
     run(
         "the horizon fetched (sim, 5,000 calls a weekday): the call-day cache filled",
-        &portal(sim_url),
+        &seeded.in_front_of(sim_url),
         &[],
         &|server| {
             let paths: Vec<String> = horizon

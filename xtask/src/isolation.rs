@@ -77,20 +77,8 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         "sim-limited",
         &[&load[..], &["--max-rps", &max_rps]].concat(),
     )?;
-    let database = format!("sqlite://{}", dir.join("isolation.db").display());
-    let portal = Portal {
-        binary,
-        dir,
-        database: database.clone(),
-        sim_url,
-    };
-    portal.callstats(&["seed", "--demo"])?;
-    let limited = Portal {
-        binary,
-        dir,
-        database,
-        sim_url: limited_url,
-    };
+    let portal = Portal::seeded_demo(binary, dir, "isolation.db", sim_url)?;
+    let limited = portal.in_front_of(limited_url);
     let victim = portal.key("victim", 120)?;
     let today = Day::of(time::OffsetDateTime::now_utc());
     let plan = Plan::new(today);

@@ -40,13 +40,7 @@ pub fn run(workspace: &Path) -> Result<()> {
 
 fn check(workspace: &Path, binary: &Path, dir: &Path) -> Result<()> {
     let (_sim, sim_url) = sim(binary, dir, "sim", &[])?;
-    let portal = Portal {
-        binary,
-        dir,
-        database: format!("sqlite://{}", dir.join("portal.db").display()),
-        sim_url,
-    };
-    portal.callstats(&["seed", "--demo"])?;
+    let portal = Portal::seeded_demo(binary, dir, "portal.db", sim_url)?;
     let key = portal.key("prometheus", 1_000_000)?;
     let redis = PrivateRedis::start()
         .context("cannot start redis-server (apt-get install -y redis-server)")?;

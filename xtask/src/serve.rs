@@ -59,7 +59,36 @@ pub struct Portal<'a> {
     pub sim_url: String,
 }
 
-impl Portal<'_> {
+impl<'a> Portal<'a> {
+    /// A SQLite portal database, `file` in `dir`, seeded with the demo data, in front of
+    /// `sim_url`.
+    pub fn seeded_demo(
+        binary: &'a Path,
+        dir: &'a Path,
+        file: &str,
+        sim_url: String,
+    ) -> Result<Self> {
+        let portal = Self {
+            binary,
+            dir,
+            database: format!("sqlite://{}", dir.join(file).display()),
+            sim_url,
+        };
+        portal.callstats(&["seed", "--demo"])?;
+        Ok(portal)
+    }
+
+    /// The same portal database in front of another upstream.
+    #[must_use]
+    pub fn in_front_of(&self, sim_url: String) -> Self {
+        Self {
+            binary: self.binary,
+            dir: self.dir,
+            database: self.database.clone(),
+            sim_url,
+        }
+    }
+
     /// Runs one command against the portal database (`seed` migrates it); its stdout.
     pub fn callstats(&self, args: &[&str]) -> Result<Vec<u8>> {
         let output = Command::new(self.binary)
