@@ -16,7 +16,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use callstats_domain::calendar::Day;
 
 use crate::cargo;
-use crate::process::{Running, free_port, get, in_scratch_dir, target_dir};
+use crate::process::{Running, free_port, in_scratch_dir, target_dir};
 use crate::wrk;
 
 /// wrk's settings for every target: threads, connections, duration.
@@ -159,11 +159,7 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
     ] {
         wait_until_answering(&format!("http://{demo_address}{path}"), &[&header])?;
         let file = dir.join(format!("{name}.json"));
-        let (status, body) = get(demo_port, path, &key)?;
-        if status != 200 {
-            bail!("{path} answered {status}");
-        }
-        let headers = headers_of(demo_port, path, &key)?;
+        let (headers, body) = answer_of(demo_port, path, &key)?;
         if name == "agents" {
             agents_etag = headers
                 .lines()
@@ -431,13 +427,17 @@ fn wait_until_answering(url: &str, headers: &[&str]) -> Result<()> {
     }
 }
 
-/// The headers `path` answers with, as `name: value` lines, without those actix writes itself
-/// (`date`, `content-length`): what the baseline sends to answer with the same headers.
-fn headers_of(port: u16, path: &str, key: &str) -> Result<String> {
-    let response = ureq::get(format!("http://127.0.0.1:{port}{path}"))
+/// What `path` answers with (a 200, or an error): its headers, as `name: value` lines, without
+/// those actix writes itself (`date`, `content-length`), for the baseline to send the same
+/// headers; and its body.
+fn answer_of(port: u16, path: &str, key: &str) -> Result<(String, Vec<u8>)> {
+    let mut response = ureq::get(format!("http://127.0.0.1:{port}{path}"))
         .header("X-API-Key", key)
         .call()
         .with_context(|| format!("GET {path}"))?;
+    if response.status() != 200 {
+        bail!("{path} answered {}", response.status());
+    }
     let mut lines = String::new();
     for (name, value) in response.headers() {
         if matches!(name.as_str(), "date" | "content-length") {
@@ -448,7 +448,11 @@ fn headers_of(port: u16, path: &str, key: &str) -> Result<String> {
             .with_context(|| format!("{path} answered a header that is not text: {name}"))?;
         lines += &format!("{name}: {value}\n");
     }
-    Ok(lines)
+    let body = response
+        .body_mut()
+        .read_to_vec()
+        .with_context(|| format!("GET {path}: the body could not be read"))?;
+    Ok((lines, body))
 }
 
 #[cfg(test)]
