@@ -21,8 +21,6 @@ use crate::wrk;
 
 /// wrk's settings for every target: threads, connections, duration.
 const WRK_ARGS: [&str; 6] = ["-t2", "-c32", "-d10s", "--latency", "--timeout", "5s"];
-/// How many times every target is loaded.
-const ROUNDS: usize = 3;
 /// The measurement target (issue 14): cached endpoint / baseline.
 const TARGET_RATIO: f64 = 0.8;
 
@@ -34,6 +32,10 @@ pub struct Options {
     /// in one run on the same machine
     #[arg(long, value_name = "BINARY")]
     pub(crate) before: Option<PathBuf>,
+    /// How many times every target is loaded: the rates of one machine swing by 15 % and more
+    /// between rounds, so a ratio near its target is judged on more rounds than the default
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) rounds: u16,
 }
 
 /// Loads `callstats demo` (release) and the baseline server with wrk; prints the figures.
@@ -60,9 +62,7 @@ pub fn run(options: &Options) -> Result<()> {
     let callstats = release.join("callstats");
     let baseline = release.join("baseline");
 
-    in_scratch_dir("load", |dir| {
-        measure(&callstats, options.before.as_deref(), &baseline, dir)
-    })
+    in_scratch_dir("load", |dir| measure(&callstats, options, &baseline, dir))
 }
 
 /// A running `callstats demo` with a key wrk cannot exhaust.
@@ -136,7 +136,8 @@ fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
     })
 }
 
-fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path) -> Result<()> {
+fn measure(callstats: &Path, options: &Options, baseline: &Path, dir: &Path) -> Result<()> {
+    let (before, rounds) = (options.before.as_deref(), options.rounds);
     let demo = start_demo(callstats, dir)?;
     let (demo_port, key) = (demo.port, demo.key.clone());
     let demo_address = format!("127.0.0.1:{demo_port}");
@@ -252,9 +253,9 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
     // Rounds, each loading every target in turn, so a machine that speeds up or slows down
     // during the run weighs on all of them alike; the medians are reported.
     let mut runs: Vec<Vec<Measured>> = targets.iter().map(|_| Vec::new()).collect();
-    for round in 1..=ROUNDS {
+    for round in 1..=rounds {
         for ((name, url, headers), runs) in targets.iter().zip(&mut runs) {
-            eprintln!("round {round}/{ROUNDS}: {name}");
+            eprintln!("round {round}/{rounds}: {name}");
             // Each demo is asked with its own key.
             let (key_header, server) = match (&before_header, &before_demo) {
                 (Some(before_header), Some(before)) if name.ends_with("--before binary") => {
@@ -302,6 +303,14 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
             rates.join(" ")
         })
         .collect();
+    let rates = |target: usize| -> Vec<f64> {
+        runs.get(target)
+            .map(|runs| runs.iter().map(|run| run.figures.per_second).collect())
+            .unwrap_or_default()
+    };
+    let per_round = |target: usize, baseline: usize| by_round(&rates(target), &rates(baseline));
+    let cached_by_round = per_round(0, 1);
+    let before_by_round = per_round(10, 1);
     // The median round of each target by rate (its latencies are that round's), and the
     // median of its CPU a request on its own.
     let mut medians = Vec::new();
@@ -322,7 +331,7 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
         cpu(baseline) / cpu(target)
     };
     let mut report = format!(
-        "wrk {} on loopback, median of {ROUNDS} rounds; CPU: the server's user and system time a request\n\
+        "wrk {} on loopback, median of {rounds} rounds; CPU: the server's user and system time a request\n\
          {:<40} {:>12} {:>10} {:>10} {:>10}   requests/s of each round\n",
         WRK_ARGS.join(" "),
         "target",
@@ -331,9 +340,9 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
         "p99",
         "CPU",
     );
-    for ((name, _, _), (median, rounds)) in targets.iter().zip(medians.iter().zip(&in_order)) {
+    for ((name, _, _), (median, each_round)) in targets.iter().zip(medians.iter().zip(&in_order)) {
         report += &format!(
-            "{:<40} {:>12.0} {:>10} {:>10} {:>8.2}µs   {rounds}\n",
+            "{:<40} {:>12.0} {:>10} {:>10} {:>8.2}µs   {each_round}\n",
             name,
             median.figures.per_second,
             wrk::latency(median.figures.p50_ms),
@@ -348,7 +357,8 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
          ratio cached / baseline with 150 fixed bytes: {:.2}\n\
          /calls/agents cached: gzip / uncompressed {:.2}, br / uncompressed {:.2}, \
          304 / uncompressed {:.2}\n\
-         ratio cached / baseline with the same bytes and headers: {:.2}; by CPU a request: {:.2}\n",
+         ratio cached / baseline with the same bytes and headers: {:.2}; by CPU a request: {:.2}\n\
+         ratio cached / baseline with the same bytes, round by round: {cached_by_round}\n",
         rate(0) / rate(1),
         cpu_ratio(0, 1),
         rate(2) / rate(3),
@@ -363,7 +373,7 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
     if before_measured {
         report += &format!(
             "ratio cached / baseline with the same bytes, --before binary: {:.2}; \
-             by CPU a request: {:.2}\n",
+             by CPU a request: {:.2}; round by round: {before_by_round}\n",
             rate(10) / rate(1),
             cpu_ratio(10, 1),
         );
@@ -373,6 +383,19 @@ fn measure(callstats: &Path, before: Option<&Path>, baseline: &Path, dir: &Path)
         .write_all(report.as_bytes())
         .context("cannot write the report")?;
     Ok(())
+}
+
+/// A target's rate over its baseline's in each round, and their median: the two are loaded one
+/// after the other in a round, so a machine that speeds up or slows down between rounds weighs
+/// on both alike.
+fn by_round(target: &[f64], baseline: &[f64]) -> String {
+    let mut ratios: Vec<f64> = target.iter().zip(baseline).map(|(t, b)| t / b).collect();
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    ratios.sort_by(f64::total_cmp);
+    match ratios.get(ratios.len() / 2) {
+        Some(median) => format!("{} (median {median:.2})", each.join(" ")),
+        None => String::new(),
+    }
 }
 
 /// One wrk run and the server CPU it cost a request.
@@ -459,6 +482,20 @@ fn answer_of(port: u16, path: &str, key: &str) -> Result<(String, Vec<u8>)> {
 #[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_round_is_its_own_ratio_and_the_median_is_theirs() {
+        assert_eq!(
+            by_round(&[80.0, 95.0, 60.0], &[100.0, 100.0, 100.0]),
+            "0.80 0.95 0.60 (median 0.80)"
+        );
+        // Round by round, not the ratio of the medians (80 / 100 here).
+        assert_eq!(
+            by_round(&[90.0, 60.0, 80.0], &[100.0, 100.0, 80.0]),
+            "0.90 0.60 1.00 (median 0.90)"
+        );
+        assert_eq!(by_round(&[], &[]), "", "no rounds, no ratio");
+    }
 
     #[test]
     fn the_cpu_time_is_utime_and_stime_after_the_command_name() {

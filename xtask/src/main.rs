@@ -46,11 +46,12 @@ enum Task {
     /// and redis-server)
     ReplicasLoad(replicas_load::Options),
     /// Release build, `callstats demo` and a bare actix-web baseline on loopback, loaded with
-    /// wrk in 3 rounds: median req/s and p50/p99 of a cached endpoint, a computed-then-cached
-    /// one, the baseline answering each one's very bytes, and the baseline answering 150
-    /// bytes; the ratio cached / baseline (target >= 0.8). The demo logs at its default level
-    /// (info, a line per request) unless RUST_LOG is set; `--before BINARY` loads an earlier
-    /// build's demo in the same rounds and prints its ratio too
+    /// wrk in 3 rounds (`--rounds N`): median req/s and p50/p99 of a cached endpoint, a
+    /// computed-then-cached one, the baseline answering each one's very bytes, and the
+    /// baseline answering 150 bytes; the ratio cached / baseline (target >= 0.8), of the
+    /// medians and round by round. The demo logs at its default level (info, a line per
+    /// request) unless RUST_LOG is set; `--before BINARY` loads an earlier build's demo in the
+    /// same rounds and prints its ratio too
     Load(load::Options),
     /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
     /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
