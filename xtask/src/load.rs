@@ -385,9 +385,9 @@ fn measure(callstats: &Path, options: &Options, baseline: &Path, dir: &Path) -> 
     Ok(())
 }
 
-/// A target's rate over its baseline's in each round, and their median: the two are loaded one
-/// after the other in a round, so a machine that speeds up or slows down between rounds weighs
-/// on both alike.
+/// A target's rate over its baseline's in each round, and their median: a round's two rates
+/// are measured minutes apart at most (the cached endpoint's and its baseline's one after the
+/// other), so a machine that speeds up or slows down between rounds weighs on both alike.
 fn by_round(target: &[f64], baseline: &[f64]) -> String {
     let mut ratios: Vec<f64> = target.iter().zip(baseline).map(|(t, b)| t / b).collect();
     let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
