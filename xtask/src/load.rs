@@ -293,22 +293,23 @@ fn measure(callstats: &Path, options: &Options, baseline: &Path, dir: &Path) -> 
     let before_measured = before_demo.is_some();
     drop(before_demo);
 
-    let in_order: Vec<String> = runs
+    // Each target's rates in the order of the rounds, before the medians sort them.
+    let rates: Vec<Vec<f64>> = runs
         .iter()
-        .map(|runs| {
-            let rates: Vec<String> = runs
-                .iter()
-                .map(|run| format!("{:.0}", run.figures.per_second))
-                .collect();
+        .map(|runs| runs.iter().map(|run| run.figures.per_second).collect())
+        .collect();
+    let in_order: Vec<String> = rates
+        .iter()
+        .map(|rates| {
+            let rates: Vec<String> = rates.iter().map(|rate| format!("{rate:.0}")).collect();
             rates.join(" ")
         })
         .collect();
-    let rates = |target: usize| -> Vec<f64> {
-        runs.get(target)
-            .map(|runs| runs.iter().map(|run| run.figures.per_second).collect())
-            .unwrap_or_default()
+    let per_round = |target: usize, baseline: usize| match (rates.get(target), rates.get(baseline))
+    {
+        (Some(target), Some(baseline)) => by_round(target, baseline),
+        _ => String::new(),
     };
-    let per_round = |target: usize, baseline: usize| by_round(&rates(target), &rates(baseline));
     let cached_by_round = per_round(0, 1);
     let before_by_round = per_round(10, 1);
     // The median round of each target by rate (its latencies are that round's), and the
