@@ -20,6 +20,11 @@ bench:
 load:
     cargo xtask load
 
+# The instructions a cached request costs the server against the same baseline, counted by
+# callgrind: steady where the load's rates swing (needs valgrind).
+instructions:
+    cargo xtask instructions
+
 # Cold path: uncached queries against a sim with 100 ms upstream latency (needs redis-server).
 cold:
     cargo xtask cold

@@ -43,6 +43,12 @@ pub fn run(options: &Options) -> Result<()> {
     if Command::new("wrk").arg("--version").output().is_err() {
         bail!("wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)");
     }
+    let (callstats, baseline) = release_builds()?;
+    in_scratch_dir("load", |dir| measure(&callstats, options, &baseline, dir))
+}
+
+/// The release builds of `callstats` and of the baseline server, built first.
+pub(crate) fn release_builds() -> Result<(PathBuf, PathBuf)> {
     cargo(
         &[
             "build",
@@ -59,25 +65,32 @@ pub fn run(options: &Options) -> Result<()> {
         &[],
     )?;
     let release = target_dir().join("release");
-    let callstats = release.join("callstats");
-    let baseline = release.join("baseline");
-
-    in_scratch_dir("load", |dir| measure(&callstats, options, &baseline, dir))
+    Ok((release.join("callstats"), release.join("baseline")))
 }
 
-/// A running `callstats demo` with a key wrk cannot exhaust.
-struct Demo {
-    _process: Running,
-    pid: u32,
-    port: u16,
-    key: String,
+/// A server being measured: a `callstats demo` with a key wrk cannot exhaust, or a baseline
+/// (its key empty).
+pub(crate) struct Server {
+    pub(crate) _process: Running,
+    pub(crate) pid: u32,
+    pub(crate) port: u16,
+    pub(crate) key: String,
 }
 
-/// Starts `callstats demo` in `dir` and issues a key whose quota wrk cannot exhaust.
-fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
+/// Starts `callstats demo` in `dir`, run by the program and arguments of `under` when there
+/// are some (a profiler), and issues a key whose quota wrk cannot exhaust.
+pub(crate) fn start_demo(callstats: &Path, dir: &Path, under: &[String]) -> Result<Server> {
     std::fs::create_dir_all(dir)?;
     let port = free_port()?;
-    let mut demo = Command::new(callstats)
+    let mut demo = match under.split_first() {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(callstats);
+            command
+        }
+        None => Command::new(callstats),
+    };
+    let mut demo = demo
         .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
         .current_dir(dir)
         // Its default log level (info: one line per request) unless RUST_LOG says otherwise;
@@ -128,7 +141,7 @@ fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
         bail!("callstats keys create failed with {}", created.status);
     }
     let key = String::from_utf8(created.stdout)?.trim().to_owned();
-    Ok(Demo {
+    Ok(Server {
         _process: process,
         pid,
         port,
@@ -138,7 +151,7 @@ fn start_demo(callstats: &Path, dir: &Path) -> Result<Demo> {
 
 fn measure(callstats: &Path, options: &Options, baseline: &Path, dir: &Path) -> Result<()> {
     let (before, rounds) = (options.before.as_deref(), options.rounds);
-    let demo = start_demo(callstats, dir)?;
+    let demo = start_demo(callstats, dir, &[])?;
     let (demo_port, key) = (demo.port, demo.key.clone());
     let demo_address = format!("127.0.0.1:{demo_port}");
     let today = Day::of(time::OffsetDateTime::now_utc());
@@ -239,7 +252,7 @@ fn measure(callstats: &Path, options: &Options, baseline: &Path, dir: &Path) -> 
     wait_until_answering(&format!("{base}/"), &[&header])?;
     // The earlier binary's demo, loaded on its cached endpoint in the same rounds.
     let before_demo = before
-        .map(|binary| start_demo(binary, &dir.join("before")))
+        .map(|binary| start_demo(binary, &dir.join("before"), &[]))
         .transpose()?;
     let before_header = before_demo
         .as_ref()
@@ -454,7 +467,7 @@ fn wait_until_answering(url: &str, headers: &[&str]) -> Result<()> {
 /// What `path` answers with (a 200, or an error): its headers, as `name: value` lines, without
 /// those actix writes itself (`date`, `content-length`), for the baseline to send the same
 /// headers; and its body.
-fn answer_of(port: u16, path: &str, key: &str) -> Result<(String, Vec<u8>)> {
+pub(crate) fn answer_of(port: u16, path: &str, key: &str) -> Result<(String, Vec<u8>)> {
     let mut response = ureq::get(format!("http://127.0.0.1:{port}{path}"))
         .header("X-API-Key", key)
         .call()

@@ -5,6 +5,7 @@ mod client;
 mod client_ts;
 mod cold;
 mod hostile;
+mod instructions;
 mod isolation;
 mod lint_openapi;
 mod load;
@@ -53,6 +54,11 @@ enum Task {
     /// request) unless RUST_LOG is set; `--before BINARY` loads an earlier build's demo in the
     /// same rounds and prints its ratio too
     Load(load::Options),
+    /// Release build, then `callstats demo` and the baseline under callgrind: the instructions
+    /// a cached /operators request costs the server against the baseline answering the same
+    /// bytes, and the same bytes and headers: a count a busy machine hardly changes, where
+    /// rates swing (needs valgrind); `--before BINARY` counts an earlier build's demo too
+    Instructions(instructions::Options),
     /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
     /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
     /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
@@ -110,6 +116,7 @@ fn main() -> Result<()> {
         Task::Openapi => openapi(),
         Task::ReplicasLoad(options) => replicas_load::run(&options),
         Task::Load(options) => load::run(&options),
+        Task::Instructions(options) => instructions::run(&options),
         Task::Cold(options) => cold::run(&options),
         Task::Isolation(options) => isolation::run(&options),
         Task::Hostile(options) => hostile::run(&options),

@@ -147,23 +147,26 @@ impl Answers {
             Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
         };
         let earliest = self.inner.stats.earliest_call_day();
-        let request = asked.map(|asked| asked.validate(admitted.view, earliest));
+        // A data request with its cache key, made once.
+        let request = asked.map(|asked| {
+            asked
+                .validate(admitted.view, earliest)
+                .map(|valid| valid.map(|request| (request.cache_key(), request)))
+        });
         let cache_key = match &request {
-            Some(Ok(Some(request))) => Some(request.cache_key()),
+            Some(Ok(Some((key, _)))) => Some(key.as_str()),
             _ => None,
         };
         let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
-        let counted = access
-            .count(&admitted, endpoint, cache_key.as_deref())
-            .await;
+        let counted = access.count(&admitted, endpoint, cache_key).await;
         let requester = Requester::key(admitted.key.id);
         let answer = match (counted.verdict, request) {
             (Err(err), _) => Err(err),
             (Ok(()), None) => Ok(Answer::Unrouted),
             (Ok(()), Some(Err(err))) => Err(err.into()),
             (Ok(()), Some(Ok(None))) => Ok(Answer::Key(access.ping(&admitted.key))),
-            (Ok(()), Some(Ok(Some(request)))) => self
-                .body(request, counted.cached, &requester)
+            (Ok(()), Some(Ok(Some((key, request))))) => self
+                .body(request, key, counted.cached, &requester)
                 .await
                 .map(|(entry, cache)| {
                     let seconds_left = entry.seconds_left(self.inner.clock.now());
@@ -184,15 +187,15 @@ impl Answers {
         self.inner.access.count_anonymous(client_ip).await
     }
 
-    /// The cached entry, or the entry computed once; the days it needs are fetched for
-    /// `requester`.
+    /// The cached entry, or the entry computed once under `key` (the request's cache key);
+    /// the days it needs are fetched for `requester`.
     async fn body(
         &self,
         request: ApiRequest,
+        key: String,
         cached: Option<Bytes>,
         requester: &Requester,
     ) -> Result<(Entry, CacheStatus), DomainError> {
-        let key = request.cache_key();
         if let Some(entry) = cached.as_ref().and_then(Entry::decode) {
             metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
             return Ok((entry, CacheStatus::Hit));
