@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 
 use crate::load::{self, Server};
-use crate::process::{Running, agent, free_port, get_on, in_scratch_dir, wait_for_port};
+use crate::process::{Running, agent, free_port, get_on, in_scratch_dir, wait_for_port, wrapped};
 
 /// Requests sent before the counters are zeroed: the key, the cache entry and the connection
 /// are warm when the counted ones start.
@@ -76,11 +76,8 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
             headers_file.display()
         ),
     ];
-    let [valgrind, callgrind_args @ ..] = callgrind(dir, "baseline");
     let baseline_server = Running(
-        Command::new(valgrind)
-            .args(callgrind_args)
-            .arg(baseline)
+        wrapped(&callgrind(dir, "baseline"), baseline)
             .arg(format!("127.0.0.1:{port}"))
             .args(&served)
             .stdin(Stdio::null())
@@ -105,7 +102,8 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
     drop(base);
 
     if let Some(before) = &options.before {
-        let demo = start_counted_demo(before, &dir.join("before"), "before")?;
+        let before_dir = dir.join("before");
+        let demo = start_counted_demo(before, &before_dir, "before")?;
         let (_, before_body) = load::answer_of(demo.port, CACHED_PATH, &demo.key)?;
         rows.push((
             "/operators (cached), --before binary",
@@ -115,7 +113,7 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
                 CACHED_PATH,
                 &before_body,
                 requests,
-                &dir.join("before"),
+                &before_dir,
             )?,
         ));
     }

@@ -16,7 +16,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use callstats_domain::calendar::Day;
 
 use crate::cargo;
-use crate::process::{Running, free_port, in_scratch_dir, target_dir};
+use crate::process::{Running, free_port, in_scratch_dir, target_dir, wrapped};
 use crate::wrk;
 
 /// wrk's settings for every target: threads, connections, duration.
@@ -82,15 +82,7 @@ pub(crate) struct Server {
 pub(crate) fn start_demo(callstats: &Path, dir: &Path, under: &[String]) -> Result<Server> {
     std::fs::create_dir_all(dir)?;
     let port = free_port()?;
-    let mut demo = match under.split_first() {
-        Some((program, args)) => {
-            let mut command = Command::new(program);
-            command.args(args).arg(callstats);
-            command
-        }
-        None => Command::new(callstats),
-    };
-    let mut demo = demo
+    let mut demo = wrapped(under, callstats)
         .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
         .current_dir(dir)
         // Its default log level (info: one line per request) unless RUST_LOG says otherwise;

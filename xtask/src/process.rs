@@ -1,6 +1,7 @@
 //! What the tasks that start the service share: child processes stopped when dropped, free
 //! loopback ports, the target directory, and an HTTP GET through ureq.
 
+use std::ffi::OsStr;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,6 +52,19 @@ pub fn spawn(command: &mut Command, dir: &Path, name: &str) -> Result<Running> {
         .spawn()
         .with_context(|| format!("cannot start {name}"))?;
     Ok(Running(child))
+}
+
+/// A command that runs `program`, through `wrapper` (a program and its arguments, a profiler
+/// say) when it is not empty.
+pub fn wrapped<S: AsRef<OsStr>>(wrapper: &[S], program: &Path) -> Command {
+    match wrapper.split_first() {
+        Some((runner, args)) => {
+            let mut command = Command::new(runner);
+            command.args(args).arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
 }
 
 /// A loopback port nothing listens on (at the moment of asking).

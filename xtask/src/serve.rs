@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
-use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port};
+use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port, wrapped};
 
 /// How long a started process may take to listen.
 pub const PORT_WAIT: Duration = Duration::from_secs(30);
@@ -154,14 +154,7 @@ impl<'a> Portal<'a> {
     ) -> Result<Server> {
         let port = free_port()?;
         let metrics_port = free_port()?;
-        let mut command = match launcher.split_first() {
-            Some((program, args)) => {
-                let mut command = Command::new(program);
-                command.args(args).arg(self.binary);
-                command
-            }
-            None => Command::new(self.binary),
-        };
+        let mut command = wrapped(launcher, self.binary);
         command
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .args(["--metrics-bind", &format!("127.0.0.1:{metrics_port}")])
