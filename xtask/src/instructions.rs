@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 
 use crate::load::{self, Server};
-use crate::process::{Running, agent, free_port, get_on, in_scratch_dir, wait_for_port, wrapped};
+use crate::process::{
+    Running, agent, free_port, get_on, in_scratch_dir, require, wait_for_port, wrapped,
+};
 
 /// Requests sent before the counters are zeroed: the key, the cache entry and the connection
 /// are warm when the counted ones start.
@@ -41,9 +43,7 @@ pub struct Options {
 /// Builds the release binaries, then counts each target under callgrind; prints the figures.
 pub fn run(options: &Options) -> Result<()> {
     for tool in ["valgrind", "callgrind_control"] {
-        if Command::new(tool).arg("--version").output().is_err() {
-            bail!("{tool} is not installed (Debian/Ubuntu: apt-get install -y valgrind)");
-        }
+        require(tool, "valgrind")?;
     }
     let (callstats, baseline) = load::release_builds()?;
     in_scratch_dir("instructions", |dir| {

@@ -16,7 +16,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use callstats_domain::calendar::Day;
 
 use crate::cargo;
-use crate::process::{Running, free_port, in_scratch_dir, target_dir, wrapped};
+use crate::process::{Running, free_port, in_scratch_dir, require, target_dir, wrapped};
 use crate::wrk;
 
 /// wrk's settings for every target: threads, connections, duration.
@@ -40,9 +40,7 @@ pub struct Options {
 
 /// Loads `callstats demo` (release) and the baseline server with wrk; prints the figures.
 pub fn run(options: &Options) -> Result<()> {
-    if Command::new("wrk").arg("--version").output().is_err() {
-        bail!("wrk is not installed (Debian/Ubuntu: apt-get install -y wrk)");
-    }
+    require("wrk", "wrk")?;
     let (callstats, baseline) = release_builds()?;
     in_scratch_dir("load", |dir| measure(&callstats, options, &baseline, dir))
 }

@@ -67,6 +67,14 @@ pub fn wrapped<S: AsRef<OsStr>>(wrapper: &[S], program: &Path) -> Command {
     }
 }
 
+/// Fails with how to install it (Debian's `package`) unless `tool` runs.
+pub fn require(tool: &str, package: &str) -> Result<()> {
+    if Command::new(tool).arg("--version").output().is_err() {
+        bail!("{tool} is not installed (Debian/Ubuntu: apt-get install -y {package})");
+    }
+    Ok(())
+}
+
 /// A loopback port nothing listens on (at the moment of asking).
 pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
@@ -124,4 +132,19 @@ pub fn get_on(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Result<(
         .read_to_vec()
         .with_context(|| format!("GET {path}: the body could not be read"))?;
     Ok((answer.status().as_u16(), body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_is_named_with_its_package() {
+        require("cargo", "cargo").unwrap();
+        let err = require("callstats-no-such-tool", "some-package").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "callstats-no-such-tool is not installed (Debian/Ubuntu: apt-get install -y some-package)"
+        );
+    }
 }

@@ -20,20 +20,14 @@ use anyhow::{Context as _, Result, bail};
 use callstats_redis::testing::PrivateRedis;
 use serde_json::Value;
 
-use crate::process::{free_port, get, in_scratch_dir, spawn, wait_for_port};
+use crate::process::{free_port, get, in_scratch_dir, require, spawn, wait_for_port};
 use crate::serve::{Portal, binary, sim};
 
 /// How long the load runs before the queries.
 const LOAD: Duration = Duration::from_secs(20);
 
 pub fn run(workspace: &Path) -> Result<()> {
-    if Command::new("prometheus")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        bail!("prometheus is not installed (Debian/Ubuntu: apt-get install -y prometheus)");
-    }
+    require("prometheus", "prometheus")?;
     let binary = binary(false)?;
     in_scratch_dir("prometheus", |dir| check(workspace, &binary, dir))
 }
