@@ -33,6 +33,8 @@ pub fn calls() -> Vec<CallRecord> {
                     .then(|| agents[usize::try_from(agent).unwrap()].clone()),
                 started_at: from + day * 86_400 + second,
                 duration_seconds: f64::from(rng.u32(..600_000)) / 1000.0,
+                wait_seconds: Some(f64::from(rng.u32(..120_000)) / 1000.0),
+                queue: None,
             });
         }
     }

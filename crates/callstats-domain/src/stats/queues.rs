@@ -1,0 +1,181 @@
+//! /calls/queues: the service figures of each queue, the same computation as /calls/summary's
+//! over one queue's calls.
+
+use std::collections::HashMap;
+
+use crate::calendar::{DateRange, Period};
+use crate::call_day::CallDay;
+use crate::model::{QueueEntry, QueueName, QueuesResponse};
+use crate::params::{Direction, SlThreshold};
+use crate::stats::freshness::{Freshness, freshness};
+use crate::stats::service::{
+    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
+    average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level_percent,
+};
+
+/// One entry per queue with a call of `direction` in `range`, figures measured against
+/// `sl_threshold`; the calls without a queue form one entry with `queue: null`, listed last;
+/// the others by offered descending, then name (byte-wise).
+///
+/// Each queue's calls are tallied in the order of the days and of the calls within each day,
+/// as /calls/summary with that `queue` tallies them, so an entry's figures are that summary's
+/// to the last bit.
+#[must_use]
+pub fn queues_response<D: AsRef<CallDay>>(
+    range: &DateRange,
+    direction: Direction,
+    sl_threshold: SlThreshold,
+    days: &[D],
+) -> QueuesResponse {
+    let Freshness {
+        as_of,
+        provisional_from,
+    } = freshness(range, days);
+    QueuesResponse {
+        period: Period::from(range),
+        direction,
+        clamped: range.clamped(),
+        sl_threshold_seconds: sl_threshold.get(),
+        as_of,
+        provisional_from,
+        queues: queue_entries(range, direction, sl_threshold, days),
+    }
+}
+
+/// The entries of [`queues_response`].
+#[must_use]
+pub fn queue_entries<D: AsRef<CallDay>>(
+    range: &DateRange,
+    direction: Direction,
+    sl_threshold: SlThreshold,
+    days: &[D],
+) -> Vec<QueueEntry> {
+    let mut tallies: HashMap<Option<&QueueName>, ServiceTally> = HashMap::new();
+    for day in days.iter().map(AsRef::as_ref) {
+        if !(range.start()..=range.end()).contains(&day.day()) {
+            continue;
+        }
+        for call in offered_calls(day, direction, None) {
+            tallies
+                .entry(day.queue_of(call))
+                .or_insert_with(|| ServiceTally::new(sl_threshold))
+                .add(call);
+        }
+    }
+    let mut entries: Vec<QueueEntry> = tallies
+        .into_iter()
+        .map(|(queue, tally)| queue_entry(queue.cloned(), &tally))
+        .collect();
+    entries.sort_by(|a, b| {
+        a.queue
+            .is_none()
+            .cmp(&b.queue.is_none())
+            .then_with(|| b.offered.cmp(&a.offered))
+            .then_with(|| a.queue.cmp(&b.queue))
+    });
+    entries
+}
+
+/// A queue's row from the tally of its calls.
+#[must_use]
+pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry {
+    QueueEntry {
+        queue,
+        offered: tally.offered(),
+        answered: tally.answered(),
+        unanswered: tally.unanswered(),
+        abandon_rate_percent: abandon_rate_percent(tally),
+        service_level_percent: service_level_percent(tally),
+        average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
+        average_handle_time_seconds: average_handle_time_seconds(tally),
+        longest_wait_seconds: longest_wait_seconds(tally),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CallRecord;
+    use crate::test_builders::{call, range};
+
+    const DAY: &str = "2026-11-02";
+
+    fn queued(queue: Option<&str>, agent: Option<&str>, wait: Option<f64>) -> CallRecord {
+        let mut record = call(Direction::Inbound, agent, "2026-11-02T10:00:00+05:00", 60.0);
+        record.wait_seconds = wait;
+        record.queue = queue.map(|q| QueueName::new(q).unwrap());
+        record
+    }
+
+    fn entries(records: &[CallRecord], direction: Direction) -> Vec<QueueEntry> {
+        let r = range(DAY, DAY);
+        queue_entries(
+            &r,
+            direction,
+            SlThreshold::DEFAULT,
+            &CallDay::split(&r, 0, records),
+        )
+    }
+
+    #[test]
+    fn queues_by_offered_then_name_and_the_calls_without_a_queue_last() {
+        let records = [
+            queued(None, Some("101"), None),
+            queued(None, Some("101"), None),
+            queued(None, Some("101"), None),
+            queued(Some("support"), Some("101"), Some(5.0)),
+            queued(Some("sales"), Some("101"), Some(5.0)),
+            queued(Some("billing"), None, Some(50.0)),
+            queued(Some("billing"), Some("102"), Some(30.0)),
+        ];
+        let names: Vec<(Option<String>, u64)> = entries(&records, Direction::Inbound)
+            .iter()
+            .map(|e| (e.queue.as_ref().map(ToString::to_string), e.offered))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (Some("billing".to_owned()), 2),
+                (Some("sales".to_owned()), 1),
+                (Some("support".to_owned()), 1),
+                (None, 3),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_queue_entry_carries_the_service_figures_of_its_calls() {
+        let records = [
+            queued(Some("billing"), None, Some(50.0)),
+            queued(Some("billing"), Some("102"), Some(10.0)),
+        ];
+        let entry = &entries(&records, Direction::Inbound)[0];
+        assert_eq!(
+            serde_json::to_value(entry).unwrap(),
+            serde_json::json!({
+                "queue": "billing", "offered": 2, "answered": 1, "unanswered": 1,
+                "abandon_rate_percent": 50.0, "service_level_percent": 50.0,
+                "average_speed_of_answer_seconds": 10.0, "average_handle_time_seconds": 60.0,
+                "longest_wait_seconds": 50.0
+            })
+        );
+    }
+
+    #[test]
+    fn only_the_requested_direction_is_listed() {
+        let records = [
+            queued(Some("sales"), Some("101"), Some(5.0)),
+            call(
+                Direction::Outbound,
+                Some("101"),
+                "2026-11-02T11:00:00+05:00",
+                9.0,
+            ),
+        ];
+        let outbound = entries(&records, Direction::Outbound);
+        assert_eq!(outbound.len(), 1);
+        assert_eq!((outbound[0].queue.as_ref(), outbound[0].offered), (None, 1));
+        assert_eq!(outbound[0].service_level_percent, None);
+        assert!(entries(&[], Direction::Inbound).is_empty());
+    }
+}
