@@ -37,8 +37,8 @@ fn call(
         "id": id, "direction": direction, "agent_number": agent,
         "started_at": format!("{DAY}T{time}+05:00"), "duration_seconds": duration,
     });
-    if let (Some(call), Some(extra)) = (call.as_object_mut(), extra.as_object()) {
-        call.extend(extra.clone());
+    if let (Some(call), Value::Object(extra)) = (call.as_object_mut(), extra) {
+        call.extend(extra);
     }
     call
 }
