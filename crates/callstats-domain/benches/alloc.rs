@@ -10,6 +10,7 @@
 
 use callstats_domain::call_day::CallDay;
 use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 
 mod common;
@@ -50,6 +51,9 @@ fn main() {
             None,
             &days,
         )
+    });
+    measure("queue_entries", calls.len(), || {
+        queue_entries(&range, Direction::Inbound, SlThreshold::DEFAULT, &days)
     });
     measure("agent_leaderboard", calls.len(), || {
         agent_leaderboard(&range, None, &days, &scores, &[], PriorWeight::DEFAULT)

@@ -1,4 +1,4 @@
-//! Throughput of the two call statistics over 155,000 records (31 days × 5,000 calls).
+//! Throughput of the call statistics over 155,000 records (31 days × 5,000 calls).
 
 #![allow(
     clippy::unwrap_used,
@@ -11,6 +11,7 @@ use std::hint::black_box;
 
 use callstats_domain::call_day::CallDay;
 use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -30,6 +31,16 @@ fn bench(c: &mut Criterion) {
                 Direction::Inbound,
                 SlThreshold::DEFAULT,
                 None,
+                black_box(&days),
+            )
+        });
+    });
+    group.bench_function("queue_entries_155k", |b| {
+        b.iter(|| {
+            queue_entries(
+                black_box(&range),
+                Direction::Inbound,
+                SlThreshold::DEFAULT,
                 black_box(&days),
             )
         });

@@ -50,20 +50,38 @@ pub fn queue_entries<D: AsRef<CallDay>>(
     sl_threshold: SlThreshold,
     days: &[D],
 ) -> Vec<QueueEntry> {
-    let mut tallies: HashMap<Option<&QueueName>, ServiceTally> = HashMap::new();
+    // One tally per queue of the period; each day maps its own queue table onto them once, so
+    // a call costs an index, not a hash of its queue's name.
+    let mut slots: HashMap<Option<&QueueName>, usize> = HashMap::new();
+    let mut tallies: Vec<(Option<&QueueName>, ServiceTally)> = Vec::new();
     for day in days.iter().map(AsRef::as_ref) {
         if !(range.start()..=range.end()).contains(&day.day()) {
             continue;
         }
+        // The day's queues in its table's order, then the calls without one.
+        let mut day_slots = Vec::with_capacity(day.queues().len().saturating_add(1));
+        for queue in day.queues().iter().map(Some).chain([None]) {
+            let slot = *slots.entry(queue).or_insert_with(|| {
+                tallies.push((queue, ServiceTally::new(sl_threshold)));
+                tallies.len().saturating_sub(1)
+            });
+            day_slots.push(slot);
+        }
+        let without_queue = day.queues().len();
         for call in offered_calls(day, direction, None) {
-            tallies
-                .entry(day.queue_of(call))
-                .or_insert_with(|| ServiceTally::new(sl_threshold))
-                .add(call);
+            let index = call
+                .queue_index()
+                .and_then(|index| usize::try_from(index).ok())
+                .unwrap_or(without_queue);
+            if let Some((_, tally)) = day_slots.get(index).and_then(|slot| tallies.get_mut(*slot)) {
+                tally.add(call);
+            }
         }
     }
+    // A queue of the period whose calls were all of the other direction is not listed.
     let mut entries: Vec<QueueEntry> = tallies
         .into_iter()
+        .filter(|(_, tally)| tally.offered() > 0)
         .map(|(queue, tally)| queue_entry(queue.cloned(), &tally))
         .collect();
     entries.sort_by(|a, b| {
