@@ -18,11 +18,12 @@ use callstats_application::flight::panic_message;
 use callstats_application::{Answer, ETag};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
-    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, QueuesResponse,
-    Schedule, ScriptsResponse, SheetsResponse,
+    AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
+    QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
 use callstats_domain::params::{
-    AgentsQuery, KpiQuery, MonthPath, QueuesQuery, ScheduleQuery, ScriptsQuery, SummaryQuery,
+    AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, QueuesQuery, ScheduleQuery, ScriptsQuery,
+    SummaryQuery,
 };
 use callstats_domain::request::UnvalidatedRequest;
 use futures::FutureExt as _;
@@ -49,6 +50,7 @@ fn register(cfg: &mut ServiceConfig<'_>) {
         .service(calls_summary)
         .service(calls_agents)
         .service(calls_queues)
+        .service(calls_intervals)
         .service(kpi_months)
         .service(operators)
         .service(schedule)
@@ -136,6 +138,33 @@ async fn calls_queues(
     Query(query): Query<QueuesQuery>,
 ) -> Result<HttpResponse, ApiError> {
     answer(&state, &req, Some(UnvalidatedRequest::CallsQueues(query))).await
+}
+
+/// Service figures per 15-, 30- or 60-minute interval, for workforce management.
+///
+/// Every interval of the period (Tashkent time), zero-filled, in time order; a call belongs to
+/// the interval holding its `started_at` in Tashkent time, whatever offset the platform gave.
+/// Each row has the calls of the direction (and `queue`) offered in it and the service figures
+/// of /calls/summary over them (the same definitions and null rules). The `offered` of a day's
+/// intervals add up to that day's `daily` count of /calls/summary. A range longer than 7 days
+/// keeps its latest 7 days (`clamped: true`). Cached 10 minutes.
+///
+/// Days after today have no calls. When any day of the period cannot be fetched from the call
+/// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
+/// partial figures.
+#[utoipa::path(tag = "calls", params(IntervalsQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
+#[get("/calls/intervals")]
+async fn calls_intervals(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    Query(query): Query<IntervalsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    answer(
+        &state,
+        &req,
+        Some(UnvalidatedRequest::CallsIntervals(query)),
+    )
+    .await
 }
 
 /// Published KPI sheets.

@@ -192,6 +192,24 @@ impl DateRange {
         })
     }
 
+    /// The latest `max_days` days of the range (the shorter clamp of /calls/intervals), marked
+    /// clamped when that trims it; a range that was clamped already stays marked.
+    #[must_use]
+    pub fn latest(self, max_days: u32) -> Self {
+        let span = self.end.number() - self.start.number() + 1;
+        if span <= i64::from(max_days) || max_days == 0 {
+            return self;
+        }
+        match self.end.plus_days(1 - i64::from(max_days)) {
+            Some(start) => Self {
+                start,
+                end: self.end,
+                clamped: true,
+            },
+            None => self,
+        }
+    }
+
     /// The one-day range of `day`.
     #[must_use]
     pub const fn day(day: Day) -> Self {
@@ -446,6 +464,24 @@ mod tests {
             err.to_string(),
             "query parameter 'end' (2026-11-02) is before query parameter 'start' (2026-11-03)"
         );
+    }
+
+    #[test]
+    fn latest_keeps_the_last_days_and_marks_the_range_clamped() {
+        let week = DateRange::new(day("2026-11-01"), day("2026-11-07")).unwrap();
+        assert_eq!(week.latest(7), week);
+        let eight = DateRange::new(day("2026-10-31"), day("2026-11-07")).unwrap();
+        let kept = eight.latest(7);
+        assert_eq!(
+            (kept.start(), kept.end(), kept.clamped(), kept.days()),
+            (day("2026-11-01"), day("2026-11-07"), true, 7)
+        );
+        // A range clamped to 31 days already is trimmed further and stays clamped.
+        let year = DateRange::new(day("2026-01-01"), day("2026-11-07")).unwrap();
+        let kept = year.latest(7);
+        assert_eq!((kept.start(), kept.clamped()), (day("2026-11-01"), true));
+        let first = DateRange::new(day("0001-01-01"), day("0001-01-20")).unwrap();
+        assert_eq!(first.latest(7).start(), day("0001-01-14"));
     }
 
     #[test]

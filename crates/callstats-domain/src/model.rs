@@ -253,6 +253,55 @@ pub struct QueuesResponse {
     pub queues: Vec<QueueEntry>,
 }
 
+/// One interval of /calls/intervals: the figures of /calls/summary over the calls that
+/// started in it (Tashkent time).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalEntry {
+    /// When the interval begins, Tashkent time with its offset.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime, example = "2026-11-21T09:30:00+05:00"))]
+    pub start: String,
+    /// Calls of the direction (and queue) that started in the interval.
+    pub offered: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    /// Answered within `sl_threshold_seconds` among the interval's calls with a wait time;
+    /// null when none has one.
+    pub service_level_percent: Option<f64>,
+    pub average_speed_of_answer_seconds: Option<f64>,
+    pub average_handle_time_seconds: Option<f64>,
+    pub longest_wait_seconds: Option<f64>,
+}
+
+/// The body of /calls/intervals.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalsResponse {
+    /// The dates actually used (after the 7-day clamp).
+    pub period: Period,
+    pub direction: Direction,
+    /// 15, 30 or 60.
+    pub interval_minutes: u8,
+    /// Always `+05:00`: intervals are Tashkent time.
+    #[cfg_attr(feature = "openapi", schema(example = "+05:00"))]
+    pub timezone: &'static str,
+    /// True when the period asked for was longer than 7 days and its latest 7 were kept.
+    pub clamped: bool,
+    pub sl_threshold_seconds: u16,
+    /// The `queue` asked for; null when none was.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
+    pub queue: Option<QueueName>,
+    /// When the platform was last asked for the oldest of the period's days that have begun
+    /// (UTC, to the millisecond). Null when no day of the period has begun.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
+    pub as_of: Option<String>,
+    /// The first date of the period whose figures may still change. Null when every day of
+    /// the period is settled.
+    pub provisional_from: Option<Day>,
+    /// Every interval of the period in time order, zero-filled.
+    pub intervals: Vec<IntervalEntry>,
+}
+
 /// One entry of the agent leaderboard (2.3).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]

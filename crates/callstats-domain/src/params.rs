@@ -28,6 +28,7 @@ const DIRECTION_FORM: &str = "'inbound' or 'outbound'";
 const LIMIT_FORM: &str = "an integer from 1 to 100";
 const SHIFT_FORM: &str = "a shift label of 1 to 64 printable characters";
 const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
+const INTERVAL_FORM: &str = "15, 30 or 60 (minutes)";
 const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
 
 /// Where a parameter was read from, so the error can say it.
@@ -454,6 +455,118 @@ impl QueuesQuery {
             direction,
             sl_threshold,
         ))
+    }
+}
+
+/// The longest period of /calls/intervals, in days: a longer one keeps its latest 7.
+pub const MAX_INTERVAL_DAYS: u32 = 7;
+
+/// `interval` of /calls/intervals: 15, 30 or 60 minutes; 30 by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IntervalMinutes(u8);
+
+impl Default for IntervalMinutes {
+    fn default() -> Self {
+        Self(30)
+    }
+}
+
+impl IntervalMinutes {
+    /// The lengths WFM tools plan with (Amazon Connect's FIFTEEN_MIN and THIRTY_MIN, an hour).
+    pub const ALLOWED: [u8; 3] = [15, 30, 60];
+
+    /// Accepts exactly `15`, `30` or `60` (no sign, no leading zero, no unit).
+    pub fn parse(raw: &str) -> Result<Self, ParamError> {
+        Self::ALLOWED
+            .into_iter()
+            .find(|minutes| raw == minutes.to_string())
+            .map(Self)
+            .ok_or_else(|| ParamError::invalid(Param::query("interval"), raw, INTERVAL_FORM))
+    }
+
+    /// An interval of `minutes`, when it is one of [`Self::ALLOWED`].
+    #[must_use]
+    pub fn minutes(minutes: u8) -> Option<Self> {
+        Self::ALLOWED.contains(&minutes).then_some(Self(minutes))
+    }
+
+    #[must_use]
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Length in seconds.
+    #[must_use]
+    pub fn seconds(self) -> u32 {
+        u32::from(self.0) * 60
+    }
+
+    fn given(given: &ParamValues) -> Result<Self, ParamError> {
+        given
+            .value("interval", INTERVAL_FORM)?
+            .map_or(Ok(Self::default()), Self::parse)
+    }
+}
+
+/// /calls/intervals's parameters, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IntervalsParams {
+    /// At most [`MAX_INTERVAL_DAYS`] days.
+    pub range: DateRange,
+    pub direction: Direction,
+    pub interval: IntervalMinutes,
+    pub sl_threshold: SlThreshold,
+    /// Only the calls of this queue; `None`: every call.
+    pub queue: Option<QueueName>,
+}
+
+/// Query of /calls/intervals.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct IntervalsQuery {
+    /// First day (Tashkent). Required. Must exist in the calendar.
+    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
+    pub start: ParamValues,
+    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 7
+    /// days keeps its latest 7 days (`clamped: true`).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
+    pub end: ParamValues,
+    /// Length of an interval in minutes: 15, 30 or 60; default 30. Anything else is a 400.
+    #[cfg_attr(feature = "openapi", param(required = false, schema_with = crate::openapi::interval_minutes_schema))]
+    pub interval: ParamValues,
+    /// Call direction, case-sensitive; default `inbound`.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
+    pub direction: ParamValues,
+    /// Service-level threshold in whole seconds from 1 to 3600; default 20.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
+    pub sl_threshold: ParamValues,
+    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
+    /// the period gives zeros; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
+    pub queue: ParamValues,
+}
+
+impl IntervalsQuery {
+    /// The range (trimmed to its latest 7 days), the interval, the direction, the threshold,
+    /// the queue, then the range against the history horizon.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<IntervalsParams, ParamError> {
+        let range = date_range(&self.start, &self.end)?.latest(MAX_INTERVAL_DAYS);
+        let interval = IntervalMinutes::given(&self.interval)?;
+        let direction = Direction::given(&self.direction)?;
+        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let queue = queue_given(&self.queue)?;
+        Ok(IntervalsParams {
+            range: within_horizon(range, &self.start, earliest)?,
+            direction,
+            interval,
+            sl_threshold,
+            queue,
+        })
     }
 }
 

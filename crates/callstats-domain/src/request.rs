@@ -8,8 +8,9 @@ use crate::calendar::{DateRange, Month};
 use crate::limits::EarliestDay;
 use crate::model::QueueName;
 use crate::params::{
-    self, AgentsQuery, Direction, KpiQuery, MonthPath, Param, ParamError, QueuesQuery,
-    ScheduleQuery, ScriptsLimit, ScriptsQuery, Shift, SlThreshold, SummaryParams, SummaryQuery,
+    self, AgentsQuery, Direction, IntervalMinutes, IntervalsParams, IntervalsQuery, KpiQuery,
+    MonthPath, Param, ParamError, QueuesQuery, ScheduleQuery, ScriptsLimit, ScriptsQuery, Shift,
+    SlThreshold, SummaryParams, SummaryQuery,
 };
 use crate::scope::{KpiView, Scope};
 
@@ -18,13 +19,14 @@ pub const CALLS_TTL: Duration = Duration::from_secs(600);
 /// Lifetime of cached portal data.
 pub const PORTAL_TTL: Duration = Duration::from_secs(60);
 
-/// The nine endpoints under `/api/v1`.
+/// The ten endpoints under `/api/v1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     Ping,
     CallsSummary,
     CallsAgents,
     CallsQueues,
+    CallsIntervals,
     KpiMonths,
     KpiMonth,
     Operators,
@@ -33,11 +35,12 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Ping,
         Self::CallsSummary,
         Self::CallsAgents,
         Self::CallsQueues,
+        Self::CallsIntervals,
         Self::KpiMonths,
         Self::KpiMonth,
         Self::Operators,
@@ -51,7 +54,9 @@ impl Endpoint {
     pub const fn required_scope(self) -> Option<Scope> {
         match self {
             Self::Ping => None,
-            Self::CallsSummary | Self::CallsAgents | Self::CallsQueues => Some(Scope::Calls),
+            Self::CallsSummary | Self::CallsAgents | Self::CallsQueues | Self::CallsIntervals => {
+                Some(Scope::Calls)
+            }
             Self::KpiMonths | Self::KpiMonth => Some(Scope::KpiAggregate),
             Self::Operators | Self::Schedule => Some(Scope::Operators),
             Self::ScriptsStats => Some(Scope::Scripts),
@@ -66,6 +71,7 @@ impl Endpoint {
             Self::CallsSummary => "/calls/summary",
             Self::CallsAgents => "/calls/agents",
             Self::CallsQueues => "/calls/queues",
+            Self::CallsIntervals => "/calls/intervals",
             Self::KpiMonths => "/kpi/months",
             Self::KpiMonth => "/kpi/{month}",
             Self::Operators => "/operators",
@@ -84,6 +90,7 @@ pub enum UnvalidatedRequest {
     CallsSummary(SummaryQuery),
     CallsAgents(AgentsQuery),
     CallsQueues(QueuesQuery),
+    CallsIntervals(IntervalsQuery),
     KpiMonths,
     KpiMonth(MonthPath, KpiQuery),
     Operators,
@@ -99,6 +106,7 @@ impl UnvalidatedRequest {
             Self::CallsSummary(_) => Endpoint::CallsSummary,
             Self::CallsAgents(_) => Endpoint::CallsAgents,
             Self::CallsQueues(_) => Endpoint::CallsQueues,
+            Self::CallsIntervals(_) => Endpoint::CallsIntervals,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth(..) => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -144,6 +152,22 @@ impl UnvalidatedRequest {
                     sl_threshold,
                 }
             }
+            Self::CallsIntervals(query) => {
+                let IntervalsParams {
+                    range,
+                    direction,
+                    interval,
+                    sl_threshold,
+                    queue,
+                } = query.parse(earliest)?;
+                ApiRequest::CallsIntervals {
+                    range,
+                    direction,
+                    interval,
+                    sl_threshold,
+                    queue,
+                }
+            }
             Self::KpiMonths => ApiRequest::KpiMonths,
             Self::KpiMonth(path, query) => ApiRequest::KpiMonth {
                 month: params::month(&path.month, Param::path("month"))?,
@@ -174,6 +198,7 @@ impl UnvalidatedRequest {
             Endpoint::CallsSummary => Self::CallsSummary(serde_html_form::from_str(query)?),
             Endpoint::CallsAgents => Self::CallsAgents(serde_html_form::from_str(query)?),
             Endpoint::CallsQueues => Self::CallsQueues(serde_html_form::from_str(query)?),
+            Endpoint::CallsIntervals => Self::CallsIntervals(serde_html_form::from_str(query)?),
             Endpoint::KpiMonths => Self::KpiMonths,
             Endpoint::KpiMonth => Self::KpiMonth(
                 MonthPath {
@@ -206,6 +231,14 @@ pub enum ApiRequest {
         direction: Direction,
         sl_threshold: SlThreshold,
     },
+    CallsIntervals {
+        /// At most 7 days.
+        range: DateRange,
+        direction: Direction,
+        interval: IntervalMinutes,
+        sl_threshold: SlThreshold,
+        queue: Option<QueueName>,
+    },
     KpiMonths,
     KpiMonth {
         month: Month,
@@ -228,6 +261,7 @@ impl ApiRequest {
             Self::CallsSummary { .. } => Endpoint::CallsSummary,
             Self::CallsAgents { .. } => Endpoint::CallsAgents,
             Self::CallsQueues { .. } => Endpoint::CallsQueues,
+            Self::CallsIntervals { .. } => Endpoint::CallsIntervals,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth { .. } => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -277,6 +311,22 @@ impl ApiRequest {
                 sl_threshold.get(),
                 range.clamped()
             ),
+            Self::CallsIntervals {
+                range,
+                direction,
+                interval,
+                sl_threshold,
+                queue,
+            } => format!(
+                "v1/calls/intervals?start={}&end={}&interval={}&direction={}&sl_threshold={}{}&clamped={}",
+                range.start(),
+                range.end(),
+                interval.get(),
+                direction.as_str(),
+                sl_threshold.get(),
+                queue_key(queue.as_ref()),
+                range.clamped()
+            ),
             Self::KpiMonths => "v1/kpi/months".to_owned(),
             Self::KpiMonth { month, shift, view } => {
                 // Percent-encoded so that no shift label can imitate another entry's key.
@@ -297,9 +347,10 @@ impl ApiRequest {
     #[must_use]
     pub const fn cache_ttl(&self) -> Duration {
         match self {
-            Self::CallsSummary { .. } | Self::CallsAgents { .. } | Self::CallsQueues { .. } => {
-                CALLS_TTL
-            }
+            Self::CallsSummary { .. }
+            | Self::CallsAgents { .. }
+            | Self::CallsQueues { .. }
+            | Self::CallsIntervals { .. } => CALLS_TTL,
             _ => PORTAL_TTL,
         }
     }
@@ -345,6 +396,7 @@ mod tests {
             scopes,
             [
                 None,
+                Some("calls"),
                 Some("calls"),
                 Some("calls"),
                 Some("calls"),
@@ -403,6 +455,75 @@ mod tests {
             ),
             "v1/calls/queues?start=2026-10-21&end=2026-11-20&direction=inbound&sl_threshold=3600&clamped=true"
         );
+    }
+
+    #[test]
+    fn intervals_key_holds_the_interval_and_a_period_over_7_days_keeps_its_latest_7() {
+        assert_eq!(
+            key(Endpoint::CallsIntervals, "start=2026-11-01"),
+            "v1/calls/intervals?start=2026-11-01&end=2026-11-01&interval=30&direction=inbound&sl_threshold=20&clamped=false"
+        );
+        assert_eq!(
+            key(Endpoint::CallsIntervals, "start=2026-11-01&interval=30"),
+            key(Endpoint::CallsIntervals, "start=2026-11-01")
+        );
+        assert_eq!(
+            key(
+                Endpoint::CallsIntervals,
+                "start=2026-11-01&end=2026-11-20&interval=15&queue=a%26b"
+            ),
+            "v1/calls/intervals?start=2026-11-14&end=2026-11-20&interval=15&direction=inbound&sl_threshold=20&queue=a%26b&clamped=true"
+        );
+        // Exactly 7 days is not clamped; a year is clamped to the latest 7.
+        assert_eq!(
+            key(
+                Endpoint::CallsIntervals,
+                "start=2026-11-14&end=2026-11-20&interval=60"
+            ),
+            "v1/calls/intervals?start=2026-11-14&end=2026-11-20&interval=60&direction=inbound&sl_threshold=20&clamped=false"
+        );
+        assert!(
+            key(Endpoint::CallsIntervals, "start=2025-01-01&end=2026-11-20")
+                .starts_with("v1/calls/intervals?start=2026-11-14&end=2026-11-20")
+        );
+    }
+
+    #[test]
+    fn interval_is_15_30_or_60_and_nothing_else() {
+        for good in ["15", "30", "60"] {
+            assert!(
+                parse(
+                    Endpoint::CallsIntervals,
+                    &format!("start=2026-11-01&interval={good}"),
+                    ""
+                )
+                .is_ok(),
+                "{good}"
+            );
+        }
+        for bad in [
+            "0", "5", "45", "90", "015", "+15", "15.0", "15m", "PT30M", " 30", "x",
+        ] {
+            let error = parse(
+                Endpoint::CallsIntervals,
+                &format!("start=2026-11-01&interval={bad}"),
+                "",
+            )
+            .unwrap_err();
+            assert!(error.contains("'interval'"), "{bad}: {error}");
+        }
+        let error = parse(Endpoint::CallsIntervals, "start=2026-11-01&interval=", "").unwrap_err();
+        assert!(error.contains("'interval' is empty"), "{error}");
+        for bad in [
+            "",
+            "start=2026-02-30",
+            "start=2026-11-02&end=2026-11-01",
+            "start=2026-11-01&direction=Inbound",
+            "start=2026-11-01&sl_threshold=0",
+            "start=2026-11-01&queue=",
+        ] {
+            assert!(parse(Endpoint::CallsIntervals, bad, "").is_err(), "{bad}");
+        }
     }
 
     #[test]

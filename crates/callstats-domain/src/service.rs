@@ -14,8 +14,8 @@ use crate::call_day::CallDay;
 use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::model::{
-    AgentsResponse, CallScore, CallSummary, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse,
-    QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
+    AgentsResponse, CallScore, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, Operator,
+    OperatorsResponse, QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
 use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
@@ -281,6 +281,7 @@ pub enum Response {
     CallSummary(CallSummary),
     Agents(AgentsResponse),
     Queues(QueuesResponse),
+    Intervals(IntervalsResponse),
     Sheets(SheetsResponse),
     Kpi(KpiMonthResponse),
     Operators(OperatorsResponse),
@@ -410,6 +411,28 @@ impl CallStats {
                         &range,
                         direction,
                         sl_threshold,
+                        &days,
+                    ))
+                })
+            }
+            ApiRequest::CallsIntervals {
+                range,
+                direction,
+                interval,
+                sl_threshold,
+                queue,
+            } => {
+                let (range, direction, interval, sl_threshold) =
+                    (*range, *direction, *interval, *sl_threshold);
+                let queue = queue.clone();
+                let days = self.calls.days(range, requester).await?;
+                Prepared::new(move || {
+                    Response::Intervals(stats::intervals_response(
+                        &range,
+                        direction,
+                        interval,
+                        sl_threshold,
+                        queue.as_ref(),
                         &days,
                     ))
                 })

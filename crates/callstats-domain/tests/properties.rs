@@ -10,9 +10,10 @@ use callstats_domain::access::{origin_host, presented_key};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow, QueueName};
-use callstats_domain::params::{Direction, ScriptsLimit, Shift, SlThreshold};
+use callstats_domain::params::{Direction, IntervalMinutes, ScriptsLimit, Shift, SlThreshold};
 use callstats_domain::request::{Endpoint, UnvalidatedRequest};
 use callstats_domain::scope::KpiView;
+use callstats_domain::stats::intervals::{interval_entries, intervals_per_day};
 use callstats_domain::stats::kpi::{spread, totals};
 use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::round::round2;
@@ -200,6 +201,43 @@ proptest! {
     }
 
     #[test]
+    fn a_days_intervals_offer_its_daily_count_and_the_whole_period_its_figures(
+        (range, calls) in range_and_calls(7),
+        inbound in any::<bool>(),
+        minutes in prop::sample::select(vec![15_u8, 30, 60]),
+        threshold in 1_u16..=120,
+        queued in any::<bool>(),
+    ) {
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let interval = IntervalMinutes::minutes(minutes).unwrap();
+        let threshold = SlThreshold::seconds(threshold).unwrap();
+        let queue = queued.then(|| calls.iter().find_map(|c| c.queue.clone())).flatten();
+        let days = days_around(range, &calls);
+        let summary = call_summary(&range, direction, threshold, queue.as_ref(), &days);
+        let rows = interval_entries(&range, direction, interval, threshold, queue.as_ref(), &days);
+        let per_day = intervals_per_day(interval);
+        prop_assert_eq!(rows.len(), range.days() * per_day);
+        for (day, chunk) in summary.daily.iter().zip(rows.chunks(per_day)) {
+            prop_assert_eq!(chunk.iter().map(|r| r.offered).sum::<u64>(), day.count);
+            prop_assert!(chunk.iter().all(|r| r.start.starts_with(&day.date.to_string())));
+        }
+        prop_assert!(rows.windows(2).all(|pair| pair[0].start < pair[1].start), "time order");
+        prop_assert_eq!(rows.iter().map(|r| r.answered).sum::<u64>(), summary.answered_calls);
+        for row in &rows {
+            prop_assert_eq!(row.answered + row.unanswered, row.offered);
+            prop_assert!(row.service_level_percent.is_none_or(|p| (0.0..=100.0).contains(&p)));
+            prop_assert_eq!(row.average_handle_time_seconds.is_some(), row.answered > 0);
+        }
+        // An interval with all the period's calls has the summary's figures (the same tally).
+        if let Some(row) = rows.iter().find(|r| r.offered == summary.total_calls && r.offered > 0) {
+            prop_assert_eq!(row.service_level_percent, summary.service_level.map(|l| l.percent));
+            prop_assert_eq!(row.average_speed_of_answer_seconds, summary.average_speed_of_answer_seconds);
+            prop_assert_eq!(row.average_handle_time_seconds, summary.average_handle_time_seconds);
+            prop_assert_eq!(row.longest_wait_seconds, summary.longest_wait_seconds);
+        }
+    }
+
+    #[test]
     fn a_platform_without_waits_or_queues_keeps_every_old_figure(
         (range, calls) in range_and_calls(31),
         inbound in any::<bool>(),
@@ -293,7 +331,7 @@ proptest! {
 
     #[test]
     fn request_parsing_never_panics_and_rejections_name_a_parameter(
-        pairs in prop::collection::vec((prop::sample::select(vec!["start", "end", "direction", "month", "limit", "shift", "x"]), ".{0,12}"), 0..5),
+        pairs in prop::collection::vec((prop::sample::select(vec!["start", "end", "direction", "month", "limit", "shift", "interval", "queue", "x"]), ".{0,12}"), 0..5),
         month in ".{0,10}",
     ) {
         let query = serde_html_form::to_string(&pairs).unwrap();

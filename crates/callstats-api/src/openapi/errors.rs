@@ -36,11 +36,16 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
     );
     let calls = matches!(
         endpoint,
-        Some(Endpoint::CallsSummary | Endpoint::CallsAgents | Endpoint::CallsQueues)
+        Some(
+            Endpoint::CallsSummary
+                | Endpoint::CallsAgents
+                | Endpoint::CallsQueues
+                | Endpoint::CallsIntervals
+        )
     );
     let (description, examples): (&str, Vec<(&str, Value)>) = match status {
         400 if calls => (
-            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp) starts before the history horizon (the message names the earliest start allowed); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
+            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp, 7 days on /calls/intervals) starts before the history horizon (the message names the earliest start allowed); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
             vec![
                 (
                     "bad parameter",

@@ -8,7 +8,7 @@ use callstats_domain::model::{
     OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
     SheetContent,
 };
-use callstats_domain::params::{Direction, ScriptsLimit, SlThreshold};
+use callstats_domain::params::{Direction, IntervalMinutes, ScriptsLimit, SlThreshold};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::{KpiView, ScopeSet};
 use callstats_domain::stats;
@@ -72,6 +72,24 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
                     &sample.calls,
                 ))),
             )]
+        }
+        Endpoint::CallsIntervals => {
+            // One hour of the sample's first day, so that the example stays short.
+            let mut intervals = stats::intervals_response(
+                &DateRange::day(sample.range.start()),
+                Direction::Inbound,
+                IntervalMinutes::default(),
+                SlThreshold::DEFAULT,
+                None,
+                &sample.calls,
+            );
+            let busy = intervals
+                .intervals
+                .iter()
+                .position(|row| row.offered > 0)
+                .unwrap_or(0);
+            intervals.intervals = intervals.intervals.into_iter().skip(busy).take(2).collect();
+            vec![("intervals", value(serde_json::to_value(intervals)))]
         }
         Endpoint::KpiMonths => vec![(
             "sheets",

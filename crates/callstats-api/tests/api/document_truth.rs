@@ -384,6 +384,26 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
             "/api/v1/calls/queues?start=2026-11-01&sl_threshold=0",
             &every,
         ),
+        (
+            "/api/v1/calls/intervals",
+            "/api/v1/calls/intervals?start=2026-11-01&end=2026-11-05&interval=60",
+            &every,
+        ),
+        (
+            "/api/v1/calls/intervals",
+            "/api/v1/calls/intervals?start=2026-11-04&interval=15&queue=sales",
+            &every,
+        ),
+        (
+            "/api/v1/calls/intervals",
+            "/api/v1/calls/intervals?start=2026-11-01&direction=outbound",
+            &every,
+        ),
+        (
+            "/api/v1/calls/intervals",
+            "/api/v1/calls/intervals?start=2026-11-01&interval=45",
+            &every,
+        ),
         ("/api/v1/kpi/months", "/api/v1/kpi/months", &every),
         ("/api/v1/kpi/{month}", "/api/v1/kpi/2026-11", &every),
         ("/api/v1/kpi/{month}", "/api/v1/kpi/2026-12", &every),

@@ -370,3 +370,157 @@ async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
     .await;
     assert_eq!(refused.status, 403);
 }
+
+#[actix_web::test]
+async fn intervals_list_every_interval_of_the_period_with_its_figures() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let ask = |query: &str| get(&format!("/api/v1/calls/intervals?{query}"), &key);
+    let answer = send(&service, ask("start=2026-11-02&end=2026-11-03")).await;
+    assert_eq!(answer.status, 200);
+    let body = answer.json();
+    assert_eq!(
+        (
+            &body["direction"],
+            &body["interval_minutes"],
+            &body["timezone"],
+            &body["clamped"],
+            &body["sl_threshold_seconds"],
+            &body["queue"],
+        ),
+        (
+            &serde_json::json!("inbound"),
+            &serde_json::json!(30),
+            &serde_json::json!("+05:00"),
+            &serde_json::json!(false),
+            &serde_json::json!(20),
+            &serde_json::Value::Null,
+        )
+    );
+    assert!(body.get("as_of").is_some() && body.get("provisional_from").is_some());
+    let rows = body["intervals"].as_array().unwrap();
+    assert_eq!(rows.len(), 96, "two days of 48 half hours");
+    assert_eq!(rows[0]["start"], "2026-11-02T00:00:00+05:00");
+    assert_eq!(rows[95]["start"], "2026-11-03T23:30:00+05:00");
+    assert_eq!(
+        rows[18],
+        serde_json::json!({
+            "start": "2026-11-02T09:00:00+05:00", "offered": 1, "answered": 1,
+            "unanswered": 0, "service_level_percent": 100.0,
+            "average_speed_of_answer_seconds": 5.0, "average_handle_time_seconds": 60.0,
+            "longest_wait_seconds": 5.0
+        })
+    );
+    assert_eq!(rows[19]["service_level_percent"], 0.0, "a 35 s wait");
+    assert_eq!(
+        rows[68],
+        serde_json::json!({
+            "start": "2026-11-03T10:00:00+05:00", "offered": 1, "answered": 0,
+            "unanswered": 1, "service_level_percent": 0.0,
+            "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
+            "longest_wait_seconds": 50.0
+        })
+    );
+    assert_eq!(
+        rows[0],
+        serde_json::json!({
+            "start": "2026-11-02T00:00:00+05:00", "offered": 0, "answered": 0,
+            "unanswered": 0, "service_level_percent": null,
+            "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
+            "longest_wait_seconds": null
+        })
+    );
+    // The sum of offered over a day is that day's daily count of /calls/summary.
+    let summary = send(
+        &service,
+        get(
+            "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03",
+            &key,
+        ),
+    )
+    .await
+    .json();
+    for (day, chunk) in summary["daily"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(rows.chunks(48))
+    {
+        let offered: u64 = chunk.iter().map(|r| r["offered"].as_u64().unwrap()).sum();
+        assert_eq!(serde_json::json!(offered), day["count"]);
+    }
+
+    // 15 and 60 minutes, the queue and the direction.
+    let quarter = send(&service, ask("start=2026-11-02&interval=15&queue=sales"))
+        .await
+        .json();
+    let rows = quarter["intervals"].as_array().unwrap();
+    assert_eq!(
+        (rows.len(), &quarter["queue"]),
+        (96, &serde_json::json!("sales"))
+    );
+    assert_eq!(rows[36]["start"], "2026-11-02T09:00:00+05:00");
+    assert_eq!(
+        (&rows[36]["offered"], &rows[38]["offered"]),
+        (&serde_json::json!(1), &serde_json::json!(1))
+    );
+    let hours = send(
+        &service,
+        ask("start=2026-11-02&interval=60&direction=outbound"),
+    )
+    .await
+    .json();
+    let rows = hours["intervals"].as_array().unwrap();
+    assert_eq!(rows.len(), 24);
+    assert_eq!(
+        (&rows[14]["offered"], &rows[14]["service_level_percent"]),
+        (&serde_json::json!(1), &serde_json::Value::Null),
+        "an outbound call has no wait"
+    );
+
+    // A period longer than 7 days keeps its latest 7.
+    let long = send(&service, ask("start=2026-10-01&end=2026-11-03&interval=60"))
+        .await
+        .json();
+    assert_eq!(
+        (
+            &long["period"]["start_date"],
+            &long["period"]["end_date"],
+            &long["clamped"]
+        ),
+        (
+            &serde_json::json!("2026-10-28"),
+            &serde_json::json!("2026-11-03"),
+            &serde_json::json!(true)
+        )
+    );
+    assert_eq!(long["intervals"].as_array().unwrap().len(), 7 * 24);
+    let week = send(&service, ask("start=2026-10-28&end=2026-11-03&interval=60"))
+        .await
+        .json();
+    assert_eq!(week["clamped"], false);
+
+    for bad in [
+        "",
+        "start=2026-11-02&interval=45",
+        "start=2026-11-02&interval=",
+        "start=2026-11-02&interval=PT30M",
+        "start=2026-11-02&direction=Inbound",
+        "start=2026-11-02&sl_threshold=0",
+        "start=2026-11-02&queue=",
+        "start=2026-11-03&end=2026-11-02",
+        "start=2026-02-30",
+    ] {
+        let answer = send(&service, ask(bad)).await;
+        assert_eq!(answer.status, 400, "{bad}");
+        assert!(answer.json()["error"].is_string(), "{bad}");
+    }
+    let scripts_only = app.key(2, "scripts", 120, None);
+    let refused = send(
+        &service,
+        get("/api/v1/calls/intervals?start=2026-11-02", &scripts_only),
+    )
+    .await;
+    assert_eq!(refused.status, 403);
+}
