@@ -149,6 +149,26 @@ async function main(baseUrl: string, detailKey: string, aggregateKey: string): P
       }
     }
   }
+  const intervals = expect(
+    "/calls/intervals",
+    await detail.GET("/api/v1/calls/intervals", { params: { query: { start: yesterday, interval: 15 } } }),
+  );
+  if (intervals !== undefined) {
+    check("/calls/intervals: 15 minutes", intervals.interval_minutes === 15);
+    check("/calls/intervals: 96 rows a day", intervals.intervals.length === 96);
+    const first = intervals.intervals[0];
+    check("/calls/intervals: the day's first interval", first?.start === `${yesterday}T00:00:00+05:00`);
+    if (summary !== undefined) {
+      check(
+        "/calls/intervals: offered adds up to the summary's total",
+        intervals.intervals.reduce((sum, row) => sum + row.offered, 0) === summary.total_calls,
+      );
+    }
+    const busy = intervals.intervals.find((row) => row.offered > 0);
+    check("/calls/intervals: a busy interval answered some calls", busy !== undefined && busy.answered + busy.unanswered === busy.offered);
+    const empty: number | null | undefined = intervals.intervals.find((row) => row.offered === 0)?.service_level_percent;
+    check("/calls/intervals: an empty interval has no service level", empty === undefined || empty === null);
+  }
   const week = expect(
     "/calls/summary (a week)",
     await detail.GET("/api/v1/calls/summary", {

@@ -17,7 +17,7 @@ import sys
 from typing import TypeVar
 
 from callstats_client import AuthenticatedClient
-from callstats_client.api.calls import calls_agents, calls_queues, calls_summary
+from callstats_client.api.calls import calls_agents, calls_intervals, calls_queues, calls_summary
 from callstats_client.api.key import ping
 from callstats_client.api.kpi import kpi_month, kpi_months
 from callstats_client.api.meta import openapi_json, problem_type
@@ -30,6 +30,7 @@ from callstats_client.models import (
     CallSummary,
     Health,
     HourCount,
+    IntervalsResponse,
     KeyInfo,
     KpiAggregate,
     KpiAggregateGranularity,
@@ -154,6 +155,25 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
                     isinstance(one.service_level, ServiceLevel)
                     and one.service_level.percent == named_queues[0].service_level_percent,
                 )
+    intervals = expect(
+        "/calls/intervals",
+        calls_intervals.sync_detailed(client=detail, start=yesterday),
+        IntervalsResponse,
+    )
+    if intervals is not None:
+        check("/calls/intervals: 30 minutes by default", intervals.interval_minutes == 30)
+        check("/calls/intervals: 48 rows a day", len(intervals.intervals) == 48)
+        check(
+            "/calls/intervals: the day's first interval",
+            # The client parses a date-time: the instant is Tashkent's midnight of the day.
+            intervals.intervals[0].start
+            == datetime.datetime.combine(yesterday, datetime.time(), tashkent),
+        )
+        if summary is not None:
+            check(
+                "/calls/intervals: offered adds up to the summary's total",
+                sum(row.offered for row in intervals.intervals) == summary.total_calls,
+            )
     week = expect(
         "/calls/summary (a week)",
         calls_summary.sync_detailed(

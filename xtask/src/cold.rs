@@ -171,6 +171,16 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         warm_agents,
         "0 requests, ≤ 50 ms",
     ));
+    let week = (plus(today, -6), today);
+    let warm_intervals = warm.measure(&intervals_path(week, 15), &key)?;
+    rows.push(Row::new(
+        format!(
+            "warm, /calls/intervals, 7 days ending today ({}) at 15 minutes, a cache miss",
+            span(week)
+        ),
+        warm_intervals,
+        "0 requests, ≤ 50 ms",
+    ));
     let warm_peak_kib = peak_rss_kib(warm.process.0.id())?;
     drop(warm);
 
@@ -268,6 +278,10 @@ fn summary_path((start, end): (Day, Day), more: &str) -> String {
 
 fn agents_path((start, end): (Day, Day)) -> String {
     format!("/api/v1/calls/agents?start={start}&end={end}")
+}
+
+fn intervals_path((start, end): (Day, Day), minutes: u8) -> String {
+    format!("/api/v1/calls/intervals?start={start}&end={end}&interval={minutes}")
 }
 
 fn span((start, end): (Day, Day)) -> String {
