@@ -55,7 +55,7 @@ const SIM_LATENCY_MS: &str = "100";
 const ALL_SCOPES: &str = "calls,kpi:aggregate,kpi:detail,operators,scripts";
 
 /// The images docker-compose.yml and the Dockerfile name, and the stand-in of each
-/// (deploy/stand-ins/<folder>); the base `debian:bookworm-slim` is made by debootstrap.
+/// (`deploy/stand-ins/<folder>`); the base `debian:bookworm-slim` is made by debootstrap.
 const STAND_INS: [(&str, &str); 5] = [
     ("rust:1.95-slim-bookworm", "rust"),
     ("postgres:16-alpine", "postgres"),
