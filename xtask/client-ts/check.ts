@@ -91,6 +91,63 @@ async function main(baseUrl: string, detailKey: string, aggregateKey: string): P
     checkSummary("/calls/summary", summary, yesterday, yesterday);
     check("/calls/summary: 24 hourly buckets", summary.hourly?.length === 24);
     check("/calls/summary: peak_hour", summary.peak_hour !== null);
+    // The demo's platform sends waits: the service figures are there, within their bounds.
+    const level = summary.service_level;
+    check("/calls/summary: a service level", level !== null);
+    if (level !== null) {
+      check("/calls/summary: threshold 20 by default", level.threshold_seconds === 20);
+      check("/calls/summary: 0 <= service level <= 100", level.percent >= 0 && level.percent <= 100);
+      check(
+        "/calls/summary: answered within threshold <= calls with a wait",
+        level.answered_within_threshold <= level.calls_with_wait,
+      );
+    }
+    const speed = summary.average_speed_of_answer_seconds;
+    const longest = summary.longest_wait_seconds;
+    check(
+      "/calls/summary: speed of answer <= longest wait",
+      speed !== null && longest !== null && speed <= longest,
+    );
+    check("/calls/summary: an abandon rate", summary.abandon_rate_percent !== null);
+    check("/calls/summary: a handle time", summary.average_handle_time_seconds !== null);
+  }
+  const outbound = expect(
+    "/calls/summary (outbound)",
+    await detail.GET("/api/v1/calls/summary", { params: { query: { start: yesterday, direction: "outbound" } } }),
+  );
+  if (outbound !== undefined) {
+    check("/calls/summary (outbound): no service level", outbound.service_level === null);
+  }
+  const queues = expect(
+    "/calls/queues",
+    await detail.GET("/api/v1/calls/queues", { params: { query: { start: yesterday, sl_threshold: 30 } } }),
+  );
+  if (queues !== undefined) {
+    check("/calls/queues: threshold 30", queues.sl_threshold_seconds === 30);
+    const named = queues.queues.filter((row) => row.queue !== null);
+    check("/calls/queues: three to five named queues", named.length >= 3 && named.length <= 5);
+    if (summary !== undefined) {
+      check(
+        "/calls/queues: offered adds up to the summary's total",
+        queues.queues.reduce((sum, row) => sum + row.offered, 0) === summary.total_calls,
+      );
+    }
+    const first = named[0];
+    if (first !== undefined && first.queue !== null) {
+      const one = expect(
+        `/calls/summary (queue ${first.queue})`,
+        await detail.GET("/api/v1/calls/summary", {
+          params: { query: { start: yesterday, sl_threshold: 30, queue: first.queue } },
+        }),
+      );
+      if (one !== undefined) {
+        check("/calls/summary with a queue: its row's offered", one.total_calls === first.offered);
+        check(
+          "/calls/summary with a queue: its row's service level",
+          one.service_level?.percent === first.service_level_percent,
+        );
+      }
+    }
   }
   const week = expect(
     "/calls/summary (a week)",
@@ -113,6 +170,14 @@ async function main(baseUrl: string, detailKey: string, aggregateKey: string): P
     check("/calls/agents: some agents", agents.agents.length > 0);
     check("/calls/agents: as_of a string or null", stringOrNull(agents.as_of));
     check("/calls/agents: provisional_from a string or null", stringOrNull(agents.provisional_from));
+  }
+  const ofQueue = expect(
+    "/calls/agents (queue sales)",
+    await detail.GET("/api/v1/calls/agents", { params: { query: { start: yesterday, queue: "sales" } } }),
+  );
+  if (ofQueue !== undefined && agents !== undefined) {
+    const calls = (board: Schemas["AgentsResponse"]): number => board.agents.reduce((sum, a) => sum + a.calls, 0);
+    check("/calls/agents (queue sales): fewer calls than all", calls(ofQueue) < calls(agents));
   }
 
   const sheets = expect("/kpi/months", await detail.GET("/api/v1/kpi/months"));

@@ -17,7 +17,7 @@ import sys
 from typing import TypeVar
 
 from callstats_client import AuthenticatedClient
-from callstats_client.api.calls import calls_agents, calls_summary
+from callstats_client.api.calls import calls_agents, calls_queues, calls_summary
 from callstats_client.api.key import ping
 from callstats_client.api.kpi import kpi_month, kpi_months
 from callstats_client.api.meta import openapi_json, problem_type
@@ -26,6 +26,7 @@ from callstats_client.api.operators import operators, schedule
 from callstats_client.api.scripts import scripts_stats
 from callstats_client.models import (
     AgentsResponse,
+    CallsSummaryDirection,
     CallSummary,
     Health,
     HourCount,
@@ -37,8 +38,10 @@ from callstats_client.models import (
     OpenapiJsonResponse200,
     OperatorsResponse,
     ProblemType,
+    QueuesResponse,
     Schedule,
     ScriptsResponse,
+    ServiceLevel,
     SheetsResponse,
 )
 from callstats_client.types import Response
@@ -92,6 +95,65 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
             "/calls/summary: answered + unanswered == total",
             summary.answered_calls + summary.unanswered_calls == summary.total_calls,
         )
+        # The demo's platform sends waits: the service figures are there, within their bounds.
+        level = summary.service_level
+        check("/calls/summary: a service level", isinstance(level, ServiceLevel))
+        if isinstance(level, ServiceLevel):
+            check("/calls/summary: threshold 20 by default", level.threshold_seconds == 20)
+            check("/calls/summary: 0 <= service level <= 100", 0 <= level.percent <= 100)
+            check(
+                "/calls/summary: answered within threshold <= calls with a wait",
+                level.answered_within_threshold <= level.calls_with_wait,
+            )
+        rate = summary.abandon_rate_percent
+        check("/calls/summary: an abandon rate", isinstance(rate, float) and 0 <= rate <= 100)
+        speed, longest = summary.average_speed_of_answer_seconds, summary.longest_wait_seconds
+        check(
+            "/calls/summary: speed of answer <= longest wait",
+            isinstance(speed, float) and isinstance(longest, float) and speed <= longest,
+        )
+        check(
+            "/calls/summary: a handle time",
+            isinstance(summary.average_handle_time_seconds, float),
+        )
+    outbound = expect(
+        "/calls/summary (outbound)",
+        calls_summary.sync_detailed(
+            client=detail, start=yesterday, direction=CallsSummaryDirection.OUTBOUND
+        ),
+        CallSummary,
+    )
+    if outbound is not None:
+        check("/calls/summary (outbound): no service level", outbound.service_level is None)
+    queues = expect(
+        "/calls/queues",
+        calls_queues.sync_detailed(client=detail, start=yesterday, sl_threshold=30),
+        QueuesResponse,
+    )
+    if queues is not None:
+        check("/calls/queues: threshold 30", queues.sl_threshold_seconds == 30)
+        named_queues = [row for row in queues.queues if isinstance(row.queue, str)]
+        check("/calls/queues: three to five named_queues queues", 3 <= len(named_queues) <= 5)
+        if summary is not None:
+            check(
+                "/calls/queues: offered adds up to the summary's total",
+                sum(row.offered for row in queues.queues) == summary.total_calls,
+            )
+        if named_queues and isinstance(named_queues[0].queue, str):
+            one = expect(
+                f"/calls/summary (queue {named_queues[0].queue})",
+                calls_summary.sync_detailed(
+                    client=detail, start=yesterday, sl_threshold=30, queue=named_queues[0].queue
+                ),
+                CallSummary,
+            )
+            if one is not None:
+                check("/calls/summary with a queue: its row's offered", one.total_calls == named_queues[0].offered)
+                check(
+                    "/calls/summary with a queue: its row's service level",
+                    isinstance(one.service_level, ServiceLevel)
+                    and one.service_level.percent == named_queues[0].service_level_percent,
+                )
     week = expect(
         "/calls/summary (a week)",
         calls_summary.sync_detailed(
@@ -110,6 +172,16 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
     )
     if agents is not None:
         check("/calls/agents: some agents", len(agents.agents) > 0)
+    of_queue = expect(
+        "/calls/agents (queue sales)",
+        calls_agents.sync_detailed(client=detail, start=yesterday, queue="sales"),
+        AgentsResponse,
+    )
+    if of_queue is not None and agents is not None:
+        check(
+            "/calls/agents (queue sales): fewer calls than all",
+            sum(a.calls for a in of_queue.agents) < sum(a.calls for a in agents.agents),
+        )
 
     sheets = expect("/kpi/months", kpi_months.sync_detailed(client=detail), SheetsResponse)
     month = sheets.sheets[0].month if sheets is not None and sheets.sheets else None

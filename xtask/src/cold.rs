@@ -16,8 +16,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use callstats_domain::calendar::Day;
+use callstats_domain::calendar::{DateRange, Day};
+use callstats_domain::call_day::CallDay;
 use callstats_redis::testing::PrivateRedis;
+use callstats_synthetic::{DEFAULT_SEED, Generator, SyntheticCall};
 
 use crate::process::in_scratch_dir;
 use crate::serve::{Cost, Portal, binary, mebibytes, peak_rss_kib, seconds, sim};
@@ -177,7 +179,8 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         "\ncold path: `callstats sim` --latency-ms {} --calls-per-day {}, {} build, today in \
          Tashkent {today}\n\n{}\nthe {CONCURRENT} concurrent windows: {}\n\
          peak RSS of the first serve process (VmHWM): {} (target ≤ 64 MiB)\n\
-         peak RSS of the warm serve process, {WARM_DAYS} days held (VmHWM): {}\n",
+         peak RSS of the warm serve process, {WARM_DAYS} days held (VmHWM): {}\n\
+         held call days: {}\n",
         options.latency_ms,
         options.calls_per_day,
         if options.debug { "debug" } else { "release" },
@@ -185,11 +188,35 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         windows.join(", "),
         mebibytes(peak_kib),
         mebibytes(warm_peak_kib),
+        held_bytes(options.calls_per_day, settled)?,
     );
     std::io::stdout()
         .lock()
         .write_all(report.as_bytes())
         .context("cannot write the report")
+}
+
+/// What the days of `window` cost the serve process a call: the sim's very calls (its default
+/// seed, at `calls_per_day`), kept as the call-day store keeps them.
+fn held_bytes(calls_per_day: u32, (start, end): (Day, Day)) -> Result<String> {
+    let generator = Generator::new(DEFAULT_SEED, calls_per_day);
+    let range = DateRange::new(start, end).context("not a window")?;
+    let (mut bytes, mut calls) = (0_usize, 0_usize);
+    for day in range.iter_days() {
+        let records = generator
+            .calls_on(day)
+            .iter()
+            .map(SyntheticCall::to_record)
+            .collect::<Vec<_>>();
+        calls += records.len();
+        bytes += CallDay::from_records(day, 0, records).size_bytes();
+    }
+    let as_f64 = |n: usize| f64::from(u32::try_from(n).unwrap_or(u32::MAX));
+    Ok(format!(
+        "{:.1} bytes a call ({} for the {calls} calls of the settled window)",
+        as_f64(bytes) / as_f64(calls.max(1)),
+        mebibytes(u64::try_from(bytes / 1024).unwrap_or(u64::MAX)),
+    ))
 }
 
 /// One line of the table.

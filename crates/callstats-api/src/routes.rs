@@ -18,11 +18,11 @@ use callstats_application::flight::panic_message;
 use callstats_application::{Answer, ETag};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
-    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
-    ScriptsResponse, SheetsResponse,
+    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, QueuesResponse,
+    Schedule, ScriptsResponse, SheetsResponse,
 };
 use callstats_domain::params::{
-    AgentsQuery, KpiQuery, MonthPath, ScheduleQuery, ScriptsQuery, SummaryQuery,
+    AgentsQuery, KpiQuery, MonthPath, QueuesQuery, ScheduleQuery, ScriptsQuery, SummaryQuery,
 };
 use callstats_domain::request::UnvalidatedRequest;
 use futures::FutureExt as _;
@@ -48,6 +48,7 @@ fn register(cfg: &mut ServiceConfig<'_>) {
     cfg.service(ping)
         .service(calls_summary)
         .service(calls_agents)
+        .service(calls_queues)
         .service(kpi_months)
         .service(operators)
         .service(schedule)
@@ -66,11 +67,20 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
     answer(&state, &req, Some(UnvalidatedRequest::Ping)).await
 }
 
-/// Call volumes and peaks.
+/// Call volumes, peaks and service figures.
 ///
 /// Calls of one direction per Tashkent day (every day, zero-filled), with the busiest day
 /// (earliest on a tie). For a single day also 24 hourly buckets and the busiest hour; for
 /// several days `hourly` and `peak_hour` are null and `peak_hour_count` is 0. Cached 10 minutes.
+///
+/// Service figures over the same calls: `abandon_rate_percent` = 100 × unanswered / total
+/// (null without calls); `service_level` = answered within `sl_threshold` seconds (default 20)
+/// over the calls with a wait time, answered or not (null when no call has a wait time: the
+/// platform sends none, or outbound calls); `average_speed_of_answer_seconds` (mean wait of the
+/// answered calls with one), `longest_wait_seconds` (any call with one) and
+/// `average_handle_time_seconds` (mean duration of the answered calls: talk time, the records
+/// hold no after-call work), null when there is nothing to average. With `queue`, only the
+/// calls that queue offered (exact, case-sensitive; an unknown queue gives zeros).
 ///
 /// Days after today have no calls (count 0). Today's calls are at most a minute older than the
 /// answer. When any day of the period cannot be fetched from the call platform within the fetch
@@ -88,7 +98,8 @@ async fn calls_summary(
 /// Agent leaderboard.
 ///
 /// Agents with at least one call in the period, both directions, by calls descending then
-/// agent number. `checklist_percent` = (C·m + Σs) / (C + n), Bayesian-smoothed toward the mean
+/// agent number. With `queue`, the agents who answered calls of that queue, counting only
+/// those calls. `checklist_percent` = (C·m + Σs) / (C + n), Bayesian-smoothed toward the mean
 /// m of every scored call in the period; null when no call in the period was scored.
 /// `positive_sentiment_percent` is null for an agent without scored calls. Cached 10 minutes.
 ///
@@ -103,6 +114,28 @@ async fn calls_agents(
     Query(query): Query<AgentsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     answer(&state, &req, Some(UnvalidatedRequest::CallsAgents(query))).await
+}
+
+/// Service figures per queue.
+///
+/// One entry per queue that offered a call of the direction in the period: offered,
+/// answered, unanswered and the service figures of /calls/summary over that queue's calls
+/// (the same definitions and null rules; an entry equals /calls/summary with that `queue`).
+/// By offered descending, then queue name (byte-wise); the calls without a queue form one
+/// entry with `queue: null`, listed last. A range longer than 31 days keeps its latest 31
+/// days (`clamped: true`). Cached 10 minutes.
+///
+/// Days after today have no calls. When any day of the period cannot be fetched from the call
+/// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
+/// partial figures.
+#[utoipa::path(tag = "calls", params(QueuesQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
+#[get("/calls/queues")]
+async fn calls_queues(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    Query(query): Query<QueuesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(UnvalidatedRequest::CallsQueues(query))).await
 }
 
 /// Published KPI sheets.

@@ -47,6 +47,8 @@ fn calls_of(day: Day) -> Vec<CallRecord> {
         agent_number: Some(AgentNumber::new(agent).unwrap()),
         started_at: midnight + second,
         duration_seconds: 30.5,
+        wait_seconds: None,
+        queue: None,
     };
     vec![
         call(0, "101"),

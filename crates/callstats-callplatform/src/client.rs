@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use callstats_domain::breaker::{Breaker, Transition};
 use callstats_domain::calendar::DateRange;
+use callstats_domain::call_day::MAX_QUEUES_PER_DAY;
 use callstats_domain::error::cause_chain;
 use callstats_domain::model::CallRecord;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
@@ -247,6 +248,7 @@ impl HttpCallPlatform {
         let mut records = Vec::new();
         let mut ids: HashSet<CompactString> = HashSet::new();
         let mut agents: HashSet<CompactString> = HashSet::new();
+        let mut queues: HashSet<CompactString> = HashSet::new();
         let mut cursors: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
         let (mut pages, mut outside, mut repeated) = (0_u32, 0_u64, 0_u64);
@@ -282,6 +284,18 @@ impl HttpCallPlatform {
                             ));
                         }
                         agents.insert(CompactString::from(agent.as_str()));
+                    }
+                    if let Some(queue) = &record.queue
+                        && !queues.contains(queue.as_str())
+                    {
+                        if queues.len() >= MAX_QUEUES_PER_DAY {
+                            return Err(over(
+                                "queues",
+                                MAX_QUEUES_PER_DAY,
+                                "the most a held day can index",
+                            ));
+                        }
+                        queues.insert(CompactString::from(queue.as_str()));
                     }
                     if records.len() >= bounds.calls {
                         return Err(over("calls", bounds.calls, "CALLSTATS_CALL_DAY_MAX_CALLS"));

@@ -3,13 +3,16 @@
 //!
 //! ```text
 //! GET {base}/calls?from=2026-11-01T00:00:00%2B05:00&to=2026-11-02T00:00:00%2B05:00&limit=1000[&cursor=C]
-//! 200 {"calls": [{"id", "direction", "agent_number", "started_at", "duration_seconds"}],
+//! 200 {"calls": [{"id", "direction", "agent_number", "started_at", "duration_seconds",
+//!                  "wait_seconds", "queue"}],
 //!      "next_cursor": "opaque" | null}
 //! ```
 
 use std::borrow::Cow;
 
-use callstats_domain::model::{AgentNumber, CallRecord, MAX_IDENTIFIER_BYTES};
+use callstats_domain::model::{
+    AgentNumber, CallRecord, MAX_IDENTIFIER_BYTES, MAX_WAIT_SECONDS, QueueName,
+};
 use callstats_domain::params::Direction;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
@@ -39,6 +42,12 @@ pub(crate) struct CallIn<'a> {
     #[serde(borrow)]
     pub started_at: Cow<'a, str>,
     pub duration_seconds: f64,
+    /// Null (or missing) when the platform does not track it.
+    #[serde(default)]
+    pub wait_seconds: Option<f64>,
+    /// Null (or missing) when no queue offered the call.
+    #[serde(default, borrow)]
+    pub queue: Option<Text<'a>>,
 }
 
 /// A string borrowed from the page when it holds no escapes. (Serde borrows a bare `Cow` field,
@@ -100,11 +109,28 @@ impl CallIn<'_> {
                 )
             })?),
         };
+        if let Some(wait) = self.wait_seconds
+            && !(0.0..=MAX_WAIT_SECONDS).contains(&wait)
+        {
+            return Err(format!(
+                "call {:?}: wait_seconds {wait} is not a number of seconds from 0 to {MAX_WAIT_SECONDS}",
+                clip(&self.id)
+            ));
+        }
+        let queue =
+            match &self.queue {
+                None => None,
+                Some(Text(raw)) => Some(QueueName::new(raw).map_err(|e| {
+                    format!("call {:?}: queue {:?}: {e}", clip(&self.id), clip(raw))
+                })?),
+            };
         Ok(CallRecord {
             direction: self.direction.into(),
             agent_number,
             started_at,
             duration_seconds: self.duration_seconds,
+            wait_seconds: self.wait_seconds,
+            queue,
         })
     }
 }
@@ -149,6 +175,8 @@ pub struct CallOut<'a> {
     pub agent_number: Option<&'a str>,
     pub started_at: String,
     pub duration_seconds: f64,
+    pub wait_seconds: Option<f64>,
+    pub queue: Option<&'a str>,
 }
 
 /// `2026-11-01T00:00:00+05:00`: an instant in RFC 3339, in its own offset.
@@ -250,6 +278,49 @@ mod tests {
         let body = format!(r#"{{"calls": [{call}], "next_cursor": null}}"#);
         let page: PageIn<'_> = serde_json::from_str(&body).unwrap();
         page.calls[0].to_record()
+    }
+
+    #[test]
+    fn waits_and_queues_are_read_and_absent_or_null_reads_as_none() {
+        let full = record(
+            r#"{"id": "c-1", "direction": "inbound", "agent_number": "101",
+                "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1,
+                "wait_seconds": 12.5, "queue": "sales"}"#,
+        )
+        .unwrap();
+        assert_eq!(full.wait_seconds, Some(12.5));
+        assert_eq!(full.queue.unwrap().as_str(), "sales");
+        for call in [
+            r#"{"id": "c-1", "direction": "outbound", "agent_number": "101",
+                "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1}"#,
+            r#"{"id": "c-1", "direction": "outbound", "agent_number": "101",
+                "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1,
+                "wait_seconds": null, "queue": null}"#,
+        ] {
+            let bare = record(call).unwrap();
+            assert_eq!((bare.wait_seconds, bare.queue), (None, None));
+        }
+    }
+
+    #[test]
+    fn a_bad_wait_or_queue_makes_the_call_unusable() {
+        let with = |extra: &str| {
+            record(&format!(
+                r#"{{"id": "c-1", "direction": "inbound", "agent_number": null,
+                    "started_at": "2026-11-01T09:15:22+05:00", "duration_seconds": 1, {extra}}}"#
+            ))
+        };
+        for wait in ["-0.5", "86400.01", "-1e-9"] {
+            let error = with(&format!(r#""wait_seconds": {wait}"#)).unwrap_err();
+            assert!(error.contains("wait_seconds"), "{wait}: {error}");
+        }
+        assert!(with(r#""wait_seconds": 86400"#).is_ok());
+        let long = "q".repeat(65);
+        for queue in [long.as_str(), "", "a\\u0007b"] {
+            let error = with(&format!(r#""queue": "{queue}""#)).unwrap_err();
+            assert!(error.contains("queue"), "{queue}: {error}");
+        }
+        assert!(with(&format!(r#""queue": "{}""#, "q".repeat(64))).is_ok());
     }
 
     #[test]

@@ -9,7 +9,8 @@
 )]
 
 use callstats_domain::call_day::CallDay;
-use callstats_domain::params::Direction;
+use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 
 mod common;
@@ -43,9 +44,18 @@ fn main() {
         dhat::HeapStats::get().curr_bytes
     );
     measure("call_summary", calls.len(), || {
-        call_summary(&range, Direction::Inbound, &days)
+        call_summary(
+            &range,
+            Direction::Inbound,
+            SlThreshold::DEFAULT,
+            None,
+            &days,
+        )
+    });
+    measure("queue_entries", calls.len(), || {
+        queue_entries(&range, Direction::Inbound, SlThreshold::DEFAULT, &days)
     });
     measure("agent_leaderboard", calls.len(), || {
-        agent_leaderboard(&range, &days, &scores, &[], PriorWeight::DEFAULT)
+        agent_leaderboard(&range, None, &days, &scores, &[], PriorWeight::DEFAULT)
     });
 }

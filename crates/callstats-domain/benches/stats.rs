@@ -1,4 +1,4 @@
-//! Throughput of the two call statistics over 155,000 records (31 days × 5,000 calls).
+//! Throughput of the call statistics over 155,000 records (31 days × 5,000 calls).
 
 #![allow(
     clippy::unwrap_used,
@@ -10,7 +10,8 @@
 use std::hint::black_box;
 
 use callstats_domain::call_day::CallDay;
-use callstats_domain::params::Direction;
+use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -24,12 +25,31 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("stats");
     group.throughput(Throughput::Elements(u64::try_from(calls.len()).unwrap()));
     group.bench_function("call_summary_155k", |b| {
-        b.iter(|| call_summary(black_box(&range), Direction::Inbound, black_box(&days)));
+        b.iter(|| {
+            call_summary(
+                black_box(&range),
+                Direction::Inbound,
+                SlThreshold::DEFAULT,
+                None,
+                black_box(&days),
+            )
+        });
+    });
+    group.bench_function("queue_entries_155k", |b| {
+        b.iter(|| {
+            queue_entries(
+                black_box(&range),
+                Direction::Inbound,
+                SlThreshold::DEFAULT,
+                black_box(&days),
+            )
+        });
     });
     group.bench_function("agent_leaderboard_155k", |b| {
         b.iter(|| {
             agent_leaderboard(
                 black_box(&range),
+                None,
                 black_box(&days),
                 black_box(&scores),
                 &[],

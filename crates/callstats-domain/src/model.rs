@@ -55,6 +55,41 @@ impl fmt::Display for AgentNumber {
     }
 }
 
+/// The queue (line, skill group) that offered a call, such as `sales`: 1 to 64 bytes of
+/// printable text, validated like call ids, compared exactly (case-sensitive). Stored inline
+/// up to 24 bytes; a held day keeps each distinct queue once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct QueueName(CompactString);
+
+/// A queue name that is empty, longer than 64 bytes or holds control characters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid queue: expected 1 to {MAX_IDENTIFIER_BYTES} bytes of printable text")]
+pub struct InvalidQueueName;
+
+impl QueueName {
+    pub fn new(raw: &str) -> Result<Self, InvalidQueueName> {
+        if raw.is_empty() || raw.len() > MAX_IDENTIFIER_BYTES || raw.chars().any(char::is_control) {
+            return Err(InvalidQueueName);
+        }
+        Ok(Self(CompactString::new(raw)))
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for QueueName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The longest wait (and the longest call) there can be: a day.
+pub const MAX_WAIT_SECONDS: f64 = 86_400.0;
+
 /// One call from the upstream call platform, reduced to what the statistics use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
@@ -64,6 +99,11 @@ pub struct CallRecord {
     /// Start of the call, Unix seconds.
     pub started_at: i64,
     pub duration_seconds: f64,
+    /// Seconds from entering the queue until answered or abandoned, 0..=86 400; `None` when
+    /// the platform does not track it for this call (outbound calls never have one).
+    pub wait_seconds: Option<f64>,
+    /// The queue that offered the call; `None` when the platform names none.
+    pub queue: Option<QueueName>,
 }
 
 /// Sentiment of a scored call.
@@ -138,12 +178,79 @@ pub struct CallSummary {
     pub answered_calls: u64,
     /// Calls of the period and direction with no agent (unanswered, abandoned).
     pub unanswered_calls: u64,
+    /// 100 × unanswered_calls / total_calls; null when total_calls is 0.
+    pub abandon_rate_percent: Option<f64>,
+    /// Answered within `sl_threshold` seconds among the calls with a wait time; null when no
+    /// call has one (the platform sends no waits, or outbound calls).
+    pub service_level: Option<ServiceLevel>,
+    /// Mean wait of the answered calls that have one; null when none has.
+    pub average_speed_of_answer_seconds: Option<f64>,
+    /// The longest wait among the calls that have one, answered or not; null when none has.
+    pub longest_wait_seconds: Option<f64>,
+    /// Mean duration of the answered calls (talk time: the records hold no after-call work);
+    /// null when none was answered.
+    pub average_handle_time_seconds: Option<f64>,
     pub daily: Vec<DayCount>,
     /// 24 buckets, hour ascending, for a single day; null otherwise.
     pub hourly: Option<Vec<HourCount>>,
     pub peak_day: DayCount,
     pub peak_hour: Option<HourCount>,
     pub peak_hour_count: u64,
+}
+
+/// The service level of /calls/summary: `percent` = 100 × `answered_within_threshold` /
+/// `calls_with_wait`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServiceLevel {
+    /// The `sl_threshold` asked for (default 20).
+    pub threshold_seconds: u16,
+    /// Answered calls whose wait was at most `threshold_seconds`.
+    pub answered_within_threshold: u64,
+    /// Calls with a wait time, answered or not: an unanswered call counts against the level
+    /// whatever its wait.
+    pub calls_with_wait: u64,
+    pub percent: f64,
+}
+
+/// One queue of /calls/queues: the figures of /calls/summary over that queue's calls.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueueEntry {
+    /// The queue's name; null for the calls without a queue (listed last).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
+    pub queue: Option<QueueName>,
+    /// Calls of the period and direction that the queue offered.
+    pub offered: u64,
+    pub answered: u64,
+    pub unanswered: u64,
+    pub abandon_rate_percent: Option<f64>,
+    /// `service_level.percent` of /calls/summary with this queue; null when no call has a wait.
+    pub service_level_percent: Option<f64>,
+    pub average_speed_of_answer_seconds: Option<f64>,
+    pub average_handle_time_seconds: Option<f64>,
+    pub longest_wait_seconds: Option<f64>,
+}
+
+/// The body of /calls/queues.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueuesResponse {
+    /// The dates actually used (after the 31-day clamp).
+    pub period: Period,
+    pub direction: Direction,
+    pub clamped: bool,
+    pub sl_threshold_seconds: u16,
+    /// When the platform was last asked for the oldest of the period's days that have begun
+    /// (UTC, to the millisecond). Null when no day of the period has begun.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
+    pub as_of: Option<String>,
+    /// The first date of the period whose figures may still change. Null when every day of
+    /// the period is settled.
+    pub provisional_from: Option<Day>,
+    /// One entry per queue with a call in the period: by offered descending, then name
+    /// (byte-wise); the calls without a queue last, as `queue: null`.
+    pub queues: Vec<QueueEntry>,
 }
 
 /// One entry of the agent leaderboard (2.3).

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calendar::{DATE_FORM, DateRange, Day, EndBeforeStart, MONTH_FORM, Month};
 use crate::limits::EarliestDay;
+use crate::model::QueueName;
 
 /// Default of `limit` on /scripts/stats.
 pub const SCRIPTS_LIMIT_DEFAULT: u8 = 20;
@@ -26,6 +27,8 @@ const ECHO_MAX_CHARS: usize = 40;
 const DIRECTION_FORM: &str = "'inbound' or 'outbound'";
 const LIMIT_FORM: &str = "an integer from 1 to 100";
 const SHIFT_FORM: &str = "a shift label of 1 to 64 printable characters";
+const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
+const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
 
 /// Where a parameter was read from, so the error can say it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,6 +298,78 @@ impl ScriptsLimit {
     }
 }
 
+/// `sl_threshold`: the wait, in whole seconds 1..=3600, within which an answered call counts
+/// toward the service level; 20 by default (the common "80 % within 20 s" target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SlThreshold(u16);
+
+impl Default for SlThreshold {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl SlThreshold {
+    pub const DEFAULT: Self = Self(20);
+    /// The longest threshold: an hour.
+    pub const MAX_SECONDS: u16 = 3600;
+
+    /// Accepts ASCII digits only (no sign, no fraction, no spaces) with a value in 1..=3600.
+    pub fn parse(raw: &str) -> Result<Self, ParamError> {
+        let invalid = || ParamError::invalid(Param::query("sl_threshold"), raw, SL_THRESHOLD_FORM);
+        if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid());
+        }
+        match raw.parse::<u32>() {
+            Ok(n) if (1..=u32::from(Self::MAX_SECONDS)).contains(&n) => {
+                u16::try_from(n).map(Self).map_err(|_| invalid())
+            }
+            _ => Err(invalid()),
+        }
+    }
+
+    /// A threshold of `seconds`, when it is one (1..=3600).
+    #[must_use]
+    pub fn seconds(seconds: u16) -> Option<Self> {
+        (1..=Self::MAX_SECONDS)
+            .contains(&seconds)
+            .then_some(Self(seconds))
+    }
+
+    #[must_use]
+    pub const fn get(self) -> u16 {
+        self.0
+    }
+
+    /// The optional query parameter `sl_threshold`.
+    fn given(given: &ParamValues) -> Result<Self, ParamError> {
+        given
+            .value("sl_threshold", SL_THRESHOLD_FORM)?
+            .map_or(Ok(Self::default()), Self::parse)
+    }
+}
+
+/// The optional query parameter `queue`: a queue name, exact and case-sensitive.
+fn queue_given(given: &ParamValues) -> Result<Option<QueueName>, ParamError> {
+    given
+        .value("queue", QUEUE_FORM)?
+        .map(|raw| {
+            QueueName::new(raw)
+                .map_err(|_| ParamError::invalid(Param::query("queue"), raw, QUEUE_FORM))
+        })
+        .transpose()
+}
+
+/// /calls/summary's parameters, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SummaryParams {
+    pub range: DateRange,
+    pub direction: Direction,
+    pub sl_threshold: SlThreshold,
+    /// Only the calls of this queue; `None`: every call.
+    pub queue: Option<QueueName>,
+}
+
 /// Query of /calls/summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -314,18 +389,71 @@ pub struct SummaryQuery {
     /// Call direction, case-sensitive; default `inbound`.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
     pub direction: ParamValues,
+    /// Service-level threshold: an answered call counts toward `service_level` when its wait
+    /// is at most this many seconds. Whole seconds from 1 to 3600; default 20.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
+    pub sl_threshold: ParamValues,
+    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
+    /// the period gives zeros; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
+    pub queue: ParamValues,
 }
 
 impl SummaryQuery {
-    /// The range, then the direction, then the range against the history horizon (`earliest`,
-    /// `None` without one).
+    /// The range, the direction, the threshold, the queue, then the range against the history
+    /// horizon (`earliest`, `None` without one).
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<SummaryParams, ParamError> {
+        let range = date_range(&self.start, &self.end)?;
+        let direction = Direction::given(&self.direction)?;
+        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let queue = queue_given(&self.queue)?;
+        Ok(SummaryParams {
+            range: within_horizon(range, &self.start, earliest)?,
+            direction,
+            sl_threshold,
+            queue,
+        })
+    }
+}
+
+/// Query of /calls/queues.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct QueuesQuery {
+    /// First day (Tashkent). Required. Must exist in the calendar.
+    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
+    pub start: ParamValues,
+    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
+    /// days keeps its latest 31 days.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
+    pub end: ParamValues,
+    /// Call direction, case-sensitive; default `inbound`.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
+    pub direction: ParamValues,
+    /// Service-level threshold in whole seconds from 1 to 3600; default 20.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
+    pub sl_threshold: ParamValues,
+}
+
+impl QueuesQuery {
+    /// The range, the direction, the threshold, then the range against the history horizon.
     pub fn parse(
         &self,
         earliest: Option<EarliestDay>,
-    ) -> Result<(DateRange, Direction), ParamError> {
+    ) -> Result<(DateRange, Direction, SlThreshold), ParamError> {
         let range = date_range(&self.start, &self.end)?;
         let direction = Direction::given(&self.direction)?;
-        Ok((within_horizon(range, &self.start, earliest)?, direction))
+        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        Ok((
+            within_horizon(range, &self.start, earliest)?,
+            direction,
+            sl_threshold,
+        ))
     }
 }
 
@@ -349,16 +477,24 @@ pub struct AgentsQuery {
     /// directions.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
     pub direction: ParamValues,
+    /// Only the calls offered by this queue (exact, case-sensitive): the agents who answered
+    /// them. A queue without calls in the period gives an empty list; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
+    pub queue: ParamValues,
 }
 
 impl AgentsQuery {
     /// The range; the direction is validated, so that one query string works on both call
-    /// endpoints, but the leaderboard always counts both directions; then the range against
-    /// the history horizon (`earliest`, `None` without one).
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<DateRange, ParamError> {
+    /// endpoints, but the leaderboard always counts both directions; the queue; then the range
+    /// against the history horizon (`earliest`, `None` without one).
+    pub fn parse(
+        &self,
+        earliest: Option<EarliestDay>,
+    ) -> Result<(DateRange, Option<QueueName>), ParamError> {
         let range = date_range(&self.start, &self.end)?;
         Direction::given(&self.direction)?;
-        within_horizon(range, &self.start, earliest)
+        let queue = queue_given(&self.queue)?;
+        Ok((within_horizon(range, &self.start, earliest)?, queue))
     }
 }
 
@@ -474,6 +610,7 @@ mod tests {
             start: given(start),
             end: given(end),
             direction: given(direction),
+            ..SummaryQuery::default()
         }
     }
 
@@ -501,7 +638,9 @@ mod tests {
 
     #[test]
     fn range_end_defaults_to_start() {
-        let (range, direction) = summary(&["2026-11-03"], &[], &[]).parse(None).unwrap();
+        let SummaryParams {
+            range, direction, ..
+        } = summary(&["2026-11-03"], &[], &[]).parse(None).unwrap();
         assert_eq!(range, DateRange::day(Day::parse("2026-11-03").unwrap()));
         assert_eq!(direction, Direction::Inbound);
     }
@@ -557,7 +696,10 @@ mod tests {
     #[test]
     fn a_period_from_the_first_day_of_the_horizon_is_accepted_and_one_day_earlier_is_not() {
         let horizon = earliest("2025-10-22");
-        let (range, _) = summary(&["2025-10-22"], &[], &[]).parse(horizon).unwrap();
+        let range = summary(&["2025-10-22"], &[], &[])
+            .parse(horizon)
+            .unwrap()
+            .range;
         assert_eq!(range.start(), Day::parse("2025-10-22").unwrap());
         let err = summary(&["2025-10-21"], &["2025-10-30"], &[])
             .parse(horizon)
@@ -580,9 +722,10 @@ mod tests {
         let horizon = earliest("2025-10-22");
         // From long before the horizon to a day well inside it: the clamp keeps the latest 31
         // days, all of them within the horizon.
-        let (range, _) = summary(&["1900-01-01"], &["2026-11-25"], &[])
+        let range = summary(&["1900-01-01"], &["2026-11-25"], &[])
             .parse(horizon)
-            .unwrap();
+            .unwrap()
+            .range;
         assert!(range.clamped());
         // Clamped to a period that still reaches before the horizon: the message says so.
         let err = summary(&["1900-01-01"], &["2025-11-20"], &[])

@@ -6,9 +6,10 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::calendar::{DateRange, Month};
 use crate::limits::EarliestDay;
+use crate::model::QueueName;
 use crate::params::{
-    self, AgentsQuery, Direction, KpiQuery, MonthPath, Param, ParamError, ScheduleQuery,
-    ScriptsLimit, ScriptsQuery, Shift, SummaryQuery,
+    self, AgentsQuery, Direction, KpiQuery, MonthPath, Param, ParamError, QueuesQuery,
+    ScheduleQuery, ScriptsLimit, ScriptsQuery, Shift, SlThreshold, SummaryParams, SummaryQuery,
 };
 use crate::scope::{KpiView, Scope};
 
@@ -17,12 +18,13 @@ pub const CALLS_TTL: Duration = Duration::from_secs(600);
 /// Lifetime of cached portal data.
 pub const PORTAL_TTL: Duration = Duration::from_secs(60);
 
-/// The eight endpoints under `/api/v1`.
+/// The nine endpoints under `/api/v1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     Ping,
     CallsSummary,
     CallsAgents,
+    CallsQueues,
     KpiMonths,
     KpiMonth,
     Operators,
@@ -31,10 +33,11 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Ping,
         Self::CallsSummary,
         Self::CallsAgents,
+        Self::CallsQueues,
         Self::KpiMonths,
         Self::KpiMonth,
         Self::Operators,
@@ -48,7 +51,7 @@ impl Endpoint {
     pub const fn required_scope(self) -> Option<Scope> {
         match self {
             Self::Ping => None,
-            Self::CallsSummary | Self::CallsAgents => Some(Scope::Calls),
+            Self::CallsSummary | Self::CallsAgents | Self::CallsQueues => Some(Scope::Calls),
             Self::KpiMonths | Self::KpiMonth => Some(Scope::KpiAggregate),
             Self::Operators | Self::Schedule => Some(Scope::Operators),
             Self::ScriptsStats => Some(Scope::Scripts),
@@ -62,6 +65,7 @@ impl Endpoint {
             Self::Ping => "/ping",
             Self::CallsSummary => "/calls/summary",
             Self::CallsAgents => "/calls/agents",
+            Self::CallsQueues => "/calls/queues",
             Self::KpiMonths => "/kpi/months",
             Self::KpiMonth => "/kpi/{month}",
             Self::Operators => "/operators",
@@ -79,6 +83,7 @@ pub enum UnvalidatedRequest {
     Ping,
     CallsSummary(SummaryQuery),
     CallsAgents(AgentsQuery),
+    CallsQueues(QueuesQuery),
     KpiMonths,
     KpiMonth(MonthPath, KpiQuery),
     Operators,
@@ -93,6 +98,7 @@ impl UnvalidatedRequest {
             Self::Ping => Endpoint::Ping,
             Self::CallsSummary(_) => Endpoint::CallsSummary,
             Self::CallsAgents(_) => Endpoint::CallsAgents,
+            Self::CallsQueues(_) => Endpoint::CallsQueues,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth(..) => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -113,12 +119,31 @@ impl UnvalidatedRequest {
         let request = match self {
             Self::Ping => return Ok(None),
             Self::CallsSummary(query) => {
-                let (range, direction) = query.parse(earliest)?;
-                ApiRequest::CallsSummary { range, direction }
+                let SummaryParams {
+                    range,
+                    direction,
+                    sl_threshold,
+                    queue,
+                } = query.parse(earliest)?;
+                ApiRequest::CallsSummary {
+                    range,
+                    direction,
+                    sl_threshold,
+                    queue,
+                }
             }
-            Self::CallsAgents(query) => ApiRequest::CallsAgents {
-                range: query.parse(earliest)?,
-            },
+            Self::CallsAgents(query) => {
+                let (range, queue) = query.parse(earliest)?;
+                ApiRequest::CallsAgents { range, queue }
+            }
+            Self::CallsQueues(query) => {
+                let (range, direction, sl_threshold) = query.parse(earliest)?;
+                ApiRequest::CallsQueues {
+                    range,
+                    direction,
+                    sl_threshold,
+                }
+            }
             Self::KpiMonths => ApiRequest::KpiMonths,
             Self::KpiMonth(path, query) => ApiRequest::KpiMonth {
                 month: params::month(&path.month, Param::path("month"))?,
@@ -148,6 +173,7 @@ impl UnvalidatedRequest {
             Endpoint::Ping => Self::Ping,
             Endpoint::CallsSummary => Self::CallsSummary(serde_html_form::from_str(query)?),
             Endpoint::CallsAgents => Self::CallsAgents(serde_html_form::from_str(query)?),
+            Endpoint::CallsQueues => Self::CallsQueues(serde_html_form::from_str(query)?),
             Endpoint::KpiMonths => Self::KpiMonths,
             Endpoint::KpiMonth => Self::KpiMonth(
                 MonthPath {
@@ -168,9 +194,17 @@ pub enum ApiRequest {
     CallsSummary {
         range: DateRange,
         direction: Direction,
+        sl_threshold: SlThreshold,
+        queue: Option<QueueName>,
     },
     CallsAgents {
         range: DateRange,
+        queue: Option<QueueName>,
+    },
+    CallsQueues {
+        range: DateRange,
+        direction: Direction,
+        sl_threshold: SlThreshold,
     },
     KpiMonths,
     KpiMonth {
@@ -193,6 +227,7 @@ impl ApiRequest {
         match self {
             Self::CallsSummary { .. } => Endpoint::CallsSummary,
             Self::CallsAgents { .. } => Endpoint::CallsAgents,
+            Self::CallsQueues { .. } => Endpoint::CallsQueues,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth { .. } => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -207,21 +242,41 @@ impl ApiRequest {
     #[must_use]
     pub fn cache_key(&self) -> String {
         match self {
-            Self::CallsSummary { range, direction } => format!(
-                "v1/calls/summary?start={}&end={}&direction={}&clamped={}",
+            Self::CallsSummary {
+                range,
+                direction,
+                sl_threshold,
+                queue,
+            } => format!(
+                "v1/calls/summary?start={}&end={}&direction={}&sl_threshold={}{}&clamped={}",
                 range.start(),
                 range.end(),
                 direction.as_str(),
+                sl_threshold.get(),
+                queue_key(queue.as_ref()),
                 range.clamped()
             ),
-            Self::CallsAgents { range } => {
+            Self::CallsAgents { range, queue } => {
                 format!(
-                    "v1/calls/agents?start={}&end={}&clamped={}",
+                    "v1/calls/agents?start={}&end={}{}&clamped={}",
                     range.start(),
                     range.end(),
+                    queue_key(queue.as_ref()),
                     range.clamped()
                 )
             }
+            Self::CallsQueues {
+                range,
+                direction,
+                sl_threshold,
+            } => format!(
+                "v1/calls/queues?start={}&end={}&direction={}&sl_threshold={}&clamped={}",
+                range.start(),
+                range.end(),
+                direction.as_str(),
+                sl_threshold.get(),
+                range.clamped()
+            ),
             Self::KpiMonths => "v1/kpi/months".to_owned(),
             Self::KpiMonth { month, shift, view } => {
                 // Percent-encoded so that no shift label can imitate another entry's key.
@@ -242,10 +297,20 @@ impl ApiRequest {
     #[must_use]
     pub const fn cache_ttl(&self) -> Duration {
         match self {
-            Self::CallsSummary { .. } | Self::CallsAgents { .. } => CALLS_TTL,
+            Self::CallsSummary { .. } | Self::CallsAgents { .. } | Self::CallsQueues { .. } => {
+                CALLS_TTL
+            }
             _ => PORTAL_TTL,
         }
     }
+}
+
+/// `&queue=…` in a cache key, percent-encoded so that no queue name can imitate another
+/// entry's key; nothing without a queue.
+fn queue_key(queue: Option<&QueueName>) -> String {
+    queue
+        .map(|q| format!("&queue={}", utf8_percent_encode(q.as_str(), KEY_VALUE)))
+        .unwrap_or_default()
 }
 
 /// Everything but RFC 3986's unreserved characters is percent-encoded in a cache key.
@@ -282,6 +347,7 @@ mod tests {
                 None,
                 Some("calls"),
                 Some("calls"),
+                Some("calls"),
                 Some("kpi:aggregate"),
                 Some("kpi:aggregate"),
                 Some("operators"),
@@ -301,11 +367,89 @@ mod tests {
         assert_eq!(explicit, defaulted);
         assert_eq!(
             explicit,
-            "v1/calls/summary?start=2026-11-01&end=2026-11-01&direction=inbound&clamped=false"
+            "v1/calls/summary?start=2026-11-01&end=2026-11-01&direction=inbound&sl_threshold=20&clamped=false"
+        );
+        assert_eq!(
+            explicit,
+            key(Endpoint::CallsSummary, "start=2026-11-01&sl_threshold=20")
         );
         assert_eq!(
             key(Endpoint::ScriptsStats, ""),
             key(Endpoint::ScriptsStats, "limit=20")
+        );
+    }
+
+    #[test]
+    fn sl_threshold_and_queue_are_part_of_the_cache_key_and_a_queue_is_encoded() {
+        assert_eq!(
+            key(
+                Endpoint::CallsSummary,
+                "start=2026-11-01&sl_threshold=30&queue=a%26clamped%3Dtrue"
+            ),
+            "v1/calls/summary?start=2026-11-01&end=2026-11-01&direction=inbound&sl_threshold=30&queue=a%26clamped%3Dtrue&clamped=false"
+        );
+        assert_eq!(
+            key(Endpoint::CallsAgents, "start=2026-11-01&queue=Sales"),
+            "v1/calls/agents?start=2026-11-01&end=2026-11-01&queue=Sales&clamped=false"
+        );
+        assert_ne!(
+            key(Endpoint::CallsAgents, "start=2026-11-01&queue=Sales"),
+            key(Endpoint::CallsAgents, "start=2026-11-01&queue=sales")
+        );
+        assert_eq!(
+            key(
+                Endpoint::CallsQueues,
+                "start=2026-01-01&end=2026-11-20&sl_threshold=3600"
+            ),
+            "v1/calls/queues?start=2026-10-21&end=2026-11-20&direction=inbound&sl_threshold=3600&clamped=true"
+        );
+    }
+
+    #[test]
+    fn sl_threshold_is_whole_seconds_from_1_to_3600_and_queue_is_never_empty() {
+        for bad in ["0", "3601", "20.0", "-5", "+5", " 5", "x", "99999999999"] {
+            let error = parse(
+                Endpoint::CallsSummary,
+                &format!("start=2026-11-01&sl_threshold={bad}"),
+                "",
+            )
+            .unwrap_err();
+            assert!(error.contains("'sl_threshold'"), "{bad}: {error}");
+        }
+        let error = parse(Endpoint::CallsQueues, "start=2026-11-01&sl_threshold=", "").unwrap_err();
+        assert!(error.contains("'sl_threshold' is empty"), "{error}");
+        for (endpoint, name) in [
+            (Endpoint::CallsSummary, "queue="),
+            (Endpoint::CallsAgents, "queue="),
+        ] {
+            let error = parse(endpoint, &format!("start=2026-11-01&{name}"), "").unwrap_err();
+            assert!(error.contains("'queue' is empty"), "{error}");
+        }
+        let long = "q".repeat(65);
+        let error = parse(
+            Endpoint::CallsSummary,
+            &format!("start=2026-11-01&queue={long}"),
+            "",
+        )
+        .unwrap_err();
+        assert!(error.contains("'queue'"), "{error}");
+        let error = parse(Endpoint::CallsAgents, "start=2026-11-01&queue=a%0Ab", "").unwrap_err();
+        assert!(error.contains("'queue'"), "{error}");
+        assert!(
+            parse(
+                Endpoint::CallsSummary,
+                "start=2026-11-01&sl_threshold=1&queue=a b",
+                ""
+            )
+            .is_ok()
+        );
+        assert!(
+            parse(
+                Endpoint::CallsQueues,
+                "start=2026-11-01&sl_threshold=3600",
+                ""
+            )
+            .is_ok()
         );
     }
 

@@ -15,9 +15,9 @@ use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::model::{
     AgentsResponse, CallScore, CallSummary, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse,
-    Schedule, ScriptsResponse, SheetsResponse,
+    QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
-use crate::params::{Direction, ScriptsLimit, Shift};
+use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
     CallDays, Clock, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
 };
@@ -280,6 +280,7 @@ pub struct StatsSettings {
 pub enum Response {
     CallSummary(CallSummary),
     Agents(AgentsResponse),
+    Queues(QueuesResponse),
     Sheets(SheetsResponse),
     Kpi(KpiMonthResponse),
     Operators(OperatorsResponse),
@@ -362,24 +363,54 @@ impl CallStats {
         requester: &Requester,
     ) -> Result<Prepared, DomainError> {
         Ok(match request {
-            ApiRequest::CallsSummary { range, direction } => {
-                let (range, direction) = (*range, *direction);
+            ApiRequest::CallsSummary {
+                range,
+                direction,
+                sl_threshold,
+                queue,
+            } => {
+                let (range, direction, sl_threshold) = (*range, *direction, *sl_threshold);
+                let queue = queue.clone();
                 let days = self.calls.days(range, requester).await?;
                 Prepared::new(move || {
-                    Response::CallSummary(stats::call_summary(&range, direction, &days))
+                    Response::CallSummary(stats::call_summary(
+                        &range,
+                        direction,
+                        sl_threshold,
+                        queue.as_ref(),
+                        &days,
+                    ))
                 })
             }
-            ApiRequest::CallsAgents { range } => {
+            ApiRequest::CallsAgents { range, queue } => {
                 let range = *range;
+                let queue = queue.clone();
                 let (days, scores, roster) = self.agents_inputs(range, requester).await?;
                 let prior_weight = self.settings.prior_weight;
                 Prepared::new(move || {
                     Response::Agents(stats::agents_response(
                         &range,
+                        queue.as_ref(),
                         &days,
                         &scores,
                         &roster,
                         prior_weight,
+                    ))
+                })
+            }
+            ApiRequest::CallsQueues {
+                range,
+                direction,
+                sl_threshold,
+            } => {
+                let (range, direction, sl_threshold) = (*range, *direction, *sl_threshold);
+                let days = self.calls.days(range, requester).await?;
+                Prepared::new(move || {
+                    Response::Queues(stats::queues_response(
+                        &range,
+                        direction,
+                        sl_threshold,
+                        &days,
                     ))
                 })
             }
@@ -401,20 +432,46 @@ impl CallStats {
         &self,
         range: DateRange,
         direction: Direction,
+        sl_threshold: SlThreshold,
+        queue: Option<&QueueName>,
         requester: &Requester,
     ) -> Result<CallSummary, DomainError> {
         let days = self.calls.days(range, requester).await?;
-        Ok(stats::call_summary(&range, direction, &days))
+        Ok(stats::call_summary(
+            &range,
+            direction,
+            sl_threshold,
+            queue,
+            &days,
+        ))
+    }
+
+    pub async fn call_queues(
+        &self,
+        range: DateRange,
+        direction: Direction,
+        sl_threshold: SlThreshold,
+        requester: &Requester,
+    ) -> Result<QueuesResponse, DomainError> {
+        let days = self.calls.days(range, requester).await?;
+        Ok(stats::queues_response(
+            &range,
+            direction,
+            sl_threshold,
+            &days,
+        ))
     }
 
     pub async fn call_agents(
         &self,
         range: DateRange,
+        queue: Option<&QueueName>,
         requester: &Requester,
     ) -> Result<AgentsResponse, DomainError> {
         let (days, scores, roster) = self.agents_inputs(range, requester).await?;
         Ok(stats::agents_response(
             &range,
+            queue,
             &days,
             &scores,
             &roster,

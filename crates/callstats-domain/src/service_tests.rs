@@ -521,7 +521,13 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
             ))
         });
     let summary = stats(MockPortalStore::new(), platform)
-        .call_summary(wanted, Direction::Inbound, &requester())
+        .call_summary(
+            wanted,
+            Direction::Inbound,
+            SlThreshold::DEFAULT,
+            None,
+            &requester(),
+        )
         .await
         .unwrap();
     assert_eq!(summary.total_calls, 1);
@@ -537,6 +543,8 @@ async fn upstream_failure_is_503_upstream_unavailable() {
         .call_summary(
             range("2026-11-01", "2026-11-01"),
             Direction::Inbound,
+            SlThreshold::DEFAULT,
+            None,
             &requester(),
         )
         .await;
@@ -586,6 +594,8 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
             .call_summary(
                 range("2026-11-01", "2026-11-01"),
                 Direction::Inbound,
+                SlThreshold::DEFAULT,
+                None,
                 &requester(),
             )
             .await;
@@ -673,7 +683,7 @@ async fn agents_combine_calls_scores_and_roster_names() {
         .times(1)
         .returning(|| Ok(vec![operator("101", "Oʻtkir Karimov", None)]));
     let body = stats(store, platform)
-        .call_agents(range("2026-11-01", "2026-11-01"), &requester())
+        .call_agents(range("2026-11-01", "2026-11-01"), None, &requester())
         .await
         .unwrap();
     assert_eq!(body.agents[0].name, "Oʻtkir Karimov");
@@ -690,7 +700,7 @@ async fn agents_fail_with_503_when_the_store_does() {
         .returning(|_| Err(StoreError::new("timeout")));
     store.expect_operators().returning(|| Ok(vec![]));
     let result = stats(store, platform)
-        .call_agents(range("2026-11-01", "2026-11-01"), &requester())
+        .call_agents(range("2026-11-01", "2026-11-01"), None, &requester())
         .await;
     assert_eq!(
         result,

@@ -38,6 +38,8 @@ pub(crate) fn call(
         agent_number: agent.map(|a| AgentNumber::new(a).unwrap()),
         started_at: unix(at),
         duration_seconds: seconds,
+        wait_seconds: None,
+        queue: None,
     }
 }
 

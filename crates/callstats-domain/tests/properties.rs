@@ -9,11 +9,12 @@
 use callstats_domain::access::{origin_host, presented_key};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
-use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow};
-use callstats_domain::params::{Direction, ScriptsLimit, Shift};
+use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow, QueueName};
+use callstats_domain::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use callstats_domain::request::{Endpoint, UnvalidatedRequest};
 use callstats_domain::scope::KpiView;
 use callstats_domain::stats::kpi::{spread, totals};
+use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::round::round2;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 use proptest::prelude::*;
@@ -42,9 +43,19 @@ fn calls_strategy(range: DateRange) -> impl Strategy<Value = Vec<CallRecord>> {
         any::<bool>(),
         prop::option::weighted(0.9, 0_u8..12),
         0.0_f64..5_000.0,
+        // Whole and fractional waits around the thresholds, a day's at most; some untracked.
+        prop::option::weighted(
+            0.8,
+            prop_oneof![0_u32..120, Just(86_400_u32)]
+                .prop_flat_map(|whole| (Just(whole), prop_oneof![Just(0.0), 0.0_f64..1.0])),
+        ),
+        prop::option::weighted(
+            0.7,
+            prop::sample::select(vec!["sales", "support", "Sales", "billing"]),
+        ),
     )
         .prop_map(
-            |(started_at, inbound, agent, duration_seconds)| CallRecord {
+            |(started_at, inbound, agent, duration_seconds, wait, queue)| CallRecord {
                 direction: if inbound {
                     Direction::Inbound
                 } else {
@@ -54,6 +65,8 @@ fn calls_strategy(range: DateRange) -> impl Strategy<Value = Vec<CallRecord>> {
                     .map(|a| AgentNumber::new(&format!("{}", 100 + u32::from(a))).unwrap()),
                 started_at,
                 duration_seconds,
+                wait_seconds: wait.map(|(whole, part)| (f64::from(whole) + part).min(86_400.0)),
+                queue: queue.map(|q| QueueName::new(q).unwrap()),
             },
         );
     prop::collection::vec(call, 0..400)
@@ -105,7 +118,7 @@ proptest! {
     #[test]
     fn daily_series_sums_to_the_total((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
         let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
-        let summary = call_summary(&range, direction, &days_around(range, &calls));
+        let summary = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &calls));
         prop_assert_eq!(summary.daily.iter().map(|d| d.count).sum::<u64>(), summary.total_calls);
         prop_assert_eq!(summary.daily.len(), range.days());
         let (from, to) = range.unix_window();
@@ -117,7 +130,7 @@ proptest! {
     #[test]
     fn answered_and_unanswered_make_the_total_in_either_direction((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
         let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
-        let summary = call_summary(&range, direction, &days_around(range, &calls));
+        let summary = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &calls));
         prop_assert_eq!(summary.answered_calls + summary.unanswered_calls, summary.total_calls);
         let (from, to) = range.unix_window();
         let unanswered = calls.iter().filter(|c| c.direction == direction && c.agent_number.is_none() && (from..to).contains(&c.started_at)).count();
@@ -125,8 +138,84 @@ proptest! {
     }
 
     #[test]
+    fn service_figures_hold_their_bounds(
+        (range, calls) in range_and_calls(31),
+        inbound in any::<bool>(),
+        threshold in 1_u16..=3600,
+    ) {
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let threshold = SlThreshold::seconds(threshold).unwrap();
+        for queue in [None, Some(QueueName::new("sales").unwrap())] {
+            let summary = call_summary(&range, direction, threshold, queue.as_ref(), &days_around(range, &calls));
+            if let Some(level) = summary.service_level {
+                prop_assert!((0.0..=100.0).contains(&level.percent), "{level:?}");
+                prop_assert!(level.answered_within_threshold <= level.calls_with_wait, "{level:?}");
+                prop_assert!(level.calls_with_wait <= summary.total_calls, "{level:?}");
+                prop_assert_eq!(level.threshold_seconds, threshold.get());
+            }
+            if let Some(rate) = summary.abandon_rate_percent {
+                prop_assert!((0.0..=100.0).contains(&rate), "{rate}");
+            } else {
+                prop_assert_eq!(summary.total_calls, 0);
+            }
+            match (summary.average_speed_of_answer_seconds, summary.longest_wait_seconds) {
+                (Some(asa), Some(longest)) => prop_assert!(asa <= longest, "{asa} > {longest}"),
+                (Some(asa), None) => prop_assert!(false, "a speed of answer {asa} without a longest wait"),
+                _ => {}
+            }
+            prop_assert_eq!(summary.average_handle_time_seconds.is_some(), summary.answered_calls > 0);
+        }
+    }
+
+    #[test]
+    fn the_queues_offered_add_up_to_the_total_and_each_row_is_the_summary_of_its_queue(
+        (range, calls) in range_and_calls(31),
+        inbound in any::<bool>(),
+        threshold in 1_u16..=120,
+    ) {
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let threshold = SlThreshold::seconds(threshold).unwrap();
+        let days = days_around(range, &calls);
+        let summary = call_summary(&range, direction, threshold, None, &days);
+        let queues = queue_entries(&range, direction, threshold, &days);
+        prop_assert_eq!(queues.iter().map(|q| q.offered).sum::<u64>(), summary.total_calls);
+        prop_assert!(queues.iter().all(|q| q.offered > 0));
+        for (index, row) in queues.iter().enumerate() {
+            let Some(queue) = &row.queue else {
+                prop_assert_eq!(index + 1, queues.len(), "the calls without a queue come last");
+                continue;
+            };
+            let alone = call_summary(&range, direction, threshold, Some(queue), &days);
+            prop_assert_eq!(row.offered, alone.total_calls);
+            prop_assert_eq!(row.answered, alone.answered_calls);
+            prop_assert_eq!(row.unanswered, alone.unanswered_calls);
+            prop_assert_eq!(row.abandon_rate_percent, alone.abandon_rate_percent);
+            prop_assert_eq!(row.service_level_percent, alone.service_level.map(|l| l.percent));
+            prop_assert_eq!(row.average_speed_of_answer_seconds, alone.average_speed_of_answer_seconds);
+            prop_assert_eq!(row.average_handle_time_seconds, alone.average_handle_time_seconds);
+            prop_assert_eq!(row.longest_wait_seconds, alone.longest_wait_seconds);
+        }
+        let unknown = call_summary(&range, direction, threshold, Some(&QueueName::new("nobody").unwrap()), &days);
+        prop_assert_eq!((unknown.total_calls, unknown.service_level), (0, None));
+    }
+
+    #[test]
+    fn a_platform_without_waits_or_queues_keeps_every_old_figure(
+        (range, calls) in range_and_calls(31),
+        inbound in any::<bool>(),
+    ) {
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let bare: Vec<CallRecord> = calls.iter().cloned().map(|c| CallRecord { wait_seconds: None, queue: None, ..c }).collect();
+        let with = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &calls));
+        let without = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &bare));
+        prop_assert_eq!((with.total_calls, with.answered_calls, &with.daily, &with.hourly), (without.total_calls, without.answered_calls, &without.daily, &without.hourly));
+        prop_assert_eq!(with.average_handle_time_seconds, without.average_handle_time_seconds);
+        prop_assert_eq!((without.service_level, without.average_speed_of_answer_seconds, without.longest_wait_seconds), (None, None, None));
+    }
+
+    #[test]
     fn single_day_hourly_buckets_sum_to_the_total((range, calls) in range_and_calls(1)) {
-        let summary = call_summary(&range, Direction::Inbound, &days_around(range, &calls));
+        let summary = call_summary(&range, Direction::Inbound, SlThreshold::DEFAULT, None, &days_around(range, &calls));
         let hourly = summary.hourly.expect("single day has hourly buckets");
         prop_assert_eq!(hourly.len(), 24);
         prop_assert_eq!(hourly.iter().map(|h| h.count).sum::<u64>(), summary.total_calls);
@@ -135,7 +224,7 @@ proptest! {
 
     #[test]
     fn shares_sum_to_100_within_rounding((range, calls) in range_and_calls(31)) {
-        let agents = agent_leaderboard(&range, &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
+        let agents = agent_leaderboard(&range, None, &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
         if !agents.is_empty() {
             let sum: f64 = agents.iter().map(|a| a.share_percent).sum();
             let tolerance = 0.005 * f64::from(u32::try_from(agents.len()).unwrap()) + 1e-9;

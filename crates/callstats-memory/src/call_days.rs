@@ -71,6 +71,8 @@ mod tests {
             agent_number: None,
             started_at: midnight + i64::try_from(n).unwrap(),
             duration_seconds: 1.0,
+            wait_seconds: None,
+            queue: None,
         });
         Arc::new(CallDay::from_records(day, 0, records))
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
-use callstats_domain::model::{AgentNumber, CallRecord};
+use callstats_domain::model::{AgentNumber, CallRecord, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallDayCache, ResponseCache};
 use callstats_domain::tz;
@@ -24,18 +24,28 @@ use callstats_memory::{MemoryCache, MemoryCallDays};
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
-/// A day of `calls` calls among 80 agents, built from records as the call-day store builds it.
+/// A day of `calls` calls among 80 agents in four queues, each with a wait, built from records
+/// as the call-day store builds it.
 fn day(number: i64, calls: usize) -> Arc<CallDay> {
     let day = Day::parse("2026-01-01").unwrap().plus_days(number).unwrap();
     let midnight = tz::local_midnight_unix(day.date());
     let agents: Vec<AgentNumber> = (0..80)
         .map(|n| AgentNumber::new(&format!("{}", 101 + n)).unwrap())
         .collect();
+    let queues = [
+        "support",
+        "sales",
+        "billing",
+        "a queue named in more than 24 bytes",
+    ]
+    .map(|q| QueueName::new(q).unwrap());
     let records = (0..calls).map(|n| CallRecord {
         direction: Direction::Inbound,
         agent_number: Some(agents[n % agents.len()].clone()),
         started_at: midnight + i64::try_from(n % 86_400).unwrap(),
         duration_seconds: 60.0,
+        wait_seconds: Some(12.5),
+        queue: Some(queues[n % queues.len()].clone()),
     });
     Arc::new(CallDay::from_records(day, 0, records.collect::<Vec<_>>()))
 }

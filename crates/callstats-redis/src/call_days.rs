@@ -1,7 +1,8 @@
 //! The shared tier of the call-day store: every replica sees the days any of them fetched.
 //!
 //! A day is one Redis string `{prefix}day:{YYYY-MM-DD}` holding a version byte and the day in
-//! postcard (varints: about 13 bytes a call, 65 KB for a 5,000-call weekday). The missing days
+//! postcard (varints: about 15 bytes a call without a wait, 24 with one and a queue; 120 KB
+//! for a 5,000-call weekday whose calls all waited in a queue). The missing days
 //! of a request are read with one `MGET`. An entry that is not this version, does not decode,
 //! or holds another day is a miss, never an error: the day is fetched again and overwritten.
 //! `SET NX PX` on `{prefix}daylock:{YYYY-MM-DD}` lets one replica fetch a day while the
@@ -13,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use callstats_domain::calendar::Day;
 use callstats_domain::call_day::{CallDay, DayCall, Held};
-use callstats_domain::model::AgentNumber;
+use callstats_domain::model::{AgentNumber, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayCache;
 use serde::{Deserialize, Serialize};
@@ -21,8 +22,9 @@ use serde::{Deserialize, Serialize};
 use crate::{Redis, lock_token};
 
 /// The entry format; an entry of any other version is a miss. 2: the fetch time in
-/// milliseconds and whether the day was settled.
-const VERSION: u8 = 2;
+/// milliseconds and whether the day was settled. 3: each call's wait and queue, and the day's
+/// queue table.
+const VERSION: u8 = 3;
 
 /// A day as it is stored after the version byte.
 #[derive(Serialize, Deserialize)]
@@ -33,8 +35,11 @@ struct StoredDay<'a> {
     held: u8,
     #[serde(borrow)]
     agents: Vec<&'a str>,
-    /// Second of the day, outbound, agent (0: none, else 1 + index), duration.
-    calls: Vec<(u32, bool, u32, f64)>,
+    #[serde(borrow)]
+    queues: Vec<&'a str>,
+    /// Second of the day, outbound, agent (0: none, else 1 + index), duration, wait, queue
+    /// (0: none, else 1 + index).
+    calls: Vec<(u32, bool, u32, f64, Option<f64>, u32)>,
 }
 
 /// Writes `day` as an entry.
@@ -48,6 +53,7 @@ fn encode(day: &CallDay) -> Vec<u8> {
             Held::NotBegun => 2,
         },
         agents: day.agents().iter().map(AgentNumber::as_str).collect(),
+        queues: day.queues().iter().map(QueueName::as_str).collect(),
         calls: day
             .calls()
             .iter()
@@ -58,6 +64,9 @@ fn encode(day: &CallDay) -> Vec<u8> {
                     call.agent_index()
                         .map_or(0, |index| index.saturating_add(1)),
                     call.duration_seconds(),
+                    call.wait_seconds(),
+                    call.queue_index()
+                        .map_or(0, |index| index.saturating_add(1)),
                 )
             })
             .collect(),
@@ -81,16 +90,24 @@ fn decode(bytes: &[u8], day: Day) -> Option<CallDay> {
         .into_iter()
         .map(|agent| AgentNumber::new(agent).ok())
         .collect::<Option<Vec<_>>>()?;
+    let queues = stored
+        .queues
+        .into_iter()
+        .map(|queue| QueueName::new(queue).ok())
+        .collect::<Option<Vec<_>>>()?;
     let calls = stored
         .calls
         .into_iter()
-        .map(|(second, outbound, agent, duration)| {
+        .map(|(second, outbound, agent, duration, wait, queue)| {
             let direction = if outbound {
                 Direction::Outbound
             } else {
                 Direction::Inbound
             };
-            DayCall::new(second, direction, agent.checked_sub(1), duration).ok()
+            DayCall::new(second, direction, agent.checked_sub(1), duration)
+                .and_then(|call| call.with_wait(wait))
+                .and_then(|call| call.with_queue(queue.checked_sub(1)))
+                .ok()
         })
         .collect::<Option<Vec<_>>>()?;
     let held = match stored.held {
@@ -99,7 +116,7 @@ fn decode(bytes: &[u8], day: Day) -> Option<CallDay> {
         2 => Held::NotBegun,
         _ => return None,
     };
-    CallDay::from_parts(day, stored.fetched_at_ms, held, agents, calls).ok()
+    CallDay::from_parts(day, stored.fetched_at_ms, held, agents, queues, calls).ok()
 }
 
 fn name(day: Day) -> String {
@@ -195,6 +212,10 @@ mod tests {
             agent_number: agent.map(|a| AgentNumber::new(a).unwrap()),
             started_at: midnight + second,
             duration_seconds: duration,
+            wait_seconds: (direction == Direction::Inbound).then_some(duration / 7.0),
+            queue: (direction == Direction::Inbound && second > 0).then(|| {
+                QueueName::new("Support · Oʻzbekcha, a name longer than 24 bytes").unwrap()
+            }),
         };
         CallDay::from_records(
             day,
@@ -242,6 +263,15 @@ mod tests {
         stored.calls[0].2 = 9;
         let tampered = postcard::to_extend(&stored, vec![VERSION]).unwrap();
         assert_eq!(decode(&tampered, kept.day()), None);
+        // A queue index past the table, and a wait no day holds.
+        let mut stored: StoredDay<'_> = postcard::from_bytes(&bytes[1..]).unwrap();
+        stored.calls[0].5 = 2;
+        let tampered = postcard::to_extend(&stored, vec![VERSION]).unwrap();
+        assert_eq!(decode(&tampered, kept.day()), None);
+        let mut stored: StoredDay<'_> = postcard::from_bytes(&bytes[1..]).unwrap();
+        stored.calls[0].4 = Some(-1.0);
+        let tampered = postcard::to_extend(&stored, vec![VERSION]).unwrap();
+        assert_eq!(decode(&tampered, kept.day()), None);
         // A held state no version writes.
         let mut stored: StoredDay<'_> = postcard::from_bytes(&bytes[1..]).unwrap();
         stored.held = 3;
@@ -253,13 +283,24 @@ mod tests {
     fn a_weekday_entry_is_compact() {
         let day = day("2026-11-02");
         let midnight = tz::local_midnight_unix(day.date());
-        let records = (0..5_000_i64).map(|n| CallRecord {
-            direction: Direction::Inbound,
-            agent_number: Some(AgentNumber::new(&format!("{}", 101 + n % 80)).unwrap()),
-            started_at: midnight + n * 17,
-            duration_seconds: 120.5,
-        });
-        let bytes = encode(&CallDay::from_records(day, 0, records));
-        assert!(bytes.len() < 70_000, "{} bytes", bytes.len());
+        let queues =
+            ["support", "sales", "billing", "corporate"].map(|q| QueueName::new(q).unwrap());
+        let records = |waits: bool| {
+            let queues = queues.clone();
+            (0..5_000_i64).map(move |n| CallRecord {
+                direction: Direction::Inbound,
+                agent_number: Some(AgentNumber::new(&format!("{}", 101 + n % 80)).unwrap()),
+                started_at: midnight + n * 17,
+                duration_seconds: 120.5,
+                wait_seconds: waits.then_some(12.5),
+                queue: waits.then(|| queues[usize::try_from(n % 4).unwrap()].clone()),
+            })
+        };
+        // Without waits and queues a call costs two bytes more than in version 2 (a `None`
+        // wait and a 0 queue); with both, nine more again (the wait's f64 and its tag).
+        let bare = encode(&CallDay::from_records(day, 0, records(false)));
+        assert!(bare.len() < 75_000, "{} bytes", bare.len());
+        let full = encode(&CallDay::from_records(day, 0, records(true)));
+        assert!(full.len() < 120_000, "{} bytes", full.len());
     }
 }

@@ -449,6 +449,8 @@ fn page(state: &SimState, query: &str) -> Result<Vec<u8>, Failure> {
             started_at: format_instant(call.started_at)
                 .map_err(|e| internal(format!("date: {e}")))?,
             duration_seconds: call.duration_seconds,
+            wait_seconds: call.wait_seconds,
+            queue: call.queue,
         });
     }
     serde_json::to_vec(&page).map_err(|e| internal(format!("encoding: {e}")))

@@ -32,8 +32,8 @@ use crate::secret::Secret;
 /// their 1 to 10 minutes (docs/operations.md, "Memory").
 const DEFAULT_CACHE_MIB: Mebibytes = Mebibytes(64);
 /// Default bound of the in-process call days: the whole history horizon (400 days) of a centre
-/// of 5,000 calls a weekday at 16 bytes a call, with room to spare (docs/operations.md).
-const DEFAULT_CALL_DAY_CACHE_MIB: Mebibytes = Mebibytes(48);
+/// of 5,000 calls a weekday at 24 bytes a call, with room to spare (docs/operations.md).
+const DEFAULT_CALL_DAY_CACHE_MIB: Mebibytes = Mebibytes(72);
 
 /// Defines a setting that is a whole number of some unit: read and shown as that number.
 macro_rules! whole_number_setting {

@@ -36,7 +36,7 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
     );
     let calls = matches!(
         endpoint,
-        Some(Endpoint::CallsSummary | Endpoint::CallsAgents)
+        Some(Endpoint::CallsSummary | Endpoint::CallsAgents | Endpoint::CallsQueues)
     );
     let (description, examples): (&str, Vec<(&str, Value)>) = match status {
         400 if calls => (

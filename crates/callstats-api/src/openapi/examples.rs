@@ -5,9 +5,10 @@ use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, unix_mill
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{
     AgentNumber, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
-    OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
+    OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
+    SheetContent,
 };
-use callstats_domain::params::{Direction, ScriptsLimit};
+use callstats_domain::params::{Direction, ScriptsLimit, SlThreshold};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::{KpiView, ScopeSet};
 use callstats_domain::stats;
@@ -44,6 +45,8 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
                 value(serde_json::to_value(stats::call_summary(
                     &sample.range,
                     Direction::Inbound,
+                    SlThreshold::DEFAULT,
+                    None,
                     &sample.calls,
                 ))),
             )]
@@ -51,12 +54,24 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
         Endpoint::CallsAgents => {
             let agents = stats::agents_response(
                 &sample.range,
+                None,
                 &sample.calls,
                 &sample.scores,
                 &sample.roster,
                 stats::PriorWeight::DEFAULT,
             );
             vec![("leaderboard", value(serde_json::to_value(agents)))]
+        }
+        Endpoint::CallsQueues => {
+            vec![(
+                "queues",
+                value(serde_json::to_value(stats::queues_response(
+                    &sample.range,
+                    Direction::Inbound,
+                    SlThreshold::DEFAULT,
+                    &sample.calls,
+                ))),
+            )]
         }
         Endpoint::KpiMonths => vec![(
             "sheets",
@@ -128,23 +143,54 @@ impl Sample {
         let agent = |n: &str| AgentNumber::new(n).ok();
         let at = |hour: i64, minute: i64| range.unix_window().0 + hour * 3600 + minute * 60;
         let call =
-            |agent_number: Option<&str>, direction, hour, minute, duration_seconds| CallRecord {
+            |agent_number: Option<&str>,
+             direction,
+             (hour, minute),
+             duration_seconds,
+             (wait_seconds, queue): (Option<f64>, Option<&str>)| CallRecord {
                 direction,
                 agent_number: agent_number.and_then(agent),
                 started_at: at(hour, minute),
                 duration_seconds,
+                wait_seconds,
+                queue: queue.and_then(|queue| QueueName::new(queue).ok()),
             };
+        let untracked = (None, None);
         // Fetched the next morning, once the day had settled.
         let fetched = time::macros::datetime!(2026-11-03 06:15:30.123 UTC);
         let calls = CallDay::split(
             &range,
             unix_millis(fetched),
             &[
-                call(Some("101"), Direction::Inbound, 9, 5, 125.4),
-                call(Some("101"), Direction::Inbound, 10, 12, 301.0),
-                call(Some("102"), Direction::Inbound, 10, 40, 88.2),
-                call(None, Direction::Inbound, 10, 41, 12.0),
-                call(Some("102"), Direction::Outbound, 14, 3, 64.9),
+                call(
+                    Some("101"),
+                    Direction::Inbound,
+                    (9, 5),
+                    125.4,
+                    (Some(8.0), Some("support")),
+                ),
+                call(
+                    Some("101"),
+                    Direction::Inbound,
+                    (10, 12),
+                    301.0,
+                    (Some(31.5), Some("support")),
+                ),
+                call(
+                    Some("102"),
+                    Direction::Inbound,
+                    (10, 40),
+                    88.2,
+                    (Some(14.0), Some("sales")),
+                ),
+                call(
+                    None,
+                    Direction::Inbound,
+                    (10, 41),
+                    12.0,
+                    (Some(12.0), Some("sales")),
+                ),
+                call(Some("102"), Direction::Outbound, (14, 3), 64.9, untracked),
             ],
         );
         let score = |n: &str, hour, checklist_percent, sentiment| {

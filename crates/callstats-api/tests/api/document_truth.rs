@@ -288,6 +288,8 @@ fn app() -> TestApp {
         agent_number: Some(AgentNumber::new("102").unwrap()),
         started_at: datetime!(2026-11-04 10:00 +05:00).unix_timestamp(),
         duration_seconds: 30.0,
+        wait_seconds: None,
+        queue: None,
     });
     TestApp::with(
         store,
@@ -350,6 +352,36 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
         (
             "/api/v1/calls/agents",
             "/api/v1/calls/agents?start=2026-11-04",
+            &every,
+        ),
+        (
+            "/api/v1/calls/agents",
+            "/api/v1/calls/agents?start=2026-11-01&end=2026-11-05&queue=sales",
+            &every,
+        ),
+        (
+            "/api/v1/calls/summary",
+            "/api/v1/calls/summary?start=2026-11-01&end=2026-11-05&sl_threshold=30&queue=sales",
+            &every,
+        ),
+        (
+            "/api/v1/calls/summary",
+            "/api/v1/calls/summary?start=2026-11-01&queue=nobody",
+            &every,
+        ),
+        (
+            "/api/v1/calls/queues",
+            "/api/v1/calls/queues?start=2026-11-01&end=2026-11-05",
+            &every,
+        ),
+        (
+            "/api/v1/calls/queues",
+            "/api/v1/calls/queues?start=2026-11-01&end=2026-11-05&direction=outbound",
+            &every,
+        ),
+        (
+            "/api/v1/calls/queues",
+            "/api/v1/calls/queues?start=2026-11-01&sl_threshold=0",
             &every,
         ),
         ("/api/v1/kpi/months", "/api/v1/kpi/months", &every),

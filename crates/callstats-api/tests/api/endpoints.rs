@@ -222,3 +222,151 @@ async fn json_is_utf8_unescaped_with_charset_and_api_headers() {
     assert!(!answer.header("x-request-id").is_empty());
     assert!(answer.headers.get("server").is_none());
 }
+
+#[actix_web::test]
+async fn summary_gives_service_figures_against_the_threshold_asked_for() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let summary = |query: &'static str| {
+        let service = &service;
+        let key = &key;
+        async move {
+            let answer = send(service, get(&format!("/api/v1/calls/summary?{query}"), key)).await;
+            assert_eq!(answer.status, 200, "{query}");
+            answer.json()
+        }
+    };
+    // Inbound 2026-11-02..03: answered after 5 s and 35 s (sales), abandoned after 50 s (support).
+    let body = summary("start=2026-11-02&end=2026-11-03").await;
+    assert_eq!(body["abandon_rate_percent"], 33.33);
+    assert_eq!(
+        body["service_level"],
+        serde_json::json!({"threshold_seconds": 20, "answered_within_threshold": 1,
+                           "calls_with_wait": 3, "percent": 33.33})
+    );
+    assert_eq!(body["average_speed_of_answer_seconds"], 20.0);
+    assert_eq!(body["longest_wait_seconds"], 50.0);
+    assert_eq!(body["average_handle_time_seconds"], 60.0);
+    let body = summary("start=2026-11-02&end=2026-11-03&sl_threshold=35").await;
+    assert_eq!(body["service_level"]["percent"], 66.67);
+    let body = summary("start=2026-11-02&end=2026-11-03&queue=sales").await;
+    assert_eq!(
+        (
+            &body["total_calls"],
+            &body["abandon_rate_percent"],
+            &body["longest_wait_seconds"]
+        ),
+        (
+            &serde_json::json!(2),
+            &serde_json::json!(0.0),
+            &serde_json::json!(35.0)
+        )
+    );
+    // Outbound calls have no wait: the service figures are null, never 0.
+    let body = summary("start=2026-11-02&direction=outbound").await;
+    assert_eq!(
+        (
+            &body["service_level"],
+            &body["average_speed_of_answer_seconds"],
+            &body["longest_wait_seconds"],
+            &body["abandon_rate_percent"]
+        ),
+        (
+            &serde_json::Value::Null,
+            &serde_json::Value::Null,
+            &serde_json::Value::Null,
+            &serde_json::json!(0.0)
+        )
+    );
+    // A queue with no calls: zeros, and null where nothing can be averaged.
+    let body = summary("start=2026-11-02&queue=Sales").await;
+    assert_eq!(
+        (
+            &body["total_calls"],
+            &body["abandon_rate_percent"],
+            &body["service_level"]
+        ),
+        (
+            &serde_json::json!(0),
+            &serde_json::Value::Null,
+            &serde_json::Value::Null
+        )
+    );
+    for bad in [
+        "sl_threshold=0",
+        "sl_threshold=3601",
+        "sl_threshold=2.5",
+        "queue=",
+    ] {
+        let answer = send(
+            &service,
+            get(
+                &format!("/api/v1/calls/summary?start=2026-11-02&{bad}"),
+                &key,
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, 400, "{bad}");
+    }
+}
+
+#[actix_web::test]
+async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let answer = send(
+        &service,
+        get(
+            "/api/v1/calls/queues?start=2026-11-02&end=2026-11-03&sl_threshold=10",
+            &key,
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    let body = answer.json();
+    assert_eq!(
+        (
+            &body["direction"],
+            &body["clamped"],
+            &body["sl_threshold_seconds"]
+        ),
+        (
+            &serde_json::json!("inbound"),
+            &serde_json::json!(false),
+            &serde_json::json!(10)
+        )
+    );
+    assert_eq!(
+        body["queues"],
+        serde_json::json!([
+            {"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
+             "abandon_rate_percent": 0.0, "service_level_percent": 50.0,
+             "average_speed_of_answer_seconds": 20.0, "average_handle_time_seconds": 60.0,
+             "longest_wait_seconds": 35.0},
+            {"queue": "support", "offered": 1, "answered": 0, "unanswered": 1,
+             "abandon_rate_percent": 100.0, "service_level_percent": 0.0,
+             "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
+             "longest_wait_seconds": 50.0}
+        ])
+    );
+    let outbound = send(
+        &service,
+        get(
+            "/api/v1/calls/queues?start=2026-11-02&direction=outbound",
+            &key,
+        ),
+    )
+    .await
+    .json();
+    assert_eq!(outbound["queues"][0]["queue"], serde_json::Value::Null);
+    assert_eq!(outbound["queues"][0]["offered"], 1);
+    let scripts_only = app.key(2, "scripts", 120, None);
+    let refused = send(
+        &service,
+        get("/api/v1/calls/queues?start=2026-11-02", &scripts_only),
+    )
+    .await;
+    assert_eq!(refused.status, 403);
+}

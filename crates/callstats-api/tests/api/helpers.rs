@@ -13,7 +13,8 @@ use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
-    OffDayKind, OffDayRecord, OffDaySource, Operator, Script, Sentiment, Sheet, SheetContent,
+    OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
+    SheetContent,
 };
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, KeyStore, PortalStore, StoreError, UpstreamError};
@@ -285,16 +286,36 @@ pub fn calls() -> Vec<CallRecord> {
         agent_number: agent_number.map(agent),
         started_at: at(time),
         duration_seconds: 60.0,
+        wait_seconds: None,
+        queue: None,
+    };
+    // Inbound calls wait in a queue; the outbound one has neither.
+    let queued = |record: CallRecord, wait: f64, queue: &str| CallRecord {
+        wait_seconds: Some(wait),
+        queue: Some(QueueName::new(queue).unwrap()),
+        ..record
     };
     vec![
-        call(Some("101"), Direction::Inbound, "2026-11-02T09:00:00+05:00"),
-        call(Some("101"), Direction::Inbound, "2026-11-02T09:30:00+05:00"),
+        queued(
+            call(Some("101"), Direction::Inbound, "2026-11-02T09:00:00+05:00"),
+            5.0,
+            "sales",
+        ),
+        queued(
+            call(Some("101"), Direction::Inbound, "2026-11-02T09:30:00+05:00"),
+            35.0,
+            "sales",
+        ),
         call(
             Some("102"),
             Direction::Outbound,
             "2026-11-02T14:00:00+05:00",
         ),
-        call(None, Direction::Inbound, "2026-11-03T10:00:00+05:00"),
+        queued(
+            call(None, Direction::Inbound, "2026-11-03T10:00:00+05:00"),
+            50.0,
+            "support",
+        ),
     ]
 }
 

@@ -759,3 +759,59 @@ async fn a_call_that_breaks_the_contract_makes_the_day_unusable_never_a_null_fig
         "a leap second is the second before it"
     );
 }
+
+#[tokio::test]
+async fn waits_and_queues_are_read_through_the_client_and_absent_ones_are_none() {
+    let server = MockServer::start().await;
+    let mut queued = call("c-1", "2026-11-01T09:00:00+05:00");
+    queued["wait_seconds"] = json!(12.5);
+    queued["queue"] = json!("Qo'llab-quvvatlash · support");
+    Mock::given(method("GET"))
+        .respond_with(page(
+            &[queued, call("c-2", "2026-11-01T10:00:00+05:00")],
+            None,
+        ))
+        .mount(&server)
+        .await;
+    let records = fetch_day(test_config(server.uri())).await.unwrap();
+    assert_eq!(records[0].wait_seconds, Some(12.5));
+    assert_eq!(
+        records[0].queue.as_ref().map(|q| q.as_str()),
+        Some("Qo'llab-quvvatlash · support")
+    );
+    assert_eq!(
+        (records[1].wait_seconds, records[1].queue.as_ref()),
+        (None, None)
+    );
+}
+
+#[tokio::test]
+async fn a_day_naming_more_queues_than_a_held_day_can_index_is_unusable() {
+    let server = MockServer::start().await;
+    let queues = callstats_domain::call_day::MAX_QUEUES_PER_DAY;
+    let calls: Vec<serde_json::Value> = (0..=queues)
+        .map(|n| {
+            let mut call = call(&format!("c-{n}"), "2026-11-01T09:00:00+05:00");
+            call["queue"] = json!(format!("q{}", n % (queues + 1)));
+            call
+        })
+        .collect();
+    Mock::given(method("GET"))
+        .respond_with(page(&calls, None))
+        .mount(&server)
+        .await;
+    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
+    assert_eq!(error.kind, UpstreamFailure::Unusable);
+    assert!(error.reason.contains("more than 16383 queues"), "{error}");
+
+    // One queue fewer is a day like any other.
+    server.reset().await;
+    Mock::given(method("GET"))
+        .respond_with(page(&calls[1..], None))
+        .mount(&server)
+        .await;
+    assert_eq!(
+        fetch_day(test_config(server.uri())).await.unwrap().len(),
+        queues
+    );
+}

@@ -1,7 +1,8 @@
-//! Bench data: 31 days × 5,000 calls of ~80 agents, from a fixed-seed generator (fastrand's).
+//! Bench data: 31 days × 5,000 calls of ~80 agents in four queues, each with a wait, from a
+//! fixed-seed generator (fastrand's).
 
 use callstats_domain::calendar::{DateRange, Day};
-use callstats_domain::model::{AgentNumber, CallRecord, CallScore, Sentiment};
+use callstats_domain::model::{AgentNumber, CallRecord, CallScore, QueueName, Sentiment};
 use callstats_domain::params::Direction;
 
 pub const CALLS_PER_DAY: u32 = 5_000;
@@ -17,6 +18,7 @@ pub fn calls() -> Vec<CallRecord> {
     let agents: Vec<AgentNumber> = (0..AGENTS)
         .map(|i| AgentNumber::new(&(101 + i).to_string()).unwrap())
         .collect();
+    let queues = ["support", "sales", "billing", "corporate"].map(|q| QueueName::new(q).unwrap());
     let (from, _) = range().unix_window();
     let mut calls = Vec::with_capacity(usize::try_from(31 * CALLS_PER_DAY).unwrap());
     for day in 0..31_i64 {
@@ -33,6 +35,8 @@ pub fn calls() -> Vec<CallRecord> {
                     .then(|| agents[usize::try_from(agent).unwrap()].clone()),
                 started_at: from + day * 86_400 + second,
                 duration_seconds: f64::from(rng.u32(..600_000)) / 1000.0,
+                wait_seconds: Some(f64::from(rng.u32(..120_000)) / 1000.0),
+                queue: Some(queues[usize::try_from(second % 4).unwrap()].clone()),
             });
         }
     }

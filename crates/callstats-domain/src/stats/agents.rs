@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
-use crate::model::{AgentEntry, AgentNumber, AgentsResponse, CallScore, Operator, Sentiment};
+use crate::model::{
+    AgentEntry, AgentNumber, AgentsResponse, CallScore, Operator, QueueName, Sentiment,
+};
 use crate::params::Direction;
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::round::round2;
@@ -53,9 +55,12 @@ struct Tally<'a> {
     positive: u64,
 }
 
-/// Builds the leaderboard of the agents with at least one call in `range`, both directions.
+/// Builds the leaderboard of the agents with at least one call in `range`, both directions
+/// (only the calls `queue` offered, when one is given).
 ///
-/// - Calls without an agent and days outside the range are left out.
+/// - Calls without an agent and days outside the range are left out; so are, with a `queue`,
+///   the calls of other queues or of none (outbound calls have none). Checklist scores are
+///   the agent's over the period, whatever the queue: a score names no queue.
 /// - `share_percent` = 100 × agent calls / calls of all listed agents.
 /// - `checklist_percent` = (C·m + Σs) / (C + n): `s` the agent's scores in the range, `n` their
 ///   count, `m` the mean of every score in the range, `C` the prior weight; null when no call
@@ -68,6 +73,7 @@ struct Tally<'a> {
 #[must_use]
 pub fn agents_response<D: AsRef<CallDay>>(
     range: &DateRange,
+    queue: Option<&QueueName>,
     days: &[D],
     scores: &[CallScore],
     roster: &[Operator],
@@ -81,7 +87,7 @@ pub fn agents_response<D: AsRef<CallDay>>(
         period: Period::from(range),
         as_of,
         provisional_from,
-        agents: agent_leaderboard(range, days, scores, roster, prior),
+        agents: agent_leaderboard(range, queue, days, scores, roster, prior),
     }
 }
 
@@ -89,6 +95,7 @@ pub fn agents_response<D: AsRef<CallDay>>(
 #[must_use]
 pub fn agent_leaderboard<D: AsRef<CallDay>>(
     range: &DateRange,
+    queue: Option<&QueueName>,
     days: &[D],
     scores: &[CallScore],
     roster: &[Operator],
@@ -102,7 +109,15 @@ pub fn agent_leaderboard<D: AsRef<CallDay>>(
         if !(range.start()..=range.end()).contains(&day.day()) {
             continue;
         }
+        // `Some(None)`: the queue asked for has no call this day.
+        let wanted = queue.map(|queue| day.queue_index(queue));
+        if wanted == Some(None) {
+            continue;
+        }
         for &call in day.calls() {
+            if wanted.is_some_and(|index| call.queue_index() != index) {
+                continue;
+            }
             let Some(agent) = day.agent_of(call) else {
                 continue;
             };
@@ -189,6 +204,7 @@ mod tests {
     fn board(calls: &[CallRecord], scores: &[CallScore]) -> Vec<AgentEntry> {
         agent_leaderboard(
             &range(DAY, DAY),
+            None,
             &CallDay::split(&range(DAY, DAY), 0, calls),
             scores,
             &[operator("101", "Oʻtkir Karimov", None)],
@@ -342,6 +358,7 @@ mod tests {
         let with = |c| {
             agent_leaderboard(
                 &range(DAY, DAY),
+                None,
                 &CallDay::split(&range(DAY, DAY), 0, &calls),
                 &scores,
                 &[],
@@ -354,6 +371,43 @@ mod tests {
         assert_eq!(with(2.0)[0].checklist_percent, Some(66.67));
         assert!(PriorWeight::new(-1.0).is_err());
         assert!(PriorWeight::new(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_queue_keeps_the_agents_who_answered_its_calls_and_only_those_calls() {
+        let queued = |agent: &str, queue: Option<&str>| {
+            let mut record = call(Direction::Inbound, Some(agent), AT, 10.0);
+            record.queue = queue.map(|q| QueueName::new(q).unwrap());
+            record
+        };
+        let calls = [
+            queued("101", Some("sales")),
+            queued("101", Some("support")),
+            queued("102", Some("support")),
+            queued("103", None),
+            call(Direction::Outbound, Some("101"), AT, 10.0),
+        ];
+        let days = CallDay::split(&range(DAY, DAY), 0, &calls);
+        let board = |queue: &str| {
+            let queue = QueueName::new(queue).unwrap();
+            agent_leaderboard(
+                &range(DAY, DAY),
+                Some(&queue),
+                &days,
+                &[],
+                &[],
+                PriorWeight::DEFAULT,
+            )
+            .into_iter()
+            .map(|e| (e.agent_number.to_string(), e.calls, e.share_percent))
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            board("support"),
+            [("101".to_owned(), 1, 50.0), ("102".to_owned(), 1, 50.0)]
+        );
+        assert_eq!(board("sales"), [("101".to_owned(), 1, 100.0)]);
+        assert!(board("Sales").is_empty(), "queues are case-sensitive");
     }
 
     #[test]

@@ -4,11 +4,14 @@ pub mod agents;
 pub mod freshness;
 pub mod kpi;
 pub mod portal;
+pub mod queues;
 pub mod round;
+pub mod service;
 pub mod summary;
 
 pub use agents::{PriorWeight, agent_leaderboard, agents_response};
 pub use freshness::{Freshness, freshness};
 pub use kpi::{kpi_month, select_sheet};
 pub use portal::{roster, schedule, sheet_listing, top_scripts};
+pub use queues::queues_response;
 pub use summary::call_summary;

@@ -1,27 +1,35 @@
-//! /calls/summary: daily series, hourly histogram and peaks of one direction.
+//! /calls/summary: daily series, hourly histogram, peaks and service figures of one direction.
 
 use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
-use crate::model::{CallSummary, DayCount, HourCount};
-use crate::params::Direction;
+use crate::model::{CallSummary, DayCount, HourCount, QueueName};
+use crate::params::{Direction, SlThreshold};
 use crate::stats::freshness::{Freshness, freshness};
+use crate::stats::service::{
+    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
+    average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level,
+};
 use crate::tz;
 
-/// Summarises the calls of `direction` in `range`, in Tashkent days and hours.
+/// Summarises the calls of `direction` (and of `queue`, when one is given) in `range`, in
+/// Tashkent days and hours, with the service figures of [`crate::stats::service`] measured
+/// against `sl_threshold`.
 ///
-/// One pass over each day's calls with two fixed counters and no allocation per call. Days
+/// One pass over each day's calls with fixed counters and no allocation per call. Days
 /// outside the range are ignored. `daily` holds every day, zero-filled; `hourly` is present
 /// only for a single day. Peaks take the earliest day or hour on a tie.
 #[must_use]
 pub fn call_summary<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
+    sl_threshold: SlThreshold,
+    queue: Option<&QueueName>,
     days: &[D],
 ) -> CallSummary {
     let first_day = range.start().number();
     let mut daily = vec![0_u64; range.days()];
     let mut hourly = [0_u64; 24];
-    let mut unanswered_calls = 0_u64;
+    let mut tally = ServiceTally::new(sl_threshold);
     for day in days {
         let day = day.as_ref();
         let Some(slot) = usize::try_from(day.day().number() - first_day)
@@ -30,14 +38,9 @@ pub fn call_summary<D: AsRef<CallDay>>(
         else {
             continue;
         };
-        for call in day.calls() {
-            if call.direction() != direction {
-                continue;
-            }
+        for call in offered_calls(day, direction, queue) {
             *slot += 1;
-            if call.agent_index().is_none() {
-                unanswered_calls += 1;
-            }
+            tally.add(call);
             if let Some(bucket) = usize::try_from(call.hour())
                 .ok()
                 .and_then(|hour| hourly.get_mut(hour))
@@ -80,8 +83,13 @@ pub fn call_summary<D: AsRef<CallDay>>(
         as_of,
         provisional_from,
         total_calls,
-        answered_calls: total_calls.saturating_sub(unanswered_calls),
-        unanswered_calls,
+        answered_calls: tally.answered(),
+        unanswered_calls: tally.unanswered(),
+        abandon_rate_percent: abandon_rate_percent(&tally),
+        service_level: service_level(&tally),
+        average_speed_of_answer_seconds: average_speed_of_answer_seconds(&tally),
+        longest_wait_seconds: longest_wait_seconds(&tally),
+        average_handle_time_seconds: average_handle_time_seconds(&tally),
         daily,
         hourly,
         peak_day,
@@ -106,7 +114,13 @@ mod tests {
 
     /// The summary of records, split into the range's days as the day store keeps them.
     fn summarise(range: &DateRange, direction: Direction, calls: &[CallRecord]) -> CallSummary {
-        call_summary(range, direction, &CallDay::split(range, 0, calls))
+        call_summary(
+            range,
+            direction,
+            SlThreshold::DEFAULT,
+            None,
+            &CallDay::split(range, 0, calls),
+        )
     }
 
     fn inbound(at: &str) -> CallRecord {
@@ -287,6 +301,11 @@ mod tests {
                 "total_calls": 1,
                 "answered_calls": 1,
                 "unanswered_calls": 0,
+                "abandon_rate_percent": 0.0,
+                "service_level": null,
+                "average_speed_of_answer_seconds": null,
+                "longest_wait_seconds": null,
+                "average_handle_time_seconds": 60.0,
                 "daily": [{"date": "2026-11-01", "count": 0}, {"date": "2026-11-02", "count": 1}],
                 "hourly": null,
                 "peak_day": {"date": "2026-11-02", "count": 1},

@@ -29,6 +29,8 @@ fn kept(raw: &str) -> Arc<CallDay> {
         agent_number: (n % 7 != 0).then(|| AgentNumber::new(&format!("{}", 101 + n % 5)).unwrap()),
         started_at: midnight + n * 1_700,
         duration_seconds: 60.25 + f64::from(u32::try_from(n).unwrap()),
+        wait_seconds: None,
+        queue: None,
     });
     Arc::new(CallDay::from_records(day, 1_790_000_000, records))
 }

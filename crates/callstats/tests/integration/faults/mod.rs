@@ -7,3 +7,4 @@ mod harness;
 mod postgres;
 mod shutdown;
 mod upstream;
+mod upstream_fields;
