@@ -63,6 +63,15 @@ lint-openapi:
 prometheus:
     cargo xtask prometheus
 
+# The Grafana dashboard type-checked against @grafana/schema's Dashboard (installs it once).
+grafana:
+    cargo xtask grafana
+
+# The ops journey of docs/operations.md on a Docker engine with docker-compose.yml as shipped;
+# --stand-ins builds the registry images from Debian's packages (needs docker and debootstrap).
+compose:
+    cargo xtask compose --stand-ins
+
 # Bounded loopback soak, ten minutes by default (not in CI).
 soak:
     cargo xtask soak

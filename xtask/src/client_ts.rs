@@ -23,7 +23,7 @@ use crate::schemathesis::{Demo, succeed};
 /// 7 declares TypeScript 5 as its peer, so not 6 or 7.
 const OPENAPI_TYPESCRIPT_VERSION: &str = "7.13.0";
 const OPENAPI_FETCH_VERSION: &str = "0.17.0";
-const TYPESCRIPT_VERSION: &str = "5.9.3";
+pub const TYPESCRIPT_VERSION: &str = "5.9.3";
 
 pub fn run(workspace: &Path) -> Result<()> {
     let bin = node_tools(&target_dir())?.join("node_modules").join(".bin");
@@ -121,7 +121,7 @@ pub fn node_tools(target: &Path) -> Result<PathBuf> {
 
 /// The directory `target/<name>`, with `packages` (name, exact version) installed by npm the
 /// first time, or again when one of `executables` is missing from `node_modules/.bin`.
-fn npm_install(
+pub fn npm_install(
     target: &Path,
     name: &str,
     packages: &[(&str, &str)],

@@ -4,6 +4,8 @@
 mod client;
 mod client_ts;
 mod cold;
+mod compose;
+mod grafana;
 mod hostile;
 mod instructions;
 mod isolation;
@@ -59,6 +61,14 @@ enum Task {
     /// bytes, and the same bytes and headers: a count a busy machine hardly changes, where
     /// rates swing (needs valgrind); `--before BINARY` counts an earlier build's demo too
     Instructions(instructions::Options),
+    /// The ops journey of docs/operations.md on a real Docker engine with docker-compose.yml as
+    /// shipped: the image built (classic builder and BuildKit), `--profile demo` up, a key
+    /// issued, every endpoint through nginx, a HIT from the other replica, api1 stopped under
+    /// load, nginx restarted without api1, Redis restarted, Postgres stopped, down and up,
+    /// Prometheus's targets and rules, SIGTERM with a request in flight; each step's outcome
+    /// and time as markdown. Never pulls: `--stand-ins` builds the registry images it needs from
+    /// Debian's packages
+    Compose(compose::Options),
     /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
     /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
     /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
@@ -97,6 +107,10 @@ enum Task {
     /// warnings failing too; installs Spectral, pinned, with npm into the directory `client-ts`
     /// uses
     LintOpenapi,
+    /// The Grafana dashboard (deploy/grafana/callstats.json) type-checked by `tsc --strict`
+    /// against `@grafana/schema`'s `Dashboard` of the Grafana release docker-compose.yml runs
+    /// (installed, pinned, with npm under the target directory on first use)
+    Grafana,
     /// The shipped Prometheus configuration and rules (deploy/prometheus) run by Debian's
     /// `prometheus` against two `callstats serve` replicas on loopback under a short load:
     /// every recording rule and every query of the dashboard (deploy/grafana) must return data;
@@ -117,6 +131,7 @@ fn main() -> Result<()> {
         Task::ReplicasLoad(options) => replicas_load::run(&options),
         Task::Load(options) => load::run(&options),
         Task::Instructions(options) => instructions::run(&options),
+        Task::Compose(options) => compose::run(&options),
         Task::Cold(options) => cold::run(&options),
         Task::Isolation(options) => isolation::run(&options),
         Task::Hostile(options) => hostile::run(&options),
@@ -125,6 +140,7 @@ fn main() -> Result<()> {
         Task::ClientTs => client_ts::run(&workspace()),
         Task::LintOpenapi => lint_openapi::run(&workspace()),
         Task::Prometheus => prometheus::run(&workspace()),
+        Task::Grafana => grafana::run(&workspace()),
         Task::Soak(options) => soak::run(&options),
     }
 }

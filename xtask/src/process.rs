@@ -120,8 +120,20 @@ pub fn get(port: u16, path: &str, key: &str) -> Result<(u16, Vec<u8>)> {
 
 /// [`get`] on a given agent (and so on its kept-alive connection).
 pub fn get_on(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Result<(u16, Vec<u8>)> {
+    let (status, _, body) = get_from(agent, &format!("127.0.0.1:{port}"), path, key)?;
+    Ok((status, body))
+}
+
+/// A GET to `http://{authority}{path}` with `key` as a Bearer token on `agent`: the status, the
+/// headers and the body's bytes (at most 64 MiB).
+pub fn get_from(
+    agent: &ureq::Agent,
+    authority: &str,
+    path: &str,
+    key: &str,
+) -> Result<(u16, ureq::http::HeaderMap, Vec<u8>)> {
     let mut answer = agent
-        .get(format!("http://127.0.0.1:{port}{path}"))
+        .get(format!("http://{authority}{path}"))
         .header("Authorization", format!("Bearer {key}"))
         .call()
         .with_context(|| format!("GET {path} failed"))?;
@@ -131,7 +143,7 @@ pub fn get_on(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Result<(
         .limit(64 << 20)
         .read_to_vec()
         .with_context(|| format!("GET {path}: the body could not be read"))?;
-    Ok((answer.status().as_u16(), body))
+    Ok((answer.status().as_u16(), answer.headers().clone(), body))
 }
 
 #[cfg(test)]

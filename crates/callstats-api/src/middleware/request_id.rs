@@ -7,23 +7,33 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 pub(super) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The id of one request, in its log lines and in the `X-Request-Id` response header:
-/// process start (seconds) and a counter, in hex. Unique per process, sortable, and no
-/// randomness. Formatted once, when the request arrives: its span, its log line and its
-/// header all use that text.
+/// process start (seconds), 32 random bits drawn once per process, and a counter, in hex
+/// (`6b0155ca-3f9e02d7-09996a`). The start second sorts one process's ids in time; the random
+/// part keeps replicas started in the same second apart (without it, two replicas of one
+/// deployment issued the same ids); the counter needs no randomness per request. Formatted once,
+/// when the request arrives: its span, its log line and its header all use that text.
 #[derive(Debug)]
 pub(super) struct RequestId(HeaderValue);
 
 impl RequestId {
     pub(super) fn next() -> Self {
-        static START: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
-            std::time::SystemTime::now()
+        static PROCESS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            let start = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
+                .map_or(0, |d| d.as_secs());
+            // The OS's generator; should it fail, the clock's nanoseconds still tell processes
+            // started in one second apart.
+            let random = getrandom::u32().unwrap_or_else(|_| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos())
+            });
+            format!("{start:x}-{random:08x}")
         });
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let sequence = NEXT.fetch_add(1, Ordering::Relaxed);
-        let text = format!("{:x}-{sequence:06x}", *START);
-        // Hex digits and a hyphen: always a valid header value.
+        let text = format!("{}-{sequence:06x}", *PROCESS);
+        // Hex digits and hyphens: always a valid header value.
         Self(HeaderValue::try_from(text).unwrap_or_else(|_| HeaderValue::from_static("-")))
     }
 
@@ -33,5 +43,29 @@ impl RequestId {
 
     pub(super) fn header_value(&self) -> HeaderValue {
         self.0.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestId;
+
+    #[test]
+    fn ids_share_their_process_part_and_count_up() {
+        let first = RequestId::next();
+        let second = RequestId::next();
+        let parts =
+            |id: &RequestId| -> Vec<String> { id.as_str().split('-').map(str::to_owned).collect() };
+        let (a, b) = (parts(&first), parts(&second));
+        assert_eq!(a.len(), 3, "{}", first.as_str());
+        // The start second, then 32 random bits (8 hex digits) drawn once per process.
+        assert_eq!(a[..2], b[..2]);
+        assert_eq!(a[1].len(), 8);
+        assert!(
+            a.iter()
+                .all(|part| part.chars().all(|c| c.is_ascii_hexdigit()))
+        );
+        let count = |parts: &[String]| u64::from_str_radix(&parts[2], 16).unwrap();
+        assert!(count(&b) > count(&a));
     }
 }

@@ -265,13 +265,14 @@ fn problem_of_example(status: u16, name: &str, error: &str) -> Option<Problem> {
 /// The errors the shipped reverse proxy (deploy/nginx/nginx.conf) answers itself, before a
 /// request reaches a replica, and their problem types; a test holds each, in both forms, to
 /// that file.
-pub const PROXY_ERRORS: [(&str, Problem); 6] = [
+pub const PROXY_ERRORS: [(&str, Problem); 7] = [
     (PROXY_MALFORMED, Problem::MalformedRequest),
     (PROXY_HEAD, Problem::HeadersTooLarge),
     (PROXY_TARGET, Problem::UriTooLong),
     (PROXY_BODY, Problem::ContentTooLarge),
     (PROXY_CONNECTIONS, Problem::TooManyConnections),
     (PROXY_NO_REPLICA, Problem::Unavailable),
+    (PROXY_NOT_FOUND, Problem::NotFound),
 ];
 const PROXY_MALFORMED: &str = "malformed request head";
 const PROXY_HEAD: &str = "request head too large: at most 8 KiB a header field";
@@ -279,6 +280,9 @@ const PROXY_TARGET: &str = "request target longer than 8 KiB";
 const PROXY_BODY: &str = "request body longer than 64 KiB";
 const PROXY_CONNECTIONS: &str = "too many connections from this address";
 const PROXY_NO_REPLICA: &str = "the service is unavailable";
+/// `/metrics` and `/readyz`, which the public listener does not offer (outside the document's
+/// paths, so in no endpoint's examples).
+const PROXY_NOT_FOUND: &str = "no such endpoint on the public listener";
 
 fn before_horizon() -> DomainError {
     let earliest = Day::parse("2025-10-22").ok().map(|day| EarliestDay {

@@ -35,7 +35,12 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0.0, value_name = "F")]
     pub fail_rate: f64,
     /// Milliseconds added before every answer.
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(
+        long,
+        env = "CALLSTATS_SIM_LATENCY_MS",
+        default_value_t = 0,
+        value_name = "N"
+    )]
     pub latency_ms: u64,
     /// Requests past this many in one second are answered 429 with `Retry-After: 1`, as a
     /// rate-limited platform would; unset: no limit.

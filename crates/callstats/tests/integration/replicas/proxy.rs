@@ -60,17 +60,30 @@ impl Nginx {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("logs")).unwrap();
         let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/nginx/nginx.conf");
-        std::fs::copy(deploy, dir.join("nginx.conf")).unwrap();
+        // The shipped server lines, each replica's parameters kept and its address replaced.
+        let shipped = std::fs::read_to_string(deploy.with_file_name("replicas.conf")).unwrap();
+        let parameters = shipped
+            .lines()
+            .find_map(|line| line.strip_prefix("server "))
+            .and_then(|server| server.split_once(' '))
+            .map(|(_, parameters)| parameters.to_owned())
+            .unwrap();
         let servers: String = replicas
             .iter()
             .map(|base| {
                 format!(
-                    "server {} max_fails=3 fail_timeout=5s;\n",
+                    "server {} {parameters}\n",
                     base.trim_start_matches("http://")
                 )
             })
             .collect();
         std::fs::write(dir.join("replicas.conf"), servers).unwrap();
+        // The access log into the test's directory, where the tests read it.
+        let conf = std::fs::read_to_string(&deploy).unwrap().replace(
+            "/var/log/nginx/access.log",
+            &dir.join("access.log").display().to_string(),
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -106,6 +119,15 @@ impl Nginx {
             std::thread::sleep(Duration::from_millis(50));
         }
         Some(Self { child, dir, port })
+    }
+
+    /// The lines of the access log so far, each a JSON object.
+    fn access_log(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("access.log"))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+            .collect()
     }
 
     /// Sends raw bytes and reads until nginx closes the connection (or 20 s pass).
@@ -251,7 +273,9 @@ async fn nginx_answers_the_edge_before_a_request_exists_and_passes_the_rest() {
         return;
     };
     let key = key.expose().to_owned();
+    let bases = [replicas[0].base.clone(), replicas[1].base.clone()];
     tokio::task::spawn_blocking(move || {
+        let replicas = bases;
         // Heads nginx refuses, each as JSON with a request id and nosniff.
         for (head, expected, message) in [
             (b"GET /api/v1/ping HTTP/9.9\r\nHost: x\r\n\r\n".to_vec(), 400, "malformed request head"),
@@ -314,12 +338,35 @@ async fn nginx_answers_the_edge_before_a_request_exists_and_passes_the_rest() {
         for path in ["/metrics", "/readyz"] {
             let (_, answer) = nginx.raw(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes());
             assert_eq!(status(&answer), Some(404), "{path}: {answer}");
+            assert_eq!(json_error(&answer), "no such endpoint on the public listener");
+            let (_, answer) = nginx.raw(
+                format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: application/problem+json\r\nConnection: close\r\n\r\n").as_bytes(),
+            );
+            assert_eq!(problem(&answer).0, "/api/v1/problems/not-found", "{answer}");
         }
-        let (_, answer) = nginx.raw(
-            format!("GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n").as_bytes(),
-        );
-        assert_eq!(status(&answer), Some(200), "{answer}");
-        assert!(header(&answer, "x-ratelimit-limit").is_some(), "the service's own answer: {answer}");
+        // Round robin over both replicas; the access log names, for each answer, nginx's
+        // request id, the replica's and the replica.
+        let mut ids = Vec::new();
+        for _ in 0..4 {
+            let (_, answer) = nginx.raw(
+                format!("GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n").as_bytes(),
+            );
+            assert_eq!(status(&answer), Some(200), "{answer}");
+            assert!(header(&answer, "x-ratelimit-limit").is_some(), "the service's own answer: {answer}");
+            ids.push(header(&answer, "x-request-id").unwrap().to_owned());
+        }
+        let log = nginx.access_log();
+        let mut answered_by = std::collections::BTreeSet::new();
+        for id in &ids {
+            let line = log.iter().find(|line| line["replica_request_id"] == id.as_str()).unwrap();
+            assert_eq!(line["status"], 200);
+            assert_eq!(line["uri"], "/api/v1/ping");
+            assert!(!line["request_id"].as_str().unwrap().is_empty());
+            let replica = format!("http://{}", line["upstream_addr"].as_str().unwrap());
+            assert!(replicas.contains(&replica), "{line}");
+            answered_by.insert(replica);
+        }
+        assert_eq!(answered_by.len(), 2, "{log:?}");
         drop(nginx);
     })
     .await
@@ -454,4 +501,58 @@ async fn nginx_bounds_requests_per_client_and_answers_when_no_replica_can_be_rea
             "the service is unavailable".to_owned()
         )
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_goes_on_to_the_other_replica_when_one_refuses_or_does_not_accept_in_time() {
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
+    let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
+    let live = Replica::start(&db, None, &sim.base_url());
+    // A "replica" whose accept queue is full: further connections are never accepted, as with a
+    // stopped container's address, and nginx's connect times out.
+    let full = tokio::net::TcpSocket::new_v4().unwrap();
+    full.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let full_address = full.local_addr().unwrap();
+    let full = full.listen(0).unwrap();
+    let queued: Vec<TcpStream> = (0..2)
+        .filter_map(|_| TcpStream::connect_timeout(&full_address, Duration::from_millis(200)).ok())
+        .collect();
+    // And one refusing connections, as a replica whose container is starting.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_base = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let key = key.expose().to_owned();
+    for (name, down) in [
+        ("timeout", format!("http://{full_address}")),
+        ("refused", closed_base),
+    ] {
+        let Some(nginx) = Nginx::start(name, &[&down, &live.base]) else {
+            return;
+        };
+        let key = key.clone();
+        let down = down.trim_start_matches("http://").to_owned();
+        tokio::task::spawn_blocking(move || {
+            for _ in 0..4 {
+                let (_, answer) = nginx.raw(
+                    format!("GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n").as_bytes(),
+                );
+                assert_eq!(status(&answer), Some(200), "{answer}");
+            }
+            // The first request that met the replica that is down went on to the live one; then
+            // nginx left the failed one alone (max_fails=1) and asked the live one straight away.
+            let log = nginx.access_log();
+            let tried: Vec<&str> = log.iter().map(|line| line["upstream_addr"].as_str().unwrap()).collect();
+            assert!(
+                tried.iter().any(|addresses| addresses.starts_with(&down) && addresses.contains(", ")),
+                "{tried:?}"
+            );
+            assert_eq!(tried.iter().filter(|addresses| addresses.contains(&down)).count(), 1, "{tried:?}");
+        })
+        .await
+        .unwrap();
+    }
+    drop((queued, full));
+    live.stop().await;
+    sim.stop().await;
 }

@@ -1,0 +1,1135 @@
+//! `cargo xtask compose`: the ops journey of docs/operations.md, walked on a real Docker engine
+//! with docker-compose.yml as shipped, each step held to what that document says.
+//!
+//! Builds the image from the Dockerfile (the classic builder, through Compose, and BuildKit),
+//! brings up `--profile demo` under a project name of its own, issues a key as documented
+//! (`exec -T`), asks every endpoint through nginx, sees a HIT from the other replica, stops
+//! api1 under a request loop (no error), restarts nginx while api1 is stopped (serving),
+//! restarts Redis under load (no 5xx), stops Postgres (the documented answers, then recovery),
+//! takes the deployment down and up again (keys and data kept), runs `--profile observability`'s
+//! Prometheus (both targets up, every rule healthy), and sends SIGTERM to a replica with a
+//! request in flight (200). Prints each step's outcome and time as a markdown table and fails
+//! if any step did not behave as documented.
+//!
+//! Never pulls: every image docker-compose.yml and the Dockerfile name must be on the machine
+//! already. `--stand-ins` builds them from Debian's packages first (deploy/stand-ins/README.md),
+//! each kept for the next run until its inputs change.
+
+use std::collections::BTreeMap;
+use std::hash::{Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use callstats_domain::calendar::Day;
+
+use crate::process::target_dir;
+use crate::serve::seconds;
+
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// Build the registry images docker-compose.yml and the Dockerfile name from Debian's
+    /// packages first (a debootstrap base; kept across runs until their inputs change)
+    #[arg(long)]
+    pub stand_ins: bool,
+    /// Use the `callstats:local` image as it is (built by an earlier run) instead of building it
+    #[arg(long)]
+    pub no_build: bool,
+    /// Leave the deployment running at the end (it is taken down, volumes and all, otherwise)
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// The compose project the journey runs under, so that it never touches a deployment of the
+/// default name on the same engine.
+const PROJECT: &str = "callstats-journey";
+/// Where docker-compose.yml publishes nginx and Prometheus.
+const LB: &str = "127.0.0.1:8080";
+const PROMETHEUS: &str = "127.0.0.1:9090";
+/// The sim's delay before each answer (`CALLSTATS_SIM_LATENCY_MS`, which docker-compose.yml
+/// passes to it).
+const SIM_LATENCY_MS: &str = "100";
+const ALL_SCOPES: &str = "calls,kpi:aggregate,kpi:detail,operators,scripts";
+
+/// The images docker-compose.yml and the Dockerfile name, and the stand-in of each
+/// (`deploy/stand-ins/<folder>`); the base `debian:bookworm-slim` is made by debootstrap.
+const STAND_INS: [(&str, &str); 5] = [
+    ("rust:1.95-slim-bookworm", "rust"),
+    ("postgres:16-alpine", "postgres"),
+    ("redis:7-alpine", "redis"),
+    ("nginx:1.27-alpine", "nginx"),
+    ("prom/prometheus:v2.53.0", "prometheus"),
+];
+const BASE: &str = "debian:bookworm-slim";
+const STAND_IN_LABEL: &str = "org.callstats.stand-in";
+
+pub fn run(options: &Options) -> Result<()> {
+    let workspace = crate::workspace()
+        .canonicalize()
+        .context("cannot resolve the workspace")?;
+    let mut journey = Journey::default();
+    if options.stand_ins {
+        journey.step("stand-in images from Debian's packages", || {
+            stand_ins(&workspace)
+        });
+    }
+    journey.step(
+        "every image named is on the machine (nothing pulled)",
+        || {
+            let mut names: Vec<&str> = STAND_INS.iter().map(|(image, _)| *image).collect();
+            names.push(BASE);
+            let missing: Vec<&str> = names
+                .into_iter()
+                .filter(|name| !image_exists(name))
+                .collect();
+            if !missing.is_empty() {
+                bail!(
+                    "not on this machine: {} (pull them, or run with --stand-ins)",
+                    missing.join(", ")
+                );
+            }
+            Ok("found".to_owned())
+        },
+    );
+    let compose = Compose::new(&workspace)?;
+    compose.down_with_volumes();
+    if options.no_build {
+        journey.step("build: skipped (--no-build), the image as it is", || {
+            image_facts("callstats:local", &docker_now())
+        });
+    } else {
+        journey.step("build: `docker-compose build` (classic builder)", || {
+            let since = docker_now();
+            compose.succeed(&["build"])?;
+            image_facts("callstats:local", &since)
+        });
+        journey.step("build: BuildKit", || buildkit_build(&workspace));
+    }
+    if journey.failed() {
+        return journey.finish(&compose, options);
+    }
+    let up = journey.step("`--profile demo up -d`: both replicas healthy", || {
+        compose.succeed(&["up", "-d"])?;
+        compose.wait_healthy(&["api1", "api2"], Duration::from_secs(120))?;
+        Ok(format!("sim logs JSON: {}", compose.logs_are_json("sim")?))
+    });
+    if up.is_none() {
+        return journey.finish(&compose, options);
+    }
+    let Some(Key(key)) = journey.step(
+        "a key issued as documented (`exec -T api1 callstats keys create`)",
+        || issue_key(&compose, "journey"),
+    ) else {
+        return journey.finish(&compose, options);
+    };
+    let agent = crate::process::agent();
+    let today = Day::of(time::OffsetDateTime::now_utc());
+    let yesterday = today.plus_days(-1).unwrap_or(today);
+    journey.step("every endpoint through nginx: 200", || {
+        every_endpoint(&agent, &key, today)
+    });
+    journey.step("a HIT from the other replica (shared Redis)", || {
+        hit_from_the_other_replica(&agent, &key)
+    });
+    let paths = [
+        "/api/v1/operators".to_owned(),
+        format!("/api/v1/calls/summary?start={yesterday}"),
+        "/api/v1/ping".to_owned(),
+    ];
+    journey.step("`stop api1` under a request loop: no error", || {
+        under_load(
+            &key,
+            &paths,
+            |statuses| statuses.keys().all(|s| *s == 200),
+            || {
+                compose.succeed(&["stop", "api1"])?;
+                std::thread::sleep(Duration::from_secs(4));
+                Ok(())
+            },
+        )
+    });
+    journey.step("lb restarted while api1 is stopped: serving", || {
+        compose.succeed(&["restart", "lb"])?;
+        wait_until(Duration::from_secs(20), || {
+            Ok(ask(&agent, "/api/v1/ping", &key).is_ok_and(|a| a.status == 200))
+        })?;
+        let statuses = statuses_of(&agent, &key, &paths, 10);
+        if statuses.keys().any(|s| *s != 200) {
+            bail!("answers after the restart: {statuses:?}");
+        }
+        Ok(format!("{statuses:?}"))
+    });
+    journey.step("`start api1`: healthy again", || {
+        compose.succeed(&["start", "api1"])?;
+        compose.wait_healthy(&["api1"], Duration::from_secs(60))?;
+        Ok("healthy".to_owned())
+    });
+    journey.step("`restart redis` under load: no 5xx", || {
+        under_load(
+            &key,
+            &paths,
+            |statuses| statuses.keys().all(|s| *s < 500),
+            || {
+                compose.succeed(&["restart", "redis"])?;
+                std::thread::sleep(Duration::from_secs(3));
+                Ok(())
+            },
+        )
+    });
+    journey.step(
+        "Postgres stopped: the documented answers, then recovery",
+        || postgres_stopped(&compose, &agent, &key),
+    );
+    journey.step("`down`, then `up`: keys and portal data kept", || {
+        let before = ask(&agent, "/api/v1/operators", &key)?.json()?;
+        compose.succeed(&["down"])?;
+        compose.succeed(&["up", "-d"])?;
+        compose.wait_healthy(&["api1", "api2"], Duration::from_secs(120))?;
+        let after = ask(&agent, "/api/v1/operators", &key)?;
+        if after.status != 200 {
+            bail!("the key issued before `down` answers {}", after.status);
+        }
+        if after.json()? != before {
+            bail!("the roster changed across `down` and `up`");
+        }
+        Ok(format!(
+            "the key answers 200; {} operators, as before",
+            before
+                .pointer("/operators")
+                .and_then(|o| o.as_array())
+                .map_or(0, Vec::len)
+        ))
+    });
+    journey.step(
+        "`--profile observability up -d prometheus`: targets up, rules healthy",
+        || {
+            compose
+                .with_profile("observability")
+                .succeed(&["up", "-d", "prometheus"])?;
+            prometheus_healthy(&agent)
+        },
+    );
+    journey.step("SIGTERM to a replica with a request in flight: 200", || {
+        sigterm_in_flight(&compose, &key, today)
+    });
+    journey.finish(&compose, options)
+}
+
+/// The steps walked so far, each with its outcome and time.
+#[derive(Default)]
+struct Journey {
+    rows: Vec<(String, Result<String, String>, Duration)>,
+}
+
+impl Journey {
+    /// Runs one step and records it; its value when it succeeded.
+    fn step<T: StepOutcome>(&mut self, name: &str, work: impl FnOnce() -> Result<T>) -> Option<T> {
+        eprintln!("==> {name}");
+        let started = Instant::now();
+        let outcome = work();
+        let took = started.elapsed();
+        let (row, value) = match outcome {
+            Ok(value) => (Ok(value.describe()), Some(value)),
+            Err(err) => (Err(format!("{err:#}")), None),
+        };
+        eprintln!(
+            "    {} ({})",
+            row.as_ref().unwrap_or_else(|e| e),
+            seconds(took)
+        );
+        self.rows.push((name.to_owned(), row, took));
+        value
+    }
+
+    fn failed(&self) -> bool {
+        self.rows.iter().any(|(_, outcome, _)| outcome.is_err())
+    }
+
+    fn finish(self, compose: &Compose, options: &Options) -> Result<()> {
+        if !options.keep {
+            compose.down_with_volumes();
+        }
+        let mut table = String::from(
+            "\n`cargo xtask compose`: docker-compose.yml walked as docs/operations.md says\n\n\
+             | step | outcome | time |\n|---|---|---:|\n",
+        );
+        for (name, outcome, took) in &self.rows {
+            let outcome = match outcome {
+                Ok(text) => format!("ok: {text}"),
+                Err(text) => format!("**FAILED**: {text}"),
+            };
+            table.push_str(&format!(
+                "| {name} | {} | {} |\n",
+                outcome.replace('|', "\\|").replace('\n', " "),
+                seconds(*took)
+            ));
+        }
+        let total: Duration = self.rows.iter().map(|(_, _, took)| *took).sum();
+        table.push_str(&format!("\ntotal: {}\n", seconds(total)));
+        std::io::Write::write_all(&mut std::io::stdout(), table.as_bytes())
+            .context("cannot write the table")?;
+        if self.failed() {
+            bail!("a step of the journey did not behave as docs/operations.md says");
+        }
+        Ok(())
+    }
+}
+
+/// What a step's value says in the table.
+trait StepOutcome {
+    fn describe(&self) -> String;
+}
+
+/// A key: its plaintext is never printed.
+struct Key(String);
+
+impl StepOutcome for Key {
+    fn describe(&self) -> String {
+        format!(
+            "`cs_…` alone on stdout ({} bytes and a newline)",
+            self.0.len()
+        )
+    }
+}
+
+impl StepOutcome for String {
+    fn describe(&self) -> String {
+        self.clone()
+    }
+}
+
+/// docker-compose.yml under the journey's project name, with the demo's settings and profile.
+struct Compose {
+    program: Vec<String>,
+    workspace: PathBuf,
+    profiles: Vec<&'static str>,
+}
+
+impl Compose {
+    /// Compose v2 (`docker compose`) when the Docker client has it, else v1 (`docker-compose`).
+    fn new(workspace: &Path) -> Result<Self> {
+        let v2 = Command::new("docker")
+            .args(["compose", "version"])
+            .output()
+            .is_ok_and(|output| output.status.success());
+        let program = if v2 {
+            vec!["docker".to_owned(), "compose".to_owned()]
+        } else {
+            crate::process::require("docker-compose", "docker-compose")?;
+            vec!["docker-compose".to_owned()]
+        };
+        Ok(Self {
+            program,
+            workspace: workspace.to_owned(),
+            profiles: vec!["demo"],
+        })
+    }
+
+    fn with_profile(&self, profile: &'static str) -> Self {
+        let mut profiles = self.profiles.clone();
+        profiles.push(profile);
+        Self {
+            program: self.program.clone(),
+            workspace: self.workspace.clone(),
+            profiles,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let (program, first) = self
+            .program
+            .split_first()
+            .map_or(("docker-compose", &[][..]), |(p, rest)| (p.as_str(), rest));
+        let mut command = Command::new(program);
+        command.args(first).current_dir(&self.workspace).args([
+            "--project-name",
+            PROJECT,
+            "--env-file",
+            "deploy/demo.env",
+        ]);
+        for profile in &self.profiles {
+            command.args(["--profile", profile]);
+        }
+        // The sim a little way off (each page 100 ms), so that a cold request stays in flight
+        // long enough to be interrupted by a signal.
+        command
+            .args(args)
+            .env("CALLSTATS_SIM_LATENCY_MS", SIM_LATENCY_MS)
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn output(&self, args: &[&str]) -> Result<Output> {
+        self.command(args)
+            .output()
+            .with_context(|| format!("cannot run {:?}", self.program))
+    }
+
+    fn succeed(&self, args: &[&str]) -> Result<()> {
+        let output = self.output(args)?;
+        if !output.status.success() {
+            bail!(
+                "`compose {}` failed with {}: {}",
+                args.join(" "),
+                output.status,
+                tail(&output.stderr)
+            );
+        }
+        Ok(())
+    }
+
+    /// Everything of the project gone, its volumes too (a failed earlier run's included).
+    fn down_with_volumes(&self) {
+        let _ =
+            self.with_profile("observability")
+                .output(&["down", "--volumes", "--remove-orphans"]);
+    }
+
+    fn container(&self, service: &str) -> Result<String> {
+        let output = self.output(&["ps", "-q", service])?;
+        let id = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        if id.is_empty() {
+            bail!("no container for {service}");
+        }
+        Ok(id)
+    }
+
+    /// Waits until each service's container reports its health check healthy.
+    fn wait_healthy(&self, services: &[&str], within: Duration) -> Result<()> {
+        for service in services {
+            wait_until(within, || {
+                let id = self.container(service)?;
+                let output = Command::new("docker")
+                    .args(["inspect", "-f", "{{.State.Health.Status}}", &id])
+                    .output()?;
+                Ok(String::from_utf8_lossy(&output.stdout).trim() == "healthy")
+            })
+            .with_context(|| format!("{service} is not healthy"))?;
+        }
+        Ok(())
+    }
+
+    /// Whether every line `service` logged is a JSON object (the replicas' format).
+    fn logs_are_json(&self, service: &str) -> Result<String> {
+        let output = self.output(&["logs", "--no-color", "--no-log-prefix", service])?;
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let lines: Vec<&str> = text
+            .lines()
+            // Compose v1 heads the output with `Attaching to …`, a line of its own.
+            .filter(|line| !line.trim().is_empty() && !line.starts_with("Attaching to "))
+            .collect();
+        if lines.is_empty() {
+            bail!("{service} logged nothing");
+        }
+        if let Some(line) = lines.iter().find(|line| {
+            serde_json::from_str::<serde_json::Value>(line).map_or(true, |v| !v.is_object())
+        }) {
+            bail!("{service} logged a line that is not JSON: {line}");
+        }
+        Ok(format!("{} lines", lines.len()))
+    }
+}
+
+fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .iter()
+        .skip(lines.len().saturating_sub(5))
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+fn image_exists(name: &str) -> bool {
+    Command::new("docker")
+        .args(["image", "inspect", "--format", "{{.Id}}", name])
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+fn label_of(image: &str) -> Option<String> {
+    let output = Command::new("docker")
+        .args([
+            "image",
+            "inspect",
+            "--format",
+            &format!("{{{{index .Config.Labels \"{STAND_IN_LABEL}\"}}}}"),
+            image,
+        ])
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// Builds the stand-ins whose inputs changed, or that are missing; an image of the same name
+/// that is not a stand-in (a real one, pulled by someone) is left alone.
+fn stand_ins(workspace: &Path) -> Result<String> {
+    let root = target_dir().join("stand-ins");
+    std::fs::create_dir_all(&root).context("cannot create the stand-ins' directory")?;
+    let mut built = Vec::new();
+    let base_print = fingerprint(&[b"debootstrap --variant=minbase bookworm".as_slice()]);
+    if needs_stand_in(BASE, &base_print) {
+        crate::process::require("debootstrap", "debootstrap")?;
+        let rootfs = root.join("rootfs");
+        let _ = std::fs::remove_dir_all(&rootfs);
+        let status = Command::new("debootstrap")
+            .args(["--variant=minbase", "bookworm"])
+            .arg(&rootfs)
+            .arg("http://deb.debian.org/debian")
+            .stdout(Stdio::null())
+            .status()
+            .context("cannot run debootstrap")?;
+        if !status.success() {
+            bail!("debootstrap failed with {status}");
+        }
+        let tar = Command::new("tar")
+            .arg("-C")
+            .arg(&rootfs)
+            .args(["-c", "."])
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot run tar")?;
+        let imported = Command::new("docker")
+            .args([
+                "import",
+                "--change",
+                "CMD [\"bash\"]",
+                "--change",
+                &format!("LABEL {STAND_IN_LABEL}={base_print}"),
+                "-",
+                BASE,
+            ])
+            .stdin(tar.stdout.context("tar has no output")?)
+            .stdout(Stdio::null())
+            .status()
+            .context("cannot run docker import")?;
+        let _ = std::fs::remove_dir_all(&rootfs);
+        if !imported.success() {
+            bail!("docker import of the debootstrap base failed");
+        }
+        built.push(BASE);
+    }
+    for (image, folder) in STAND_INS {
+        let source = workspace.join("deploy/stand-ins").join(folder);
+        let mut inputs = Vec::new();
+        for entry in std::fs::read_dir(&source)
+            .with_context(|| format!("cannot read {}", source.display()))?
+        {
+            let path = entry?.path();
+            inputs.push(std::fs::read(&path)?);
+        }
+        inputs.sort();
+        let context = if folder == "rust" {
+            let version = Command::new("rustc").arg("--version").output()?.stdout;
+            inputs.push(version);
+            root.join("rust-context")
+        } else {
+            source.clone()
+        };
+        let inputs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let print = fingerprint(&inputs);
+        if !needs_stand_in(image, &print) {
+            continue;
+        }
+        if folder == "rust" {
+            rust_context(&source, &context)?;
+        }
+        let status = Command::new("docker")
+            .args([
+                "build",
+                "--quiet",
+                "--label",
+                &format!("{STAND_IN_LABEL}={print}"),
+                "--tag",
+                image,
+            ])
+            .arg(&context)
+            .env("DOCKER_BUILDKIT", "0")
+            .stdout(Stdio::null())
+            .status()
+            .context("cannot run docker build")?;
+        if folder == "rust" {
+            let _ = std::fs::remove_dir_all(&context);
+        }
+        if !status.success() {
+            bail!("the stand-in {image} did not build");
+        }
+        built.push(image);
+    }
+    Ok(if built.is_empty() {
+        "all kept from an earlier run".to_owned()
+    } else {
+        format!("built {}", built.join(", "))
+    })
+}
+
+/// Whether `image` is missing, or a stand-in made from other inputs than `print`.
+fn needs_stand_in(image: &str, print: &str) -> bool {
+    match label_of(image) {
+        None => true,
+        // A real image (no label of ours): never replaced.
+        Some(label) if label.is_empty() || label == "<no value>" => false,
+        Some(label) => label != print,
+    }
+}
+
+/// A short digest of the inputs a stand-in is built from (stable for one build of xtask, which
+/// is all a cache on one machine needs).
+fn fingerprint(inputs: &[&[u8]]) -> String {
+    let mut hasher = std::hash::DefaultHasher::new();
+    inputs.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// The Rust stand-in's build context: its Dockerfile, this machine's toolchain (the sysroot's
+/// bin, lib and libexec; no documentation) and its CA bundle.
+fn rust_context(source: &Path, context: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(context);
+    std::fs::create_dir_all(context.join("toolchain"))?;
+    std::fs::copy(source.join("Dockerfile"), context.join("Dockerfile"))?;
+    std::fs::copy(
+        "/etc/ssl/certs/ca-certificates.crt",
+        context.join("ca-certificates.crt"),
+    )
+    .context("cannot copy the machine's CA bundle")?;
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()?
+        .stdout;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot).trim());
+    for part in ["bin", "lib", "libexec"] {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(sysroot.join(part))
+            .arg(context.join("toolchain"))
+            .status()?;
+        if !status.success() {
+            bail!("cannot copy the toolchain's {part}");
+        }
+    }
+    Ok(())
+}
+
+/// Size of the image, its user, and whether its binary is stripped; and what the build left
+/// behind (untagged images).
+fn image_facts(image: &str, since: &str) -> Result<String> {
+    let inspect = |format: &str| -> Result<String> {
+        let output = Command::new("docker")
+            .args(["image", "inspect", "--format", format, image])
+            .output()?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    };
+    let size: u64 = inspect("{{.Size}}")?.parse().context("no image size")?;
+    let uid = Command::new("docker")
+        .args(["run", "--rm", "--entrypoint", "id", image, "-u"])
+        .output()?;
+    let uid = String::from_utf8_lossy(&uid.stdout).trim().to_owned();
+    if uid != "10001" {
+        bail!("the image runs as uid {uid:?}, not 10001");
+    }
+    let binary = target_dir().join("compose-callstats");
+    let created = Command::new("docker").args(["create", image]).output()?;
+    let id = String::from_utf8_lossy(&created.stdout).trim().to_owned();
+    let copied = Command::new("docker")
+        .args(["cp", &format!("{id}:/usr/local/bin/callstats")])
+        .arg(&binary)
+        .status()?;
+    let _ = Command::new("docker").args(["rm", &id]).output();
+    if !copied.success() {
+        bail!("cannot copy the binary out of the image");
+    }
+    let sections = Command::new("readelf").arg("-S").arg(&binary).output()?;
+    let binary_size = std::fs::metadata(&binary)?.len();
+    let _ = std::fs::remove_file(&binary);
+    let sections = String::from_utf8_lossy(&sections.stdout);
+    if sections.contains(".symtab") || sections.contains(".debug_") {
+        bail!("the binary keeps its symbols or debug information");
+    }
+    // What this build left behind: untagged images made since it began (the build stage, whose
+    // size counts the Rust image it starts from too).
+    let dangling = Command::new("docker")
+        .args([
+            "images",
+            "--filter",
+            "dangling=true",
+            "--format",
+            "{{.CreatedAt}}\t{{.Size}}",
+        ])
+        .output()?;
+    let dangling: Vec<String> = String::from_utf8_lossy(&dangling.stdout)
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(created, _)| *created >= since)
+        .map(|(_, size)| size.to_owned())
+        .collect();
+    Ok(format!(
+        "image {} MB, binary {} MB stripped, uid 10001; untagged images this build left: {}",
+        size / 1_000_000,
+        binary_size / 1_000_000,
+        if dangling.is_empty() {
+            "none".to_owned()
+        } else {
+            dangling.join(", ")
+        }
+    ))
+}
+
+/// Now, as `docker images` writes a creation time (`2026-11-26 11:41:22 +0000 UTC`), so that
+/// the two compare as strings.
+fn docker_now() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} +0000 UTC",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    )
+}
+
+/// The Dockerfile through BuildKit: `docker buildx build` where the client has buildx, else a
+/// client from before Docker 23 with `DOCKER_BUILDKIT=1` (Debian's `docker.io`), which has
+/// BuildKit built in.
+fn buildkit_build(workspace: &Path) -> Result<String> {
+    let buildx = Command::new("docker")
+        .args(["buildx", "version"])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    let mut command = if buildx {
+        let mut command = Command::new("docker");
+        command.args(["buildx", "build", "--load"]);
+        command
+    } else {
+        let client = ["/usr/bin/docker", "docker"]
+            .into_iter()
+            .find(|client| {
+                Command::new(client)
+                    .args(["version", "--format", "{{.Client.Version}}"])
+                    .output()
+                    .ok()
+                    .and_then(|output| {
+                        let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+                        version.split('.').next()?.parse::<u32>().ok()
+                    })
+                    .is_some_and(|major| major < 23)
+            })
+            .context("no Docker client with BuildKit: install buildx, or Debian's docker.io")?;
+        let mut command = Command::new(client);
+        command.arg("build").env("DOCKER_BUILDKIT", "1");
+        command
+    };
+    let output = command
+        .args(["--progress", "plain", "--tag", "callstats:buildkit", "."])
+        .current_dir(workspace)
+        .output()
+        .context("cannot run the BuildKit build")?;
+    if !output.status.success() {
+        bail!("the BuildKit build failed: {}", tail(&output.stderr));
+    }
+    let version = Command::new("docker")
+        .args(["run", "--rm", "callstats:buildkit", "--version"])
+        .output()?;
+    let _ = Command::new("docker")
+        .args(["rmi", "callstats:buildkit"])
+        .output();
+    if !version.status.success() {
+        bail!("the BuildKit image does not run");
+    }
+    Ok(format!(
+        "built with {}; it runs: {}",
+        if buildx {
+            "buildx"
+        } else {
+            "DOCKER_BUILDKIT=1"
+        },
+        String::from_utf8_lossy(&version.stdout).trim()
+    ))
+}
+
+fn issue_key(compose: &Compose, name: &str) -> Result<Key> {
+    let output = compose.output(&[
+        "exec",
+        "-T",
+        "api1",
+        "callstats",
+        "keys",
+        "create",
+        "--name",
+        name,
+        "--scopes",
+        ALL_SCOPES,
+        "--rate-limit",
+        "100000",
+    ])?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        bail!("keys create failed: {}", tail(&output.stderr));
+    }
+    // The key alone on one line, with nothing else (no carriage return, no message).
+    let key = stdout.strip_suffix('\n').unwrap_or(&stdout);
+    if !key.starts_with("cs_") || key.len() != 46 || key.contains(['\r', '\n', ' ']) {
+        bail!("stdout is not the key alone: {} bytes", stdout.len());
+    }
+    Ok(Key(key.to_owned()))
+}
+
+/// One answer: its status, the headers the journey reads, its body.
+struct Answer {
+    status: u16,
+    cache: String,
+    request_id: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Result<serde_json::Value> {
+        serde_json::from_slice(&self.body).context("the body is not JSON")
+    }
+
+    /// The replica that answered: the part of its request id that is the same for every
+    /// request of one process.
+    fn replica(&self) -> &str {
+        self.request_id
+            .rsplit_once('-')
+            .map_or("", |(process, _)| process)
+    }
+
+    fn error(&self) -> String {
+        self.json()
+            .ok()
+            .and_then(|body| body.pointer("/error")?.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
+fn ask(agent: &ureq::Agent, path: &str, key: &str) -> Result<Answer> {
+    let (status, headers, body) = crate::process::get_from(agent, LB, path, key)?;
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(Answer {
+        status,
+        cache: header("x-cache"),
+        request_id: header("x-request-id"),
+        body,
+    })
+}
+
+fn wait_until(within: Duration, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
+    let deadline = Instant::now() + within;
+    let mut last = None;
+    while Instant::now() < deadline {
+        match ready() {
+            Ok(true) => return Ok(()),
+            Ok(false) => last = None,
+            Err(err) => last = Some(err),
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    match last {
+        Some(err) => Err(err.context(format!("not ready after {} s", within.as_secs()))),
+        None => bail!("not ready after {} s", within.as_secs()),
+    }
+}
+
+fn every_endpoint(agent: &ureq::Agent, key: &str, today: Day) -> Result<String> {
+    let months = ask(agent, "/api/v1/kpi/months", key)?.json()?;
+    let month = months
+        .pointer("/sheets/0/month")
+        .and_then(|month| month.as_str())
+        .context("no KPI sheet in the demo")?
+        .to_owned();
+    let start = today.plus_days(-6).unwrap_or(today);
+    let this_month = today.to_string().get(..7).unwrap_or_default().to_owned();
+    let paths = [
+        "/api/v1/openapi.json".to_owned(),
+        "/api/v1/ping".to_owned(),
+        format!("/api/v1/calls/summary?start={today}"),
+        format!("/api/v1/calls/summary?start={start}&end={today}&direction=outbound"),
+        format!("/api/v1/calls/agents?start={start}&end={today}"),
+        "/api/v1/kpi/months".to_owned(),
+        format!("/api/v1/kpi/{month}"),
+        "/api/v1/operators".to_owned(),
+        format!("/api/v1/schedule?month={this_month}"),
+        "/api/v1/scripts/stats?limit=5".to_owned(),
+    ];
+    for path in &paths {
+        let answer = ask(agent, path, key)?;
+        if answer.status != 200 {
+            bail!("{path}: {} {}", answer.status, answer.error());
+        }
+    }
+    Ok(format!("{} paths", paths.len()))
+}
+
+fn hit_from_the_other_replica(agent: &ureq::Agent, key: &str) -> Result<String> {
+    // A path no step asked before: its first answer is a miss, computed by one replica.
+    let path = "/api/v1/scripts/stats?limit=7";
+    let first = ask(agent, path, key)?;
+    if first.cache != "MISS" {
+        bail!("the first answer was {}, not MISS", first.cache);
+    }
+    for _ in 0..6 {
+        let answer = ask(agent, path, key)?;
+        if answer.replica() != first.replica() {
+            if answer.cache != "HIT" || answer.body != first.body {
+                bail!(
+                    "the other replica answered {} (or other bytes)",
+                    answer.cache
+                );
+            }
+            return Ok(format!(
+                "MISS from {}, HIT from {}",
+                first.replica(),
+                answer.replica()
+            ));
+        }
+    }
+    bail!("every answer came from one replica")
+}
+
+/// Statuses of `rounds` rounds of `paths`.
+fn statuses_of(
+    agent: &ureq::Agent,
+    key: &str,
+    paths: &[String],
+    rounds: usize,
+) -> BTreeMap<u16, u32> {
+    let mut statuses = BTreeMap::new();
+    for _ in 0..rounds {
+        for path in paths {
+            let status = ask(agent, path, key).map_or(0, |answer| answer.status);
+            *statuses.entry(status).or_insert(0) += 1;
+        }
+    }
+    statuses
+}
+
+/// Asks `paths` in a loop from another thread while `act` runs, then checks the statuses
+/// (0 for a request that got no answer at all).
+fn under_load(
+    key: &str,
+    paths: &[String],
+    acceptable: impl Fn(&BTreeMap<u16, u32>) -> bool,
+    act: impl FnOnce() -> Result<()>,
+) -> Result<String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let looping = {
+        let stop = Arc::clone(&stop);
+        let key = key.to_owned();
+        let paths = paths.to_vec();
+        std::thread::spawn(move || {
+            let agent = crate::process::agent();
+            let mut statuses = BTreeMap::new();
+            let mut slowest = Duration::ZERO;
+            while !stop.load(Ordering::Relaxed) {
+                for path in &paths {
+                    let started = Instant::now();
+                    let status = ask(&agent, path, &key).map_or(0, |answer| answer.status);
+                    slowest = slowest.max(started.elapsed());
+                    *statuses.entry(status).or_insert(0_u32) += 1;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (statuses, slowest)
+        })
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    let acted = act();
+    stop.store(true, Ordering::Relaxed);
+    let (statuses, slowest) = looping
+        .join()
+        .map_err(|_| anyhow::anyhow!("the request loop panicked"))?;
+    acted?;
+    let summary = format!(
+        "{} requests, statuses {statuses:?}, slowest {}",
+        statuses.values().sum::<u32>(),
+        seconds(slowest)
+    );
+    if !acceptable(&statuses) {
+        bail!("{summary}");
+    }
+    Ok(summary)
+}
+
+fn postgres_stopped(compose: &Compose, agent: &ureq::Agent, key: &str) -> Result<String> {
+    // Both replicas have looked the key up and the answer is cached, just before the stop.
+    let cached = "/api/v1/operators";
+    for _ in 0..4 {
+        ask(agent, cached, key)?;
+    }
+    compose.succeed(&["stop", "postgres"])?;
+    let held = ask(agent, cached, key)?;
+    if held.status != 200 {
+        bail!(
+            "a cached answer with a recently seen key: {} {}",
+            held.status,
+            held.error()
+        );
+    }
+    let uncached = ask(agent, "/api/v1/scripts/stats?limit=3", key)?;
+    if uncached.status != 503 || uncached.error() != "portal database unavailable" {
+        bail!(
+            "an answer that needs the database: {} {}",
+            uncached.status,
+            uncached.error()
+        );
+    }
+    let ready = compose.output(&[
+        "exec",
+        "-T",
+        "api1",
+        "curl",
+        "-s",
+        "-w",
+        " %{http_code}",
+        "http://127.0.0.1:8080/readyz",
+    ])?;
+    let ready = String::from_utf8_lossy(&ready.stdout).into_owned();
+    if !ready.contains("portal database unreachable") || !ready.ends_with(" 503") {
+        bail!("/readyz while the database is down: {ready}");
+    }
+    compose.succeed(&["start", "postgres"])?;
+    let started = Instant::now();
+    wait_until(Duration::from_secs(60), || {
+        Ok(ask(agent, "/api/v1/scripts/stats?limit=3", key)?.status == 200)
+    })?;
+    Ok(format!(
+        "cached 200; uncached 503 `portal database unavailable`; /readyz 503; 200 again {} after start",
+        seconds(started.elapsed())
+    ))
+}
+
+fn prometheus_healthy(agent: &ureq::Agent) -> Result<String> {
+    let get = |path: &str| -> Result<serde_json::Value> {
+        let mut answer = agent
+            .get(format!("http://{PROMETHEUS}{path}"))
+            .call()
+            .with_context(|| format!("GET {path} from Prometheus failed"))?;
+        let body = answer
+            .body_mut()
+            .read_to_vec()
+            .context("no body from Prometheus")?;
+        serde_json::from_slice(&body).context("Prometheus answered no JSON")
+    };
+    let mut outcome = String::new();
+    wait_until(Duration::from_secs(90), || {
+        let targets = get("/api/v1/targets")?;
+        let active = targets
+            .pointer("/data/activeTargets")
+            .and_then(|t| t.as_array())
+            .cloned()
+            .unwrap_or_default();
+        let up = active
+            .iter()
+            .filter(|t| t.pointer("/health").is_some_and(|h| h == "up"))
+            .count();
+        let groups = get("/api/v1/rules")?;
+        let rules: Vec<serde_json::Value> = groups
+            .pointer("/data/groups")
+            .and_then(|g| g.as_array())
+            .into_iter()
+            .flatten()
+            .flat_map(|group| {
+                group
+                    .pointer("/rules")
+                    .and_then(|r| r.as_array())
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        let healthy = rules
+            .iter()
+            .filter(|rule| rule.pointer("/health").is_some_and(|h| h == "ok"))
+            .count();
+        outcome = format!(
+            "{up} of {} targets up; {healthy} of {} rules healthy",
+            active.len(),
+            rules.len()
+        );
+        Ok(active.len() == 2 && up == 2 && !rules.is_empty() && healthy == rules.len())
+    })
+    .with_context(|| outcome.clone())?;
+    Ok(outcome)
+}
+
+fn sigterm_in_flight(compose: &Compose, key: &str, today: Day) -> Result<String> {
+    // Cold windows (outside the warm days, inside the horizon), one a request: each takes the
+    // replica a while to fetch from the sim. Two at once, so that round robin gives one to each
+    // replica.
+    let windows: Vec<String> = [200_i64, 240]
+        .iter()
+        .map(|back| {
+            let end = today.plus_days(-back).unwrap_or(today);
+            let start = end.plus_days(-30).unwrap_or(end);
+            format!("/api/v1/calls/agents?start={start}&end={end}")
+        })
+        .collect();
+    let asked: Vec<_> = windows
+        .into_iter()
+        .map(|path| {
+            let key = key.to_owned();
+            std::thread::spawn(move || {
+                let agent = crate::process::agent();
+                ask(&agent, &path, &key)
+                    .map(|answer| (answer.status, answer.request_id, Instant::now()))
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    // The signal straight from the Docker client (compose's own start-up would delay it by a
+    // second or so), then the wait for the container to exit.
+    let container = compose.container("api1")?;
+    let signalled = Instant::now();
+    let killed = Command::new("docker")
+        .args(["kill", "--signal", "TERM", &container])
+        .output()?;
+    if !killed.status.success() {
+        bail!("docker kill failed: {}", tail(&killed.stderr));
+    }
+    let delivered = Instant::now();
+    let waited = Command::new("docker").args(["wait", &container]).output()?;
+    let stopped_after = signalled.elapsed();
+    let exit_code = String::from_utf8_lossy(&waited.stdout).trim().to_owned();
+    let mut answers = Vec::new();
+    for thread in asked {
+        answers.push(
+            thread
+                .join()
+                .map_err(|_| anyhow::anyhow!("a request thread panicked"))??,
+        );
+    }
+    let logs = compose.output(&["logs", "--no-color", "api1"])?;
+    let logs = String::from_utf8_lossy(&logs.stdout).into_owned();
+    let (status, _, answered) = answers
+        .iter()
+        .find(|(_, id, _)| !id.is_empty() && logs.contains(id.as_str()))
+        .context("neither request was answered by api1")?;
+    if *status != 200 {
+        bail!("api1 answered {status} after SIGTERM");
+    }
+    if *answered < delivered {
+        bail!("api1 answered before the signal: nothing was in flight (a faster machine?)");
+    }
+    if exit_code != "0" {
+        bail!("api1 exited with {exit_code} after SIGTERM");
+    }
+    Ok(format!(
+        "api1 answered 200 {} after SIGTERM and exited (0) {} after it",
+        seconds(answered.saturating_duration_since(signalled)),
+        seconds(stopped_after)
+    ))
+}
