@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
-    Found, KeyLookup, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
-    MockRequestLedger, MockResponseCache,
+    Found, KeyLookup, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
+    MockQuotaCounter, MockRequestLedger, MockResponseCache,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -97,7 +97,7 @@ fn computing_on(
     );
     let stats = CallStats::new(
         Arc::new(store),
-        Arc::new(MockCallDays::new()),
+        Arc::new(MockCallDaySource::new()),
         clock.clone(),
         StatsSettings::default(),
     );

@@ -35,7 +35,7 @@ use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::{CallDay, Held};
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
 use callstats_domain::ports::{
-    CallDayCache, CallDays, CallDaysError, CallPlatform, Clock, QuotaCounter, UpstreamError,
+    CallDayCache, CallDaySource, CallDaysError, CallPlatform, Clock, QuotaCounter, UpstreamError,
     UpstreamFailure,
 };
 use callstats_domain::tz;
@@ -707,7 +707,7 @@ impl Inner {
 }
 
 #[async_trait]
-impl CallDays for CallDayStore {
+impl CallDaySource for CallDayStore {
     async fn days(
         &self,
         range: DateRange,

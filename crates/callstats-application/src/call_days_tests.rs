@@ -34,7 +34,7 @@ fn day(raw: &str) -> Day {
 }
 
 fn range(start: &str, end: &str) -> DateRange {
-    DateRange::new(day(start), day(end)).unwrap()
+    DateRange::up_to_31_days(day(start), day(end)).unwrap()
 }
 
 /// The calls of a day: the first and last second of the day (local), and one in between; the
@@ -785,7 +785,7 @@ async fn concurrent_misses_of_one_day_fetch_it_once() {
         tokio::spawn(async move {
             store
                 .days(
-                    DateRange::new(start, start.plus_days(4).unwrap()).unwrap(),
+                    DateRange::up_to_31_days(start, start.plus_days(4).unwrap()).unwrap(),
                     &key(1),
                 )
                 .await

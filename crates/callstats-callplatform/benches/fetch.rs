@@ -86,7 +86,7 @@ fn scenario(calls_per_day: u32) {
         .unwrap();
     let platform = HttpCallPlatform::new(HttpPlatformConfig::new(base_url, None)).unwrap();
     let day = |raw| Day::parse(raw).unwrap();
-    let range = DateRange::new(day("2026-11-01"), day("2026-12-01")).unwrap();
+    let range = DateRange::up_to_31_days(day("2026-11-01"), day("2026-12-01")).unwrap();
     assert_eq!(range.days(), 31);
     let fetch = || runtime.block_on(platform.calls(range)).unwrap();
 

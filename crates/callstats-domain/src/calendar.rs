@@ -169,8 +169,9 @@ pub struct DateRange {
 }
 
 impl DateRange {
-    /// Builds a range; one longer than 31 days keeps its latest 31 and is marked clamped.
-    pub fn new(start: Day, end: Day) -> Result<Self, EndBeforeStart> {
+    /// The days `start` to `end`, up to 31 of them: a longer range keeps its latest 31 days
+    /// and says so in [`DateRange::clamped`] (the API's documented clamp, never an error).
+    pub fn up_to_31_days(start: Day, end: Day) -> Result<Self, EndBeforeStart> {
         if end < start {
             return Err(EndBeforeStart { start, end });
         }
@@ -459,7 +460,7 @@ mod tests {
 
     #[test]
     fn range_with_end_before_start_is_rejected() {
-        let err = DateRange::new(day("2026-11-03"), day("2026-11-02")).unwrap_err();
+        let err = DateRange::up_to_31_days(day("2026-11-03"), day("2026-11-02")).unwrap_err();
         assert_eq!(
             err.to_string(),
             "query parameter 'end' (2026-11-02) is before query parameter 'start' (2026-11-03)"
@@ -468,31 +469,31 @@ mod tests {
 
     #[test]
     fn latest_keeps_the_last_days_and_marks_the_range_clamped() {
-        let week = DateRange::new(day("2026-11-01"), day("2026-11-07")).unwrap();
+        let week = DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-07")).unwrap();
         assert_eq!(week.latest(7), week);
-        let eight = DateRange::new(day("2026-10-31"), day("2026-11-07")).unwrap();
+        let eight = DateRange::up_to_31_days(day("2026-10-31"), day("2026-11-07")).unwrap();
         let kept = eight.latest(7);
         assert_eq!(
             (kept.start(), kept.end(), kept.clamped(), kept.days()),
             (day("2026-11-01"), day("2026-11-07"), true, 7)
         );
         // A range clamped to 31 days already is trimmed further and stays clamped.
-        let year = DateRange::new(day("2026-01-01"), day("2026-11-07")).unwrap();
+        let year = DateRange::up_to_31_days(day("2026-01-01"), day("2026-11-07")).unwrap();
         let kept = year.latest(7);
         assert_eq!((kept.start(), kept.clamped()), (day("2026-11-01"), true));
-        let first = DateRange::new(day("0001-01-01"), day("0001-01-20")).unwrap();
+        let first = DateRange::up_to_31_days(day("0001-01-01"), day("0001-01-20")).unwrap();
         assert_eq!(first.latest(7).start(), day("0001-01-14"));
     }
 
     #[test]
     fn range_of_31_days_is_not_clamped() {
-        let range = DateRange::new(day("2026-10-01"), day("2026-10-31")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-10-01"), day("2026-10-31")).unwrap();
         assert_eq!((range.days(), range.clamped()), (31, false));
     }
 
     #[test]
     fn range_longer_than_31_days_keeps_its_latest_31() {
-        let range = DateRange::new(day("2026-01-01"), day("2026-11-20")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-01-01"), day("2026-11-20")).unwrap();
         assert_eq!(
             (range.start(), range.end(), range.clamped()),
             (day("2026-10-21"), day("2026-11-20"), true)
@@ -502,7 +503,7 @@ mod tests {
 
     #[test]
     fn range_window_runs_from_tashkent_midnight_to_the_midnight_after_end() {
-        let range = DateRange::new(day("2026-11-01"), day("2026-11-02")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-02")).unwrap();
         let (from, to) = range.window().unwrap();
         assert_eq!(from.to_string(), "2026-11-01 0:00:00.0 +05:00:00");
         assert_eq!(to.to_string(), "2026-11-03 0:00:00.0 +05:00:00");
@@ -518,7 +519,7 @@ mod tests {
 
     #[test]
     fn a_window_past_the_calendar_is_none_not_a_panic() {
-        let last = DateRange::new(day("9999-12-30"), day("9999-12-31")).unwrap();
+        let last = DateRange::up_to_31_days(day("9999-12-30"), day("9999-12-31")).unwrap();
         assert_eq!(last.window(), None);
         assert_eq!(
             last.unix_window().1 - last.unix_window().0,

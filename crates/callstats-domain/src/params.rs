@@ -185,7 +185,7 @@ fn date_range(start: &ParamValues, end: &ParamValues) -> Result<DateRange, Param
         Some(raw) => day(raw, Param::query("end"))?,
         None => start,
     };
-    Ok(DateRange::new(start, end)?)
+    Ok(DateRange::up_to_31_days(start, end)?)
 }
 
 /// A call period (clamped already) that starts before `earliest` is refused, naming `start`.

@@ -208,7 +208,7 @@ pub trait CallPlatform: Send + Sync + 'static {
 /// call-day store implements it over the call platform and the day caches.
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]
-pub trait CallDays: Send + Sync + 'static {
+pub trait CallDaySource: Send + Sync + 'static {
     /// Every day of `range` in order, each with its calls; never part of the range. The days
     /// not held are fetched on behalf of `requester`: in its turn, and paid from its budget.
     async fn days(

@@ -19,7 +19,7 @@ use crate::model::{
 };
 use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
-    CallDays, Clock, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
+    CallDaySource, Clock, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
 };
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
@@ -319,7 +319,7 @@ impl std::fmt::Debug for Prepared {
 #[derive(Clone)]
 pub struct CallStats {
     store: Arc<dyn PortalStore>,
-    calls: Arc<dyn CallDays>,
+    calls: Arc<dyn CallDaySource>,
     clock: Arc<dyn Clock>,
     settings: StatsSettings,
 }
@@ -328,7 +328,7 @@ impl CallStats {
     #[must_use]
     pub fn new(
         store: Arc<dyn PortalStore>,
-        calls: Arc<dyn CallDays>,
+        calls: Arc<dyn CallDaySource>,
         clock: Arc<dyn Clock>,
         settings: StatsSettings,
     ) -> Self {

@@ -15,8 +15,8 @@ use crate::model::{
     SheetContent,
 };
 use crate::ports::{
-    CallDaysError, Found, MockCallDays, MockClock, MockKeyStore, MockPortalStore, MockQuotaCounter,
-    MockRequestLedger, StoreError, UpstreamError,
+    CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
+    MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
 };
 use crate::request::UnvalidatedRequest;
 use crate::scope::Scope;
@@ -480,7 +480,7 @@ async fn ping_reports_the_key_and_server_time_in_utc_with_milliseconds() {
     );
 }
 
-fn stats(store: MockPortalStore, calls: MockCallDays) -> CallStats {
+fn stats(store: MockPortalStore, calls: MockCallDaySource) -> CallStats {
     CallStats::new(
         Arc::new(store),
         Arc::new(calls),
@@ -503,7 +503,7 @@ fn days_of(range: DateRange, calls: &[CallRecord]) -> Vec<Arc<CallDay>> {
 
 #[tokio::test]
 async fn summary_asks_for_the_days_of_the_requested_range() {
-    let mut platform = MockCallDays::new();
+    let mut platform = MockCallDaySource::new();
     let wanted = range("2026-11-01", "2026-11-01");
     platform
         .expect_days()
@@ -535,7 +535,7 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
 
 #[tokio::test]
 async fn upstream_failure_is_503_upstream_unavailable() {
-    let mut platform = MockCallDays::new();
+    let mut platform = MockCallDaySource::new();
     platform
         .expect_days()
         .returning(|_, _| Err(UpstreamError::new("HTTP 500").into()));
@@ -586,7 +586,7 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
             },
         ),
     ] {
-        let mut platform = MockCallDays::new();
+        let mut platform = MockCallDaySource::new();
         platform
             .expect_days()
             .returning(move |_, _| Err(error.clone()));
@@ -612,7 +612,7 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
 
 #[test]
 fn call_periods_may_start_no_earlier_than_the_history_horizon_from_today() {
-    let earliest = stats(MockPortalStore::new(), MockCallDays::new()).earliest_call_day();
+    let earliest = stats(MockPortalStore::new(), MockCallDaySource::new()).earliest_call_day();
     // 2026-11-21 in Tashkent, and the 399 days before it.
     assert_eq!(
         earliest.map(|e| (e.day.to_string(), e.horizon_days)),
@@ -620,7 +620,7 @@ fn call_periods_may_start_no_earlier_than_the_history_horizon_from_today() {
     );
     let unbounded = CallStats::new(
         Arc::new(MockPortalStore::new()),
-        Arc::new(MockCallDays::new()),
+        Arc::new(MockCallDaySource::new()),
         clock(),
         StatsSettings {
             history: HistoryHorizon::new(0),
@@ -661,7 +661,7 @@ async fn admission_reports_the_key_s_day_budget_read_on_the_same_trip() {
 
 #[tokio::test]
 async fn agents_combine_calls_scores_and_roster_names() {
-    let mut platform = MockCallDays::new();
+    let mut platform = MockCallDaySource::new();
     platform.expect_days().returning(|r, _| {
         Ok(days_of(
             r,
@@ -692,7 +692,7 @@ async fn agents_combine_calls_scores_and_roster_names() {
 
 #[tokio::test]
 async fn agents_fail_with_503_when_the_store_does() {
-    let mut platform = MockCallDays::new();
+    let mut platform = MockCallDaySource::new();
     platform.expect_days().returning(|r, _| Ok(days_of(r, &[])));
     let mut store = MockPortalStore::new();
     store
@@ -730,7 +730,7 @@ async fn kpi_month_reads_the_content_of_the_selected_sheet_only() {
                 ..SheetContent::default()
             }))
         });
-    let body = stats(store, MockCallDays::new())
+    let body = stats(store, MockCallDaySource::new())
         .kpi_month(month("2026-11"), None, KpiView::Aggregate)
         .await
         .unwrap();
@@ -745,7 +745,7 @@ async fn kpi_month_without_published_sheet_is_404_without_reading_content() {
     let mut store = MockPortalStore::new();
     store.expect_published_sheets().returning(|_| Ok(vec![]));
     store.expect_sheet_content().never();
-    let result = stats(store, MockCallDays::new())
+    let result = stats(store, MockCallDaySource::new())
         .kpi_month(month("2026-08"), None, KpiView::Detail)
         .await;
     assert_eq!(
@@ -763,7 +763,7 @@ async fn kpi_month_whose_sheet_was_unpublished_meanwhile_is_404() {
         .expect_published_sheets()
         .returning(|_| Ok(vec![sheet(1, "2026-11", "day")]));
     store.expect_sheet_content().returning(|_| Ok(None));
-    let result = stats(store, MockCallDays::new())
+    let result = stats(store, MockCallDaySource::new())
         .kpi_month(month("2026-11"), None, KpiView::Detail)
         .await;
     assert!(matches!(result, Err(DomainError::NotFound(_))));
@@ -776,7 +776,7 @@ async fn kpi_months_lists_every_published_sheet_in_order() {
         .expect_published_sheets()
         .withf(Option::is_none)
         .returning(|_| Ok(vec![sheet(1, "2026-10", "day"), sheet(2, "2026-11", "day")]));
-    let body = stats(store, MockCallDays::new())
+    let body = stats(store, MockCallDaySource::new())
         .kpi_months()
         .await
         .unwrap();
@@ -800,7 +800,7 @@ async fn schedule_joins_off_days_with_the_roster() {
     store
         .expect_operators()
         .returning(|| Ok(vec![operator("101", "O'tkir", None)]));
-    let body = stats(store, MockCallDays::new())
+    let body = stats(store, MockCallDaySource::new())
         .schedule(month("2026-11"))
         .await
         .unwrap();
@@ -834,7 +834,7 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
         .validate(KpiView::Aggregate, None)
         .unwrap()
         .unwrap();
-    let body = stats(store, MockCallDays::new())
+    let body = stats(store, MockCallDaySource::new())
         .answer(&request, &requester())
         .await
         .unwrap();

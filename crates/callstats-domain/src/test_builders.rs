@@ -18,7 +18,7 @@ pub(crate) fn month(raw: &str) -> Month {
 }
 
 pub(crate) fn range(start: &str, end: &str) -> DateRange {
-    DateRange::new(day(start), day(end)).unwrap()
+    DateRange::up_to_31_days(day(start), day(end)).unwrap()
 }
 
 fn unix(rfc3339: &str) -> i64 {

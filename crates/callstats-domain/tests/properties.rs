@@ -32,8 +32,9 @@ fn day_strategy() -> impl Strategy<Value = Day> {
 }
 
 fn range_strategy(max_days: i64) -> impl Strategy<Value = DateRange> {
-    (day_strategy(), 0..max_days)
-        .prop_map(|(start, len)| DateRange::new(start, start.plus_days(len).unwrap()).unwrap())
+    (day_strategy(), 0..max_days).prop_map(|(start, len)| {
+        DateRange::up_to_31_days(start, start.plus_days(len).unwrap()).unwrap()
+    })
 }
 
 /// Calls around `range`: some a day before or after it, to exercise the filtering.
@@ -80,7 +81,7 @@ fn range_and_calls(max_days: i64) -> impl Strategy<Value = (DateRange, Vec<CallR
 /// The days the statistics get for `range`: its own, plus the day before and the day after (in
 /// an unusual order), which must be ignored.
 fn days_around(range: DateRange, calls: &[CallRecord]) -> Vec<CallDay> {
-    let one = |day: Day| DateRange::new(day, day).unwrap();
+    let one = |day: Day| DateRange::up_to_31_days(day, day).unwrap();
     let mut days = CallDay::split(&one(range.end().plus_days(1).unwrap()), 0, calls);
     days.extend(CallDay::split(&range, 0, calls));
     days.extend(CallDay::split(
@@ -300,7 +301,7 @@ proptest! {
     #[test]
     fn clamped_range_is_31_days_and_ends_at_the_requested_end(start in day_strategy(), len in 0_i64..400) {
         let end = start.plus_days(len).unwrap();
-        let range = DateRange::new(start, end).unwrap();
+        let range = DateRange::up_to_31_days(start, end).unwrap();
         prop_assert_eq!(range.end(), end);
         prop_assert_eq!(range.clamped(), len >= 31);
         prop_assert_eq!(range.days(), usize::try_from((len + 1).min(31)).unwrap());

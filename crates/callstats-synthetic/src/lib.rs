@@ -417,7 +417,7 @@ mod tests {
 
     fn week() -> Vec<Vec<SyntheticCall>> {
         // 2026-11-16 is a Monday.
-        let range = DateRange::new(day("2026-11-16"), day("2026-11-22")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-11-16"), day("2026-11-22")).unwrap();
         range
             .iter_days()
             .map(|d| Generator::default().calls_on(d))
@@ -597,7 +597,7 @@ mod tests {
 
     #[tokio::test]
     async fn platform_returns_the_generators_calls_for_the_range() {
-        let range = DateRange::new(day("2026-11-01"), day("2026-11-03")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-03")).unwrap();
         let generator = Generator::new(3, 200);
         let records = SyntheticPlatform::new(generator, TestClock::at(NOW))
             .calls(range)
@@ -668,7 +668,7 @@ mod tests {
         }
 
         // A range across now: the days that are over, then today's part, then nothing.
-        let range = DateRange::new(yesterday, day("2026-11-30")).unwrap();
+        let range = DateRange::up_to_31_days(yesterday, day("2026-11-30")).unwrap();
         let calls = generator.calls_in_started_by(range, NOW);
         assert!(
             calls == [over, partial].concat(),
@@ -682,7 +682,7 @@ mod tests {
     async fn the_platform_serves_no_call_that_starts_after_its_clock_s_present() {
         let generator = Generator::default();
         let platform = SyntheticPlatform::new(generator, TestClock::at(NOW));
-        let one_day = |raw: &str| DateRange::new(day(raw), day(raw)).unwrap();
+        let one_day = |raw: &str| DateRange::up_to_31_days(day(raw), day(raw)).unwrap();
 
         let today = platform.calls(one_day("2026-11-18")).await.unwrap();
         assert!(!today.is_empty());
@@ -698,7 +698,7 @@ mod tests {
         // The clock moves on: so does what the platform serves.
         let tomorrow_noon = datetime!(2026-11-19 12:00:00 +05:00);
         let later = SyntheticPlatform::new(generator, TestClock::at(tomorrow_noon));
-        let range = DateRange::new(day("2026-11-18"), day("2026-11-19")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-11-18"), day("2026-11-19")).unwrap();
         let both = later.calls(range).await.unwrap();
         assert!(both == records(&generator.calls_in_started_by(range, tomorrow_noon)));
         assert!(both.len() > generator.calls_on(day("2026-11-18")).len());

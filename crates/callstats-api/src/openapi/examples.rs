@@ -156,7 +156,7 @@ struct Sample {
 impl Sample {
     fn new() -> Option<Self> {
         let day = Day::new(time::macros::date!(2026 - 11 - 02));
-        let range = DateRange::new(day, day).ok()?;
+        let range = DateRange::up_to_31_days(day, day).ok()?;
         let month = day.month();
         let agent = |n: &str| AgentNumber::new(n).ok();
         let at = |hour: i64, minute: i64| range.unix_window().0 + hour * 3600 + minute * 60;

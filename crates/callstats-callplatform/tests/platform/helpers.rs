@@ -15,7 +15,7 @@ pub fn day(raw: &str) -> Day {
 }
 
 pub fn range(start: &str, end: &str) -> DateRange {
-    DateRange::new(day(start), day(end)).unwrap()
+    DateRange::up_to_31_days(day(start), day(end)).unwrap()
 }
 
 /// Settings for tests: the token, short backoffs and bounds, no breaker unless a test wants one.

@@ -10,7 +10,7 @@ pub const AGENTS: u32 = 80;
 
 pub fn range() -> DateRange {
     let day = |raw| Day::parse(raw).unwrap();
-    DateRange::new(day("2026-10-01"), day("2026-10-31")).unwrap()
+    DateRange::up_to_31_days(day("2026-10-01"), day("2026-10-31")).unwrap()
 }
 
 pub fn calls() -> Vec<CallRecord> {

@@ -28,7 +28,7 @@ use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 const SIM_TOKEN: &str = "sim-token-5b2e";
 
 fn range(start: &str, end: &str) -> DateRange {
-    DateRange::new(Day::parse(start).unwrap(), Day::parse(end).unwrap()).unwrap()
+    DateRange::up_to_31_days(Day::parse(start).unwrap(), Day::parse(end).unwrap()).unwrap()
 }
 
 /// Short backoffs and bounds, no breaker, no token unless a test adds one.
@@ -105,7 +105,7 @@ async fn adapter_counts_match_the_generator_at_the_default_volume() {
     let records = platform(sim_config(&sim)).calls(days).await.unwrap();
     let generator = Generator::default();
     for day in days.iter_days() {
-        let (from, to) = DateRange::new(day, day).unwrap().unix_window();
+        let (from, to) = DateRange::up_to_31_days(day, day).unwrap().unix_window();
         let got = records
             .iter()
             .filter(|r| (from..to).contains(&r.started_at))
@@ -380,7 +380,7 @@ async fn sim_answers_unknown_paths_with_a_json_404() {
 
 /// `from=…&to=…` for one whole Tashkent day, in UTC.
 fn day_query(day: Day) -> String {
-    let (from, to) = DateRange::new(day, day).unwrap().unix_window();
+    let (from, to) = DateRange::up_to_31_days(day, day).unwrap().unix_window();
     let utc = |unix| {
         OffsetDateTime::from_unix_timestamp(unix)
             .unwrap()

@@ -87,7 +87,7 @@ backend_tests! {
         admin.seed(&big_sheet(50, 3).validate().unwrap(), callstats_store::Existing::Replace).await.unwrap();
         let store = db.store(Access::ReadOnly);
         let digest = callstats_domain::access::ApiKeySecret::from_random_bytes(&[9; 32]).digest();
-        let range = callstats_domain::calendar::DateRange::new(
+        let range = callstats_domain::calendar::DateRange::up_to_31_days(
             crate::support::day("2026-10-01"),
             crate::support::day("2026-10-31"),
         )

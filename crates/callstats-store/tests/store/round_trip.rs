@@ -175,7 +175,7 @@ backend_tests! {
 
     async fn call_scores_are_those_started_in_the_tashkent_days_of_the_range(db: &TestDatabase) {
         let store = seeded(db).await;
-        let range = DateRange::new(day("2026-11-01"), day("2026-11-02")).unwrap();
+        let range = DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-02")).unwrap();
         let scores = store.call_scores(range).await.unwrap();
         let summary: Vec<_> = scores
             .iter()
@@ -189,7 +189,7 @@ backend_tests! {
                 ("103", datetime!(2026-11-02 23:59:59 +5).unix_timestamp(), 100.0, Sentiment::Neutral),
             ]
         );
-        let next_day = DateRange::new(day("2026-11-03"), day("2026-11-03")).unwrap();
+        let next_day = DateRange::up_to_31_days(day("2026-11-03"), day("2026-11-03")).unwrap();
         let scores = store.call_scores(next_day).await.unwrap();
         assert_eq!(scores.len(), 1);
         assert_eq!(scores[0].started_at, datetime!(2026-11-03 00:00:00 +5).unix_timestamp());

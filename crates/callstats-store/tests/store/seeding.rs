@@ -27,7 +27,8 @@ async fn snapshot(store: &Store) -> String {
     }
     text += &format!("{:?}\n", store.scripts().await.unwrap());
     let range =
-        callstats_domain::calendar::DateRange::new(day("2026-10-15"), day("2026-11-14")).unwrap();
+        callstats_domain::calendar::DateRange::up_to_31_days(day("2026-10-15"), day("2026-11-14"))
+            .unwrap();
     text += &format!("{:?}\n", store.call_scores(range).await.unwrap());
     text
 }
@@ -55,7 +56,7 @@ backend_tests! {
         assert_eq!(store.sheet_content(7).await.unwrap(), None);
         assert!(store.scripts().await.unwrap().is_empty());
         assert!(store.off_days(month("2026-11")).await.unwrap().is_empty());
-        let range = callstats_domain::calendar::DateRange::new(day("2026-11-01"), day("2026-11-02")).unwrap();
+        let range = callstats_domain::calendar::DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-02")).unwrap();
         assert!(store.call_scores(range).await.unwrap().is_empty());
         let found = store.find_key(&secret(1).digest()).await.unwrap().unwrap();
         assert_eq!(found.name, "partner");

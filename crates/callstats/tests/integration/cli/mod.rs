@@ -96,7 +96,7 @@ async fn portal_state(db: &TestDatabase) -> String {
     }
     text += &format!("{:?}", store.scripts().await.unwrap());
     let day = |raw| Day::parse(raw).unwrap();
-    let range = DateRange::new(day("2026-11-01"), day("2026-11-21")).unwrap();
+    let range = DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-21")).unwrap();
     text + &format!("{:?}", store.call_scores(range).await.unwrap())
 }
 

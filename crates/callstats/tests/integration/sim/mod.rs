@@ -126,7 +126,7 @@ fn sim_serves_no_call_that_starts_after_the_present() {
             .unwrap()
     };
     let whole_day = |day: Day| {
-        let (from, to) = DateRange::new(day, day).unwrap().unix_window();
+        let (from, to) = DateRange::up_to_31_days(day, day).unwrap().unix_window();
         format!("/calls?from={}&to={}&limit=1000", utc(from), utc(to))
     };
     let calls = |body: &str| -> Vec<serde_json::Value> {
