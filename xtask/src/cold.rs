@@ -311,7 +311,6 @@ fn plus(day: Day, days: i64) -> Day {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
 

@@ -272,7 +272,6 @@ fn ratio(baseline: u64, demo: u64) -> f64 {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
 

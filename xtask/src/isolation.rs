@@ -766,7 +766,6 @@ fn by_status(replies: &[Reply]) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
 

@@ -487,7 +487,6 @@ pub(crate) fn answer_of(port: u16, path: &str, key: &str) -> Result<(String, Vec
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
 

@@ -35,7 +35,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Format check, clippy (-D warnings), the whole test suite, docs (-D warnings)
+    /// Format check, clippy (-D warnings), the whole test suite, the consumer crate
+    /// (examples/consumer), docs (-D warnings)
     Ci,
     /// The whole test suite (cargo test --workspace)
     Test,
@@ -159,6 +160,7 @@ fn ci() -> Result<()> {
         &[],
     )?;
     test()?;
+    consumer()?;
     cargo(
         &["doc", "--workspace", "--no-deps"],
         &[("RUSTDOCFLAGS", "-D warnings")],
@@ -168,6 +170,30 @@ fn ci() -> Result<()> {
 /// The README's test command.
 fn test() -> Result<()> {
     cargo(&["test", "--workspace"], &[])
+}
+
+/// The crate outside the workspace that tests a use case through the domain's public API
+/// (examples/consumer, docs/testing.md): formatted, built and its tests run, in the workspace's
+/// target directory so that the domain is not compiled twice.
+fn consumer() -> Result<()> {
+    let root = workspace();
+    let manifest = root.join("examples/consumer/Cargo.toml");
+    let target = root.join("target");
+    let (Some(manifest), Some(target)) = (manifest.to_str(), target.to_str()) else {
+        bail!("the workspace's path is not UTF-8");
+    };
+    cargo(&["fmt", "--manifest-path", manifest, "--", "--check"], &[])?;
+    cargo(
+        &[
+            "test",
+            "--manifest-path",
+            manifest,
+            "--locked",
+            "--target-dir",
+            target,
+        ],
+        &[],
+    )
 }
 
 fn bench() -> Result<()> {

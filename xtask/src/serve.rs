@@ -374,7 +374,6 @@ pub fn seconds(time: Duration) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
 

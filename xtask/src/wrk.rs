@@ -55,7 +55,6 @@ fn milliseconds(text: &str) -> Option<f64> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 mod tests {
     use super::*;
 

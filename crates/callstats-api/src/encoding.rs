@@ -159,7 +159,6 @@ impl Compressed {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
 
     use std::io::Read as _;
 

@@ -1,14 +1,6 @@
 //! The request use case against mocks of the ports: what a cached answer costs, the order of
 //! the checks, and computations that outlive their request.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    reason = "tests: a panic is a failed test"
-)]
-
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

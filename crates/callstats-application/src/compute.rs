@@ -54,7 +54,6 @@ impl ComputePool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
 
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;

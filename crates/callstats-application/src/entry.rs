@@ -126,7 +126,6 @@ fn unix_ms(at: OffsetDateTime) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
 
     use time::macros::datetime;
 

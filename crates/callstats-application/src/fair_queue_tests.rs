@@ -1,14 +1,6 @@
 //! The queue on its own: the order days are let out in, its bounds, the adaptive limit and the
 //! estimates.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    reason = "tests: a panic is a failed test"
-)]
-
 use super::*;
 
 fn day(n: i64) -> Day {

@@ -75,7 +75,6 @@ impl<E: SharedEntry> Drop for Lock<E> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
 
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};

@@ -452,7 +452,7 @@ impl AsRef<Self> for CallDay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_builders::{call, day, range};
+    use crate::testing::{call, day, range};
 
     #[test]
     fn a_call_takes_24_bytes() {

@@ -4,6 +4,10 @@
 //! This crate must stay pure: no web framework, no database, no HTTP client, no cache client,
 //! no clock or randomness of its own. Adapters depend on it, never the reverse; time and I/O
 //! reach it only through the traits in [`ports`].
+//!
+//! Testing the statistics, with the kit of the `mock` feature: docs/testing.md.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod access;
 pub mod breaker;
@@ -20,11 +24,15 @@ pub mod request;
 pub mod scope;
 pub mod service;
 pub mod stats;
-#[cfg(any(test, feature = "mock"))]
+// Documented without the feature too, marked as needing it on docs.rs.
+#[cfg(any(test, doc, feature = "mock"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub mod testing;
 pub mod tz;
 
 pub use error::DomainError;
 
-#[cfg(test)]
-mod test_builders;
+/// docs/testing.md, whose Rust examples run as this crate's doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/testing.md")]
+pub struct TestingGuide;

@@ -8,6 +8,7 @@ use std::fmt;
 
 use compact_str::CompactString;
 use serde::Serialize;
+use time::OffsetDateTime;
 
 use crate::calendar::{Day, LocalDateTime, Month, Period};
 use crate::params::Direction;
@@ -96,7 +97,8 @@ pub struct CallRecord {
     pub direction: Direction,
     /// `None` for calls no agent answered.
     pub agent_number: Option<AgentNumber>,
-    /// Start of the call, Unix seconds.
+    /// Start of the call, Unix seconds (its day is the Tashkent day of this instant; see
+    /// [`CallRecord::new`]).
     pub started_at: i64,
     pub duration_seconds: f64,
     /// Seconds from entering the queue until answered or abandoned, 0..=86 400; `None` when
@@ -104,6 +106,40 @@ pub struct CallRecord {
     pub wait_seconds: Option<f64>,
     /// The queue that offered the call; `None` when the platform names none.
     pub queue: Option<QueueName>,
+}
+
+impl CallRecord {
+    /// A call that started at `started` and lasted `duration_seconds`, answered by no agent,
+    /// without a wait or a queue (set the public fields for those).
+    ///
+    /// `started` may carry any offset: [`CallRecord::started_at`] keeps the instant as Unix
+    /// seconds, and the day a call counts on is the Tashkent day of that instant (a call at
+    /// 2026-11-01 20:00 UTC is one of 2 November).
+    ///
+    /// ```
+    /// use callstats_domain::calendar::{DateRange, Day};
+    /// use callstats_domain::call_day::CallDay;
+    /// use callstats_domain::model::CallRecord;
+    /// use callstats_domain::params::Direction;
+    /// use time::macros::datetime;
+    ///
+    /// let call = CallRecord::new(Direction::Inbound, datetime!(2026-11-01 20:00 UTC), 30.0);
+    /// let first = Day::parse("2026-11-01").unwrap();
+    /// let second = Day::parse("2026-11-02").unwrap();
+    /// let days = CallDay::split(&DateRange::up_to_31_days(first, second).unwrap(), 0, &[call]);
+    /// assert_eq!((days[0].calls().len(), days[1].calls().len()), (0, 1));
+    /// ```
+    #[must_use]
+    pub fn new(direction: Direction, started: OffsetDateTime, duration_seconds: f64) -> Self {
+        Self {
+            direction,
+            agent_number: None,
+            started_at: started.unix_timestamp(),
+            duration_seconds,
+            wait_seconds: None,
+            queue: None,
+        }
+    }
 }
 
 /// Sentiment of a scored call.

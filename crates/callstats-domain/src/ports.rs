@@ -1,5 +1,9 @@
 //! What the domain needs from outside, as traits the adapters implement.
 //!
+//! With the `mock` feature, every trait `X` here but [`CallPlatform`] has a mockall mock
+//! `MockX` beside it, left out of this documentation: [`crate::testing`] lists them, and
+//! docs/testing.md shows one at work.
+//!
 //! The response cache and quota counter are infallible on purpose: when their backend (Redis)
 //! is lost, the adapter degrades by itself (a miss, an in-process count), so no request ever
 //! fails because of them.
@@ -149,7 +153,7 @@ pub enum CallDaysError {
 }
 
 /// The API keys, as admission reads them.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait KeyStore: Send + Sync + 'static {
     /// The key with this digest, revoked and expired ones included (the caller decides).
@@ -178,7 +182,7 @@ pub enum KeyLookup {
 }
 
 /// The call centre portal's data. Read-only; drafts are never returned.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait PortalStore: Send + Sync + 'static {
     /// The whole roster, staff included.
@@ -195,8 +199,8 @@ pub trait PortalStore: Send + Sync + 'static {
     async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError>;
 }
 
-/// The upstream call platform.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+/// The upstream call platform. The call-day store reads it; the statistics read the days it
+/// makes ([`CallDaySource`]).
 #[async_trait]
 pub trait CallPlatform: Send + Sync + 'static {
     /// Every call that started in the range (Tashkent midnight of the start to the midnight
@@ -206,7 +210,7 @@ pub trait CallPlatform: Send + Sync + 'static {
 
 /// The calls of a range as the days they started on: what the call statistics read. The
 /// call-day store implements it over the call platform and the day caches.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait CallDaySource: Send + Sync + 'static {
     /// Every day of `range` in order, each with its calls; never part of the range. The days
@@ -220,7 +224,7 @@ pub trait CallDaySource: Send + Sync + 'static {
 
 /// One tier of kept call days: in process, or shared by every replica. Infallible like the
 /// response cache: a tier that cannot answer (Redis lost, an entry it cannot decode) misses.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait CallDayCache: Send + Sync + 'static {
     /// The kept entries of `days`, in the same order; `None` where a day is not kept.
@@ -238,7 +242,7 @@ pub trait CallDayCache: Send + Sync + 'static {
 
 /// One holder at a time across replicas, for background work one replica does for all (the
 /// warmer). A lease expires unless held again within its `ttl`.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait Lease: Send + Sync + 'static {
     /// Takes the lease, or keeps it when this holder has it, for `ttl`; `false` while another
@@ -250,7 +254,7 @@ pub trait Lease: Send + Sync + 'static {
 }
 
 /// Serialised responses shared between requests (and replicas).
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait ResponseCache: Send + Sync + 'static {
     /// The stored bytes, or `None` on a miss or when the cache cannot be reached.
@@ -280,7 +284,7 @@ pub struct Found {
 
 /// Where admission counts a request and finds its cached answer, in one call: a store that
 /// keeps both the counters and the answers (Redis) answers it in one round trip.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait RequestLedger: Send + Sync + 'static {
     /// Adds one request to `window` and reads the count of `days` (the key's day budget) and
@@ -294,7 +298,7 @@ pub trait RequestLedger: Send + Sync + 'static {
 }
 
 /// Per-window counters: requests, and day fetches against a budget.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait QuotaCounter: Send + Sync + 'static {
     /// Adds one request to the bucket and returns its count including this one.
@@ -310,7 +314,7 @@ pub trait QuotaCounter: Send + Sync + 'static {
 }
 
 /// The current time, so tests can fix it.
-#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> OffsetDateTime;
 }

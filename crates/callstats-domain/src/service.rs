@@ -315,7 +315,38 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
-/// The statistics use cases.
+/// The statistics use cases: one method per data endpoint, and [`CallStats::answer`] for any
+/// parsed request.
+///
+/// It reads three ports: [`PortalStore`] (roster, scores, KPI sheets, off-days, scripts),
+/// [`CallDaySource`] (the calls of a range as held days, fetched for a [`Requester`]) and
+/// [`Clock`] (only for the history horizon). Tests mock them with `MockPortalStore`,
+/// `MockCallDaySource` and `MockClock` or `testing::TestClock` (feature `mock`;
+/// docs/testing.md). A port's failure is the method's error: [`DomainError::StoreUnavailable`]
+/// or, from the call days, [`DomainError::UpstreamUnavailable`], [`DomainError::UpstreamBusy`]
+/// or the day budget's [`DomainError::DayBudgetExceeded`] (503, 503, 429).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use std::sync::Arc;
+///
+/// use callstats_domain::ports::{MockCallDaySource, MockPortalStore};
+/// use callstats_domain::service::{CallStats, StatsSettings};
+/// use callstats_domain::testing::{TestClock, operator, tashkent};
+///
+/// let mut store = MockPortalStore::new();
+/// store.expect_operators().returning(|| Ok(vec![operator("101", "Dilnoza", None)]));
+/// let stats = CallStats::new(
+///     Arc::new(store),
+///     Arc::new(MockCallDaySource::new()), // the roster reads no call days
+///     TestClock::at(tashkent("2026-11-03 12:00")),
+///     StatsSettings::default(),
+/// );
+/// let roster = stats.operators().await.unwrap();
+/// assert_eq!(roster.operators[0].name, "Dilnoza");
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct CallStats {
     store: Arc<dyn PortalStore>,
@@ -325,6 +356,8 @@ pub struct CallStats {
 }
 
 impl CallStats {
+    /// The use cases over the portal's data (`store`), the held call days (`calls`) and the
+    /// time (`clock`).
     #[must_use]
     pub fn new(
         store: Arc<dyn PortalStore>,
@@ -451,6 +484,9 @@ impl CallStats {
         })
     }
 
+    /// /calls/summary: the calls of `range` in `direction` (of `queue` only, when given),
+    /// counted per day and hour with the service figures at `sl_threshold`. Reads the days of
+    /// `range` ([`CallDaySource::days`], fetched for `requester`); fails as they do.
     pub async fn call_summary(
         &self,
         range: DateRange,
@@ -469,6 +505,8 @@ impl CallStats {
         ))
     }
 
+    /// /calls/queues: the service figures of each queue over `range` in `direction`. Reads the
+    /// days of `range` ([`CallDaySource::days`]); fails as they do.
     pub async fn call_queues(
         &self,
         range: DateRange,
@@ -485,6 +523,10 @@ impl CallStats {
         ))
     }
 
+    /// /calls/agents: the leaderboard of `range` (of `queue` only, when given), the agents
+    /// named from the roster and their quality scores smoothed by the prior weight. Reads the
+    /// days of `range`, the scores of `range` and the roster, concurrently; fails as the first
+    /// of them that fails.
     pub async fn call_agents(
         &self,
         range: DateRange,
@@ -525,12 +567,18 @@ impl CallStats {
         )
     }
 
+    /// /kpi/months: every published KPI sheet, in order. Reads
+    /// [`PortalStore::published_sheets`].
     pub async fn kpi_months(&self) -> Result<SheetsResponse, DomainError> {
         Ok(stats::sheet_listing(
             self.store.published_sheets(None).await?,
         ))
     }
 
+    /// /kpi/{month}: the published sheet of `month` (of `shift` when given, else the
+    /// lowest-sorting shift) as `view` lets the key see it. Reads the month's published sheets,
+    /// then the content of the one selected; [`DomainError::NotFound`] when the month has no
+    /// published sheet (of that shift), or it was unpublished between the two reads.
     pub async fn kpi_month(
         &self,
         month: Month,
@@ -550,17 +598,20 @@ impl CallStats {
         Ok(stats::kpi_month(sheet, content, view))
     }
 
+    /// /operators: the roster, staff set apart. Reads [`PortalStore::operators`].
     pub async fn operators(&self) -> Result<OperatorsResponse, DomainError> {
         Ok(stats::roster(self.store.operators().await?))
     }
 
-    /// Off-days and roster are fetched concurrently.
+    /// /schedule: the off-days of `month` joined with the roster's names. Reads
+    /// [`PortalStore::off_days`] and [`PortalStore::operators`], concurrently.
     pub async fn schedule(&self, month: Month) -> Result<Schedule, DomainError> {
         let (off_days, roster) =
             futures::try_join!(self.store.off_days(month), self.store.operators())?;
         Ok(stats::schedule(month, off_days, &roster))
     }
 
+    /// /scripts/stats: the `limit` most viewed scripts. Reads [`PortalStore::scripts`].
     pub async fn scripts(&self, limit: ScriptsLimit) -> Result<ScriptsResponse, DomainError> {
         Ok(stats::top_scripts(self.store.scripts().await?, limit))
     }

@@ -8,11 +8,9 @@ use time::macros::datetime;
 use super::*;
 use crate::access::{ApiKeySecret, Unauthorized};
 use crate::calendar::Day;
-use crate::call_day::CallDay;
 use crate::limits::OverBudget;
 use crate::model::{
-    AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
-    SheetContent,
+    AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
 };
 use crate::ports::{
     CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
@@ -20,7 +18,7 @@ use crate::ports::{
 };
 use crate::request::UnvalidatedRequest;
 use crate::scope::Scope;
-use crate::test_builders::{call, month, operator, range, row, sheet};
+use crate::testing::{call, days_of, month, operator, range, row, sheet};
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
 const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
@@ -493,19 +491,11 @@ fn requester() -> Requester {
     Requester::key(42)
 }
 
-/// The days of `range` holding `calls`, as the day store hands them over.
-fn days_of(range: DateRange, calls: &[CallRecord]) -> Vec<Arc<CallDay>> {
-    CallDay::split(&range, 0, calls)
-        .into_iter()
-        .map(Arc::new)
-        .collect()
-}
-
 #[tokio::test]
 async fn summary_asks_for_the_days_of_the_requested_range() {
-    let mut platform = MockCallDaySource::new();
+    let mut call_days = MockCallDaySource::new();
     let wanted = range("2026-11-01", "2026-11-01");
-    platform
+    call_days
         .expect_days()
         .withf(move |r, who| *r == wanted && who.key_id() == 42)
         .times(1)
@@ -520,7 +510,7 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
                 )],
             ))
         });
-    let summary = stats(MockPortalStore::new(), platform)
+    let summary = stats(MockPortalStore::new(), call_days)
         .call_summary(
             wanted,
             Direction::Inbound,
@@ -535,11 +525,11 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
 
 #[tokio::test]
 async fn upstream_failure_is_503_upstream_unavailable() {
-    let mut platform = MockCallDaySource::new();
-    platform
+    let mut call_days = MockCallDaySource::new();
+    call_days
         .expect_days()
         .returning(|_, _| Err(UpstreamError::new("HTTP 500").into()));
-    let result = stats(MockPortalStore::new(), platform)
+    let result = stats(MockPortalStore::new(), call_days)
         .call_summary(
             range("2026-11-01", "2026-11-01"),
             Direction::Inbound,
@@ -586,11 +576,11 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
             },
         ),
     ] {
-        let mut platform = MockCallDaySource::new();
-        platform
+        let mut call_days = MockCallDaySource::new();
+        call_days
             .expect_days()
             .returning(move |_, _| Err(error.clone()));
-        let result = stats(MockPortalStore::new(), platform)
+        let result = stats(MockPortalStore::new(), call_days)
             .call_summary(
                 range("2026-11-01", "2026-11-01"),
                 Direction::Inbound,
@@ -661,8 +651,8 @@ async fn admission_reports_the_key_s_day_budget_read_on_the_same_trip() {
 
 #[tokio::test]
 async fn agents_combine_calls_scores_and_roster_names() {
-    let mut platform = MockCallDaySource::new();
-    platform.expect_days().returning(|r, _| {
+    let mut call_days = MockCallDaySource::new();
+    call_days.expect_days().returning(|r, _| {
         Ok(days_of(
             r,
             &[call(
@@ -682,7 +672,7 @@ async fn agents_combine_calls_scores_and_roster_names() {
         .expect_operators()
         .times(1)
         .returning(|| Ok(vec![operator("101", "Oʻtkir Karimov", None)]));
-    let body = stats(store, platform)
+    let body = stats(store, call_days)
         .call_agents(range("2026-11-01", "2026-11-01"), None, &requester())
         .await
         .unwrap();
@@ -692,14 +682,16 @@ async fn agents_combine_calls_scores_and_roster_names() {
 
 #[tokio::test]
 async fn agents_fail_with_503_when_the_store_does() {
-    let mut platform = MockCallDaySource::new();
-    platform.expect_days().returning(|r, _| Ok(days_of(r, &[])));
+    let mut call_days = MockCallDaySource::new();
+    call_days
+        .expect_days()
+        .returning(|r, _| Ok(days_of(r, &[])));
     let mut store = MockPortalStore::new();
     store
         .expect_call_scores()
         .returning(|_| Err(StoreError::new("timeout")));
     store.expect_operators().returning(|| Ok(vec![]));
-    let result = stats(store, platform)
+    let result = stats(store, call_days)
         .call_agents(range("2026-11-01", "2026-11-01"), None, &requester())
         .await;
     assert_eq!(

@@ -1,10 +1,259 @@
-//! Test support for other crates' tests (feature `mock`): the one clock they set and move.
+//! The testing kit (feature `mock`): builders for every input the statistics take, the held
+//! days a mocked [`CallDaySource`](crate::ports::CallDaySource) answers with, a clock to set
+//! and move, and `mockall` re-exported, so a test needs no second dependency for
+//! `predicate::eq`. docs/testing.md shows them at work.
+//!
+//! Every port trait `X` in [`crate::ports`] has a generated `MockX` there (feature `mock`):
+//! `MockPortalStore`, `MockCallDaySource` and `MockClock` are what [`CallStats`](crate::service::CallStats)
+//! reads; `MockKeyStore`, `MockQuotaCounter`, `MockRequestLedger` what
+//! [`Gatekeeper`](crate::service::Gatekeeper) reads; `MockCallDayCache`, `MockLease` and
+//! `MockResponseCache` the adapters' ports. Each has `expect_<method>()` as mockall makes it.
+//!
+//! Times are instants ([`OffsetDateTime`], e.g. `datetime!(2026-11-01 10:00 +5)`) or text
+//! ([`Moment`]): a Tashkent local time or RFC 3339 with its offset; never Unix seconds.
+//!
+//! The builders panic on text that is not what they expect: in a test, that is a failed test.
+
+#![allow(
+    clippy::expect_used,
+    reason = "test support: a malformed literal in a test is a failed test"
+)]
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use time::{Duration, OffsetDateTime};
+#[cfg(any(test, feature = "mock"))]
+pub use mockall;
+#[cfg(any(test, feature = "mock"))]
+pub use mockall::predicate;
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::{Duration, OffsetDateTime, PrimitiveDateTime};
 
+use crate::calendar::{DateRange, Day, LocalDateTime, Month};
+use crate::call_day::CallDay;
+use crate::model::{
+    AgentNumber, CallRecord, CallScore, KpiOperatorRow, Metric, Operator, QueueName, Sentiment,
+    Sheet,
+};
+use crate::params::Direction;
 use crate::ports::Clock;
+use crate::tz::TASHKENT;
+
+/// An instant a builder takes: an [`OffsetDateTime`], or text, either a Tashkent local time
+/// (`"2026-11-01 10:00"` or `"2026-11-01 10:00:00"`) or RFC 3339 with its own offset
+/// (`"2026-11-01T05:00:00Z"`).
+pub trait Moment {
+    /// The instant; panics on text that is neither form.
+    fn instant(self) -> OffsetDateTime;
+}
+
+impl Moment for OffsetDateTime {
+    fn instant(self) -> OffsetDateTime {
+        self
+    }
+}
+
+impl Moment for &str {
+    fn instant(self) -> OffsetDateTime {
+        tashkent(self)
+    }
+}
+
+/// The instant of a Tashkent local time (`"2026-11-01 10:00"`, seconds optional) or of an RFC
+/// 3339 time with its offset.
+///
+/// ```
+/// use callstats_domain::testing::tashkent;
+/// use time::macros::datetime;
+///
+/// assert_eq!(tashkent("2026-11-01 10:00"), datetime!(2026-11-01 05:00 UTC));
+/// assert_eq!(tashkent("2026-11-01T10:00:00+05:00"), datetime!(2026-11-01 05:00 UTC));
+/// ```
+#[must_use]
+pub fn tashkent(text: &str) -> OffsetDateTime {
+    if let Ok(instant) = OffsetDateTime::parse(text, &Rfc3339) {
+        return instant;
+    }
+    let local = PrimitiveDateTime::parse(
+        text,
+        format_description!("[year]-[month]-[day] [hour]:[minute]:[second]"),
+    )
+    .or_else(|_| {
+        PrimitiveDateTime::parse(
+            text,
+            format_description!("[year]-[month]-[day] [hour]:[minute]"),
+        )
+    })
+    .expect("a Tashkent local time YYYY-MM-DD HH:MM[:SS] or RFC 3339");
+    local.assume_offset(TASHKENT)
+}
+
+/// The day `"YYYY-MM-DD"`.
+#[must_use]
+pub fn day(text: &str) -> Day {
+    Day::parse(text).expect("a day YYYY-MM-DD")
+}
+
+/// The month `"YYYY-MM"`.
+#[must_use]
+pub fn month(text: &str) -> Month {
+    Month::parse(text).expect("a month YYYY-MM")
+}
+
+/// The days `start` to `end` (`"YYYY-MM-DD"`), at most 31 of them, as
+/// [`DateRange::up_to_31_days`] makes it.
+#[must_use]
+pub fn range(start: &str, end: &str) -> DateRange {
+    DateRange::up_to_31_days(day(start), day(end))
+        .expect("a range whose end is not before its start")
+}
+
+/// The agent number `text`.
+#[must_use]
+pub fn agent(text: &str) -> AgentNumber {
+    AgentNumber::new(text).expect("an agent number")
+}
+
+/// The queue named `text`.
+#[must_use]
+pub fn queue(text: &str) -> QueueName {
+    QueueName::new(text).expect("a queue name")
+}
+
+/// A call in `direction` that started `at`, lasted `seconds` and was answered by `agent`
+/// (`None`: no agent answered), without a wait or a queue: chain [`CallExt::waited`] and
+/// [`CallExt::queued`] for those.
+///
+/// ```
+/// use callstats_domain::params::Direction;
+/// use callstats_domain::testing::{CallExt, call};
+///
+/// let answered = call(Direction::Inbound, Some("101"), "2026-11-01 10:00", 60.0).waited(12.0);
+/// let abandoned = call(Direction::Inbound, None, "2026-11-01 10:05", 0.0).queued("sales");
+/// assert_eq!(answered.wait_seconds, Some(12.0));
+/// assert!(abandoned.agent_number.is_none() && abandoned.queue.is_some());
+/// ```
+#[must_use]
+pub fn call(
+    direction: Direction,
+    agent: Option<&str>,
+    at: impl Moment,
+    seconds: f64,
+) -> CallRecord {
+    CallRecord {
+        agent_number: agent.map(self::agent),
+        ..CallRecord::new(direction, at.instant(), seconds)
+    }
+}
+
+/// The wait and queue of a call built by [`call`].
+pub trait CallExt {
+    /// The same call, having waited `seconds` in its queue.
+    #[must_use]
+    fn waited(self, seconds: f64) -> Self;
+    /// The same call, offered by the queue `name`.
+    #[must_use]
+    fn queued(self, name: &str) -> Self;
+}
+
+impl CallExt for CallRecord {
+    fn waited(mut self, seconds: f64) -> Self {
+        self.wait_seconds = Some(seconds);
+        self
+    }
+
+    fn queued(mut self, name: &str) -> Self {
+        self.queue = Some(queue(name));
+        self
+    }
+}
+
+/// The days of `range` holding `calls`, as a [`CallDaySource`](crate::ports::CallDaySource)
+/// hands them over: every day of the range in order, each settled, fetched at the Unix epoch;
+/// calls outside the range are left out. What a `MockCallDaySource` returns.
+///
+/// ```
+/// use callstats_domain::params::Direction;
+/// use callstats_domain::testing::{call, days_of, range};
+///
+/// let days = days_of(range("2026-11-01", "2026-11-02"), &[
+///     call(Direction::Inbound, Some("101"), "2026-11-02 09:00", 30.0),
+/// ]);
+/// assert_eq!((days.len(), days[0].calls().len(), days[1].calls().len()), (2, 0, 1));
+/// ```
+#[must_use]
+pub fn days_of(range: DateRange, calls: &[CallRecord]) -> Vec<Arc<CallDay>> {
+    CallDay::split(&range, 0, calls)
+        .into_iter()
+        .map(Arc::new)
+        .collect()
+}
+
+/// The portal's score of `agent`'s call that started `at`: `percent` of the checklist, with
+/// `sentiment`.
+#[must_use]
+pub fn score(agent: &str, at: impl Moment, percent: f64, sentiment: Sentiment) -> CallScore {
+    CallScore {
+        agent_number: self::agent(agent),
+        started_at: at.instant().unix_timestamp(),
+        checklist_percent: percent,
+        sentiment,
+    }
+}
+
+/// An operator of team A on the day shift, joined on 2025-01-01; `staff_role` `Some` for staff
+/// who are not operators.
+#[must_use]
+pub fn operator(agent: &str, name: &str, staff_role: Option<&str>) -> Operator {
+    Operator {
+        agent_number: self::agent(agent),
+        name: name.into(),
+        team: "A".into(),
+        shift: "day".into(),
+        staff_role: staff_role.map(Into::into),
+        joined_at: local("2025-01-01 09:00:00"),
+    }
+}
+
+/// The published KPI sheet `id` of `month` (`"YYYY-MM"`) for `shift`, named `Sheet {id}`.
+#[must_use]
+pub fn sheet(id: i64, month: &str, shift: &str) -> Sheet {
+    Sheet {
+        id,
+        name: format!("Sheet {id}"),
+        month: self::month(month),
+        shift: shift.into(),
+        updated_at: local("2026-11-20 18:00:00"),
+    }
+}
+
+/// Row `row` of a KPI sheet, of `agent` (`None`: a row naming nobody the roster knows),
+/// `Operator {row}`, at `kpi_percent` with `payout`: a KPI sum of 1000, a bonus of 10 and one
+/// metric (AHT).
+#[must_use]
+pub fn row(row: u32, agent: Option<&str>, kpi_percent: f64, payout: Option<f64>) -> KpiOperatorRow {
+    KpiOperatorRow {
+        agent_number: agent.map(self::agent),
+        name: format!("Operator {row}"),
+        row,
+        kpi_percent,
+        kpi_sum: 1000.0,
+        fiksa: None,
+        bonus: Some(10.0),
+        fine: None,
+        payout,
+        metrics: vec![Metric {
+            name: "AHT".into(),
+            value: 182.123_456,
+            ratio: Some(0.951_23),
+            kpi: 500.005,
+        }],
+    }
+}
+
+fn local(text: &str) -> LocalDateTime {
+    LocalDateTime::parse(text).expect("a local time YYYY-MM-DD HH:MM:SS")
+}
 
 /// A [`Clock`] the test sets and moves. Its constructors hand out an `Arc`, because the test
 /// keeps one handle to move it while the code under test reads another.

@@ -1,10 +1,7 @@
 //! Invariants of the statistics and parsers over generated inputs.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    reason = "test code: a panic is a failed test"
-)]
+// Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
+#![cfg(test)]
 
 use callstats_domain::access::{origin_host, presented_key};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
@@ -93,7 +90,6 @@ fn days_around(range: DateRange, calls: &[CallRecord]) -> Vec<CallDay> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn a_range_split_into_days_keeps_exactly_its_calls_in_order((range, calls) in range_and_calls(31)) {

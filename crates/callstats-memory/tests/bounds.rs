@@ -2,12 +2,8 @@
 //! allocator that counts (dhat): filled far past their bound with call days and response bodies,
 //! the heap they hold stays within the bound.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    clippy::as_conversions,
-    reason = "test code: a panic is a failed test"
-)]
+// Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
+#![cfg(test)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +47,7 @@ fn day(number: i64, calls: usize) -> Arc<CallDay> {
 }
 
 fn live_heap() -> u64 {
-    dhat::HeapStats::get().curr_bytes as u64
+    u64::try_from(dhat::HeapStats::get().curr_bytes).unwrap()
 }
 
 #[tokio::test(flavor = "current_thread")]

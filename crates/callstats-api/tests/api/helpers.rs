@@ -10,20 +10,19 @@ use async_trait::async_trait;
 use callstats_api::ApiState;
 use callstats_application::{Answers, CallDaySettings, CallDayStore, SeparateLedger};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
-use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
+use callstats_domain::calendar::{DateRange, LocalDateTime, Month};
 use callstats_domain::model::{
-    AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
-    OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
-    SheetContent,
+    CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric, OffDayKind,
+    OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet, SheetContent,
 };
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, KeyStore, PortalStore, StoreError, UpstreamError};
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
-use callstats_domain::testing::TestClock;
+pub use callstats_domain::testing::day;
+use callstats_domain::testing::{TestClock, agent, tashkent};
 use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryQuota};
 use serde_json::Value;
-use time::OffsetDateTime;
 use time::macros::datetime;
 
 pub const CLIENT: &str = "203.0.113.9:40000";
@@ -156,18 +155,10 @@ impl CallPlatform for FakePlatform {
     }
 }
 
-pub fn day(raw: &str) -> Day {
-    Day::parse(raw).unwrap()
-}
-
-fn agent(n: &str) -> AgentNumber {
-    AgentNumber::new(n).unwrap()
-}
-
-fn at(rfc3339: &str) -> i64 {
-    OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
-        .unwrap()
-        .unix_timestamp()
+/// The Unix seconds of a time (`"2026-11-01T10:00:00+05:00"`, or Tashkent local), for the
+/// fakes' records.
+fn at(text: &str) -> i64 {
+    tashkent(text).unix_timestamp()
 }
 
 fn operator(n: &str, name: &str, staff_role: Option<&str>) -> Operator {

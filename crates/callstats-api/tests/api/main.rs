@@ -1,13 +1,8 @@
 //! The API end to end in process: the real app, the real in-process cache and quota, and
 //! in-memory stand-ins for the portal store and the call platform.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    reason = "test code: a panic is a failed test"
-)]
+// Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
+#![cfg(test)]
 
 mod helpers;
 

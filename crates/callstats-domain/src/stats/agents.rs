@@ -196,7 +196,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
 
-    use crate::test_builders::{call, operator, range, score};
+    use crate::testing::{call, operator, range, score};
 
     const DAY: &str = "2026-11-01";
     const AT: &str = "2026-11-01T10:00:00+05:00";

@@ -44,7 +44,7 @@ pub fn freshness<D: AsRef<CallDay>>(range: &DateRange, days: &[D]) -> Freshness 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_builders::{day, range};
+    use crate::testing::{day, range};
 
     /// A day of the period fetched at `ms`, held as `held`.
     fn held(date: &str, ms: i64, held: Held) -> CallDay {

@@ -131,7 +131,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
     use crate::stats::call_summary;
-    use crate::test_builders::{call, day, range};
+    use crate::testing::{call, day, range};
 
     fn minutes(m: u8) -> IntervalMinutes {
         IntervalMinutes::minutes(m).unwrap()

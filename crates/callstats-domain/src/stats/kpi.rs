@@ -210,7 +210,7 @@ fn payout_desc(a: Option<f64>, b: Option<f64>) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_builders::{month, row, sheet};
+    use crate::testing::{month, row, sheet};
 
     fn shift(raw: &str) -> Shift {
         Shift::parse(raw).unwrap()

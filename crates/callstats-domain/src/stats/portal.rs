@@ -70,7 +70,7 @@ mod tests {
     use super::*;
     use crate::calendar::Day;
     use crate::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource};
-    use crate::test_builders::{operator, sheet};
+    use crate::testing::{operator, sheet};
 
     fn off(agent: &str, date: &str) -> OffDayRecord {
         OffDayRecord {

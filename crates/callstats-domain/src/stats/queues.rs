@@ -114,7 +114,7 @@ pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry
 mod tests {
     use super::*;
     use crate::model::CallRecord;
-    use crate::test_builders::{call, range};
+    use crate::testing::{call, range};
 
     const DAY: &str = "2026-11-02";
 
@@ -205,7 +205,7 @@ mod worked_example {
     use super::*;
     use crate::model::CallRecord;
     use crate::stats::call_summary;
-    use crate::test_builders::{call, range};
+    use crate::testing::{call, range};
 
     fn example() -> Vec<CallRecord> {
         let record =

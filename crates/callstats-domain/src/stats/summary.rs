@@ -110,7 +110,7 @@ fn earliest_max<T: Copy>(items: &[T], count: impl Fn(&T) -> u64) -> Option<T> {
 mod tests {
     use super::*;
     use crate::model::{CallRecord, CallSummary};
-    use crate::test_builders::{call, day, range};
+    use crate::testing::{call, day, range};
 
     /// The summary of records, split into the range's days as the day store keeps them.
     fn summarise(range: &DateRange, direction: Direction, calls: &[CallRecord]) -> CallSummary {

@@ -1,13 +1,8 @@
 //! The sim on port 0, in process: the call-platform adapter against it, and its own contract
 //! checks.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    reason = "tests: a panic is a failed test"
-)]
+// Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
+#![cfg(test)]
 
 use std::time::Duration;
 
@@ -18,6 +13,7 @@ use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::error::cause_chain;
 use callstats_domain::model::CallRecord;
 use callstats_domain::ports::{CallPlatform, UpstreamFailure};
+use callstats_domain::testing::range;
 use callstats_synthetic::{Generator, SyntheticCall};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -26,10 +22,6 @@ use time::format_description::well_known::Rfc3339;
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 
 const SIM_TOKEN: &str = "sim-token-5b2e";
-
-fn range(start: &str, end: &str) -> DateRange {
-    DateRange::up_to_31_days(Day::parse(start).unwrap(), Day::parse(end).unwrap()).unwrap()
-}
 
 /// Short backoffs and bounds, no breaker, no token unless a test adds one.
 fn test_config(base_url: impl Into<String>) -> HttpPlatformConfig {

@@ -1,13 +1,8 @@
 //! The store's integration tests. Every test in a `backend_tests!` block runs twice: on a fresh
 //! SQLite file and on a fresh Postgres database (`CALLSTATS_TEST_POSTGRES_URL`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    reason = "tests: a panic is a failed test"
-)]
+// Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
+#![cfg(test)]
 
 mod fixtures;
 mod keys;

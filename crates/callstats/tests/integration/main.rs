@@ -11,13 +11,8 @@
 //! - `sim`: `callstats sim` over the upstream contract.
 //! - `welcome`: every `curl` line `callstats demo` prints answers 200.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic,
-    reason = "tests: a panic is a failed test"
-)]
+// Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
+#![cfg(test)]
 
 mod cli;
 mod e2e;

@@ -1,0 +1,1 @@
+//! Nothing but its test: `tests/mocked_port.rs`.
