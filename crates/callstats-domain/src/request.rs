@@ -593,8 +593,8 @@ mod tests {
             "2026-11",
         )
         .unwrap();
-        let aggregate = asked.validate(KpiView::Aggregate, None).unwrap().unwrap();
-        let detail = asked.validate(KpiView::Detail, None).unwrap().unwrap();
+        let view = |view| asked.validate(view, None).unwrap().expect("a data request");
+        let (aggregate, detail) = (view(KpiView::Aggregate), view(KpiView::Detail));
         assert_eq!(
             aggregate.cache_key(),
             "v1/kpi/2026-11?granularity=aggregate&shift=tun%26granularity%3Ddetail"

@@ -16,9 +16,8 @@ use crate::ports::{
     CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
     MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
 };
-use crate::request::UnvalidatedRequest;
 use crate::scope::Scope;
-use crate::testing::{call, days_of, month, operator, range, row, sheet};
+use crate::testing::{call, days_of, month, operator, range, request, row, sheet};
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
 const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
@@ -821,11 +820,7 @@ async fn answer_dispatches_a_parsed_request_and_serialises_its_body_untagged() {
             })
             .collect())
     });
-    let request = UnvalidatedRequest::from_query(Endpoint::ScriptsStats, "limit=2", "")
-        .unwrap()
-        .validate(KpiView::Aggregate, None)
-        .unwrap()
-        .unwrap();
+    let request = request(Endpoint::ScriptsStats, "limit=2", "");
     let body = stats(store, MockCallDaySource::new())
         .answer(&request, &requester())
         .await

@@ -78,7 +78,7 @@ fn range_and_calls(max_days: i64) -> impl Strategy<Value = (DateRange, Vec<CallR
 /// The days the statistics get for `range`: its own, plus the day before and the day after (in
 /// an unusual order), which must be ignored.
 fn days_around(range: DateRange, calls: &[CallRecord]) -> Vec<CallDay> {
-    let one = |day: Day| DateRange::up_to_31_days(day, day).unwrap();
+    let one = DateRange::day;
     let mut days = CallDay::split(&one(range.end().plus_days(1).unwrap()), 0, calls);
     days.extend(CallDay::split(&range, 0, calls));
     days.extend(CallDay::split(

@@ -131,7 +131,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
     use crate::stats::call_summary;
-    use crate::testing::{call, day, range};
+    use crate::testing::{CallExt, call, day, queue, range};
 
     fn minutes(m: u8) -> IntervalMinutes {
         IntervalMinutes::minutes(m).unwrap()
@@ -245,13 +245,9 @@ mod tests {
 
     #[test]
     fn an_interval_has_the_service_figures_of_its_calls_by_the_same_functions() {
-        let mut answered = inbound("2026-11-02T10:05:00+05:00");
-        answered.wait_seconds = Some(10.0);
-        let mut slow = inbound("2026-11-02T10:10:00+05:00");
-        slow.wait_seconds = Some(40.0);
-        slow.duration_seconds = 120.0;
-        let mut abandoned = call(Direction::Inbound, None, "2026-11-02T10:20:00+05:00", 0.0);
-        abandoned.wait_seconds = Some(5.0);
+        let answered = inbound("2026-11-02 10:05").waited(10.0);
+        let slow = call(Direction::Inbound, Some("101"), "2026-11-02 10:10", 120.0).waited(40.0);
+        let abandoned = call(Direction::Inbound, None, "2026-11-02 10:20", 0.0).waited(5.0);
         let outbound = call(
             Direction::Outbound,
             Some("101"),
@@ -291,11 +287,10 @@ mod tests {
 
     #[test]
     fn a_queue_keeps_only_its_calls_and_an_unknown_queue_gives_zeros() {
-        let mut sales = inbound("2026-11-02T10:05:00+05:00");
-        sales.queue = Some(QueueName::new("sales").unwrap());
-        let other = inbound("2026-11-02T10:06:00+05:00");
+        let sales = inbound("2026-11-02 10:05").queued("sales");
+        let other = inbound("2026-11-02 10:06");
         let records = [sales, other];
-        let queue = QueueName::new("sales").unwrap();
+        let queue = queue("sales");
         let rows_sales = rows("2026-11-02", "2026-11-02", 60, &records, Some(&queue));
         assert_eq!(offered_at(&rows_sales, "2026-11-02T10:00:00+05:00"), 1);
         let unknown = QueueName::new("Sales").unwrap();
