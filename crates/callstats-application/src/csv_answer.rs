@@ -15,6 +15,7 @@ use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::representation::CsvRow;
 use callstats_domain::service::Response;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::answers::Bounded;
@@ -37,22 +38,33 @@ pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, Dom
 
 /// The header row and one record per row.
 pub(crate) fn table<R: CsvRow>(rows: &[R], limit: usize) -> Result<Bytes, DomainError> {
+    csv_table(R::COLUMNS, rows, limit)
+}
+
+/// The header row `columns` and one record per row, each row serialised as JSON is and
+/// flattened; its fields must be `columns`, in order. Public for the OpenAPI document's
+/// examples, which are made from the JSON examples' rows.
+pub fn csv_table<R: Serialize>(
+    columns: &[&str],
+    rows: &[R],
+    limit: usize,
+) -> Result<Bytes, DomainError> {
     let mut writer = csv::WriterBuilder::new()
         .terminator(csv::Terminator::CRLF)
         .from_writer(Bounded::new(limit));
     writer
-        .write_record(R::COLUMNS)
+        .write_record(columns)
         .map_err(|err| written(&err, limit))?;
     for row in rows {
         let value = serde_json::to_value(row)
             .map_err(|err| DomainError::Internal(format!("a CSV row: {err}")))?;
-        let mut cells = Vec::with_capacity(R::COLUMNS.len());
+        let mut cells = Vec::with_capacity(columns.len());
         let mut path = String::new();
         flatten(&value, &mut path, &mut cells);
-        let names_match = cells.len() == R::COLUMNS.len()
+        let names_match = cells.len() == columns.len()
             && cells
                 .iter()
-                .zip(R::COLUMNS)
+                .zip(columns)
                 .all(|((name, _), column)| name == column);
         if !names_match {
             return Err(DomainError::Internal(
