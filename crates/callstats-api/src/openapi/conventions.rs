@@ -87,7 +87,7 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
     add_conventions(operation, endpoint);
 }
 
-const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv`: the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text beginning with `=`, `+`, `-`, `@`, a tab or a carriage return written with a leading `'`), with its own `ETag`; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
+const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text beginning with `=`, `+`, `-`, `@`, a tab or a carriage return written with a leading `'`), with its own `ETag`; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
 
 /// The `text/csv` content of a CSV endpoint's 200: its columns, and an example made from the
 /// JSON example's first rows by the service's own CSV writer.
@@ -126,13 +126,11 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
             &[ETAG, NO_CACHE, VARY_ENCODING][..],
             &[CONTENT_ENCODING][..],
         ),
-        Some(Endpoint::Ping) => (&[ACCEPT_JSON], &[], &[NO_STORE]),
-        Some(endpoint) => (
-            if endpoint.has_csv() {
-                &[ACCEPT_CSV, IF_NONE_MATCH, ACCEPT_ENCODING]
-            } else {
-                &[ACCEPT_JSON, IF_NONE_MATCH, ACCEPT_ENCODING]
-            },
+        // `Accept` is no parameter (OpenAPI ignores one): the 200's CSV content and the 406
+        // say what it does.
+        Some(Endpoint::Ping) => (&[], &[], &[NO_STORE]),
+        Some(_) => (
+            &[IF_NONE_MATCH, ACCEPT_ENCODING],
             &[ETAG, PRIVATE, VARY_ACCEPT],
             &[CONTENT_ENCODING],
         ),
@@ -261,16 +259,6 @@ const VARY_ACCEPT: HeaderSpec = (
     "Vary",
     "`Accept, Accept-Encoding` (sent in lower case): the representation (JSON, CSV, or a 406) follows `Accept`, the body's encoding `Accept-Encoding`.",
     || pattern("^[Aa]ccept, [Aa]ccept-[Ee]ncoding$"),
-);
-const ACCEPT_JSON: HeaderSpec = (
-    "Accept",
-    "The answer is JSON; an `Accept` that excludes `application/json` (and `application/*`, `*/*`, `application/problem+json`) is a 406.",
-    string,
-);
-const ACCEPT_CSV: HeaderSpec = (
-    "Accept",
-    "`text/csv` (with a quality above that of `application/json` and at least that of `*/*`) gets the answer as CSV; otherwise JSON. An `Accept` that excludes both is a 406.",
-    string,
 );
 const CONTENT_DISPOSITION: HeaderSpec = (
     "Content-Disposition",
