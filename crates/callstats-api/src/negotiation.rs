@@ -37,8 +37,7 @@ fn json_named(mime: &Mime) -> bool {
 
 /// `application/*` or `*/*`.
 fn json_wildcard(mime: &Mime) -> bool {
-    let (kind, subtype) = (mime.type_(), mime.subtype());
-    (kind == STAR && subtype == STAR) || (kind == "application" && subtype == STAR)
+    mime.subtype() == STAR && (mime.type_() == STAR || mime.type_() == "application")
 }
 
 /// Whether `value` names `media_type` at all (ASCII case-insensitively): most `Accept` values
