@@ -63,13 +63,17 @@ function checkSummary(name: string, summary: Schemas["CallSummary"], start: stri
   );
 }
 
+/** The media types this check reads. */
+type Json = "application/json" | "application/problem+json";
+
 async function main(baseUrl: string, detailKey: string, aggregateKey: string): Promise<number> {
-  // JSON: the CSV endpoints also describe `text/csv`, which this check does not ask for.
-  const detail = createClient<paths, "application/json">({
+  // JSON and problem details: the CSV endpoints also describe `text/csv`, which this check does
+  // not ask for.
+  const detail = createClient<paths, Json>({
     baseUrl,
     headers: { Authorization: `Bearer ${detailKey}` },
   });
-  const aggregate = createClient<paths, "application/json">({
+  const aggregate = createClient<paths, Json>({
     baseUrl,
     headers: { Authorization: `Bearer ${aggregateKey}` },
   });
