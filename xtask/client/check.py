@@ -1,6 +1,8 @@
 """Calls every endpoint of a running `callstats demo` through the client openapi-python-client
 generated from its OpenAPI document (`cargo xtask client`), and checks that each answers 200 and
-is parsed into the generated model types, not left raw.
+is parsed into the generated model types, not left raw. Then downloads the CSV of every CSV
+endpoint and reads it with pandas (pinned by `cargo xtask client`), checking that its header row
+and records are the JSON array's rows, in order, as docs/behaviour.md ("CSV") says.
 
 Usage: check.py BASE_URL DETAIL_KEY AGGREGATE_KEY
   BASE_URL       e.g. http://127.0.0.1:8080 (without /api/v1)
@@ -13,8 +15,12 @@ mypy --strict checks this file together with the generated package.
 from __future__ import annotations
 
 import datetime
+import io
+import json
 import sys
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import pandas  # type: ignore[import-untyped, unused-ignore]
 
 from callstats_client import AuthenticatedClient
 from callstats_client.api.calls import calls_agents, calls_intervals, calls_queues, calls_summary
@@ -69,6 +75,71 @@ def expect(name: str, response: Response[R], model: type[T]) -> T | None:
 def check(name: str, condition: bool) -> None:
     if not condition:
         failures.append(name)
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+class JsonNumber(str):
+    """A number of a JSON body, kept as the text the JSON wrote."""
+
+
+def flattened(prefix: str, value: Any, out: dict[str, str]) -> None:
+    """`value`'s fields as the CSV writes them: nested objects with a dot, null empty, numbers
+    as the JSON wrote them (parsed as text), text guarded against formulas."""
+    if isinstance(value, dict):
+        for name, field in value.items():
+            flattened(f"{prefix}.{name}" if prefix else name, field, out)
+    elif value is None:
+        out[prefix] = ""
+    elif isinstance(value, bool):
+        out[prefix] = "true" if value else "false"
+    elif isinstance(value, JsonNumber):
+        out[prefix] = str(value)
+    elif isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        out[prefix] = "'" + value
+    else:
+        out[prefix] = str(value)
+
+
+def check_csv(client: AuthenticatedClient, path: str, params: dict[str, str], array: str) -> None:
+    """The CSV of `path` read by pandas holds the rows of the JSON's `array`, in order."""
+    http = client.get_httpx_client()
+    as_json = http.get(path, params=params)
+    as_csv = http.get(path, params=params, headers={"Accept": "text/csv"})
+    name = f"{path} as CSV"
+    if as_json.status_code != 200 or as_csv.status_code != 200:
+        failures.append(f"{name}: status {as_json.status_code} / {as_csv.status_code}")
+        return
+    check(
+        f"{name}: Content-Type",
+        as_csv.headers.get("content-type") == "text/csv; charset=utf-8; header=present",
+    )
+    check(
+        f"{name}: Content-Disposition",
+        as_csv.headers.get("content-disposition", "").startswith("attachment; filename=\""),
+    )
+    check(f"{name}: its own ETag", as_csv.headers.get("etag") != as_json.headers.get("etag"))
+    # Numbers kept as the JSON's text, to compare with the CSV's exactly.
+    rows = json.loads(as_json.text, parse_float=JsonNumber, parse_int=JsonNumber)[array]
+    table = pandas.read_csv(
+        io.BytesIO(as_csv.content), dtype=str, keep_default_na=False, encoding="utf-8"
+    )
+    expected: list[dict[str, str]] = []
+    for row in rows:
+        fields: dict[str, str] = {}
+        flattened("", row, fields)
+        expected.append(fields)
+    header = [str(column) for column in table.columns]
+    if expected:
+        check(f"{name}: the header row is the JSON field names", header == list(expected[0]))
+    check(f"{name}: {len(rows)} rows", len(table) == len(rows))
+    read = [dict(zip(header, (str(cell) for cell in record))) for record in table.itertuples(index=False)]
+    for number, (got, want) in enumerate(zip(read, expected)):
+        if got != want:
+            failures.append(f"{name}: row {number}: {got} != {want}")
+            return
+    print(f"ok  {name}: {len(rows)} rows read by pandas {pandas.__version__}")
 
 
 def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
@@ -258,6 +329,17 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
     )
     if problem is not None:
         check("/problems/missing-scope: a 403", problem.status == 403)
+    day = yesterday.isoformat()
+    for path, params, array in [
+        ("/api/v1/calls/agents", {"start": day}, "agents"),
+        ("/api/v1/calls/intervals", {"start": day, "interval": "15"}, "intervals"),
+        ("/api/v1/calls/queues", {"start": day}, "queues"),
+        ("/api/v1/operators", {}, "operators"),
+        ("/api/v1/schedule", {"month": yesterday.strftime("%Y-%m")}, "off_days"),
+        ("/api/v1/scripts/stats", {"limit": "100"}, "scripts"),
+    ]:
+        check_csv(detail, path, params, array)
+
     expect("/healthz", healthz.sync_detailed(client=detail), Health)
     expect("/readyz", readyz.sync_detailed(client=detail), Health)
 

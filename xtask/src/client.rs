@@ -7,7 +7,9 @@
 //! leaves out what it cannot read and still exits 0. Then `xtask/client/check.py` calls every
 //! endpoint through the generated client with the demo's key (and `/kpi/{month}` also with a
 //! key holding only `kpi:aggregate`) and checks that each answers 200 parsed into the generated
-//! models, and `mypy --strict` checks that script with the generated package.
+//! models, downloads the CSV of every CSV endpoint and reads it with pandas (pinned below),
+//! checking its rows against the JSON's, and `mypy --strict` checks that script with the
+//! generated package.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -20,15 +22,20 @@ use crate::schemathesis::{Demo, venv};
 /// The generator and type checker releases CI runs; bump them deliberately.
 const OPENAPI_PYTHON_CLIENT_VERSION: &str = "0.29.1";
 const MYPY_VERSION: &str = "2.4.1";
+/// The CSV reader that reads every CSV endpoint's download (docs/behaviour.md, "CSV").
+const PANDAS_VERSION: &str = "2.2.3";
 
 pub fn run(workspace: &Path) -> Result<()> {
     let target = target_dir();
     let generator = venv(
         &target,
-        &format!("client-{OPENAPI_PYTHON_CLIENT_VERSION}-mypy-{MYPY_VERSION}"),
+        &format!(
+            "client-{OPENAPI_PYTHON_CLIENT_VERSION}-mypy-{MYPY_VERSION}-pandas-{PANDAS_VERSION}"
+        ),
         &[
             &format!("openapi-python-client=={OPENAPI_PYTHON_CLIENT_VERSION}"),
             &format!("mypy=={MYPY_VERSION}"),
+            &format!("pandas=={PANDAS_VERSION}"),
         ],
         "openapi-python-client",
     )?;

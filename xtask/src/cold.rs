@@ -8,7 +8,8 @@
 //! private `redis-server` shared by two more replicas. Upstream requests are read from the
 //! serve process's own Prometheus counter, so they are what the service asked for, retries
 //! included. The last rows start a server whose warmer holds the last 35 days, wait for its
-//! warm-up, and ask for the last 31 days ending today, a miss of the response cache. The
+//! warm-up, and ask for the last 31 days ending today, a miss of the response cache (the
+//! agents as JSON and as CSV, with their bytes, and 7 days of 15-minute intervals). The
 //! figures are printed as they are: a missed target is a finding, not a failure.
 
 use std::io::Write as _;
@@ -165,11 +166,18 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         warm_summary,
         "0 requests, ≤ 50 ms",
     ));
-    let warm_agents = warm.measure(&agents_path(slid), &key)?;
+    let (warm_agents, json_bytes) = warm.measure_as(&agents_path(slid), &key, None)?;
     rows.push(Row::new(
-        "warm, /calls/agents, same days, a cache miss",
+        format!("warm, /calls/agents, same days, a cache miss ({json_bytes} bytes)"),
         warm_agents,
         "0 requests, ≤ 50 ms",
+    ));
+    // The same answer as CSV: an entry of its own, so a miss too.
+    let (warm_csv, csv_bytes) = warm.measure_as(&agents_path(slid), &key, Some("text/csv"))?;
+    rows.push(Row::new(
+        format!("warm, /calls/agents as CSV, same days, a cache miss ({csv_bytes} bytes)"),
+        warm_csv,
+        "0 requests",
     ));
     let week = (plus(today, -6), today);
     let warm_intervals = warm.measure(&intervals_path(week, 15), &key)?;

@@ -132,9 +132,24 @@ pub fn get_from(
     path: &str,
     key: &str,
 ) -> Result<(u16, ureq::http::HeaderMap, Vec<u8>)> {
-    let mut answer = agent
+    get_with(agent, authority, path, key, &[])
+}
+
+/// [`get_from`] with more request `headers` (name, value).
+pub fn get_with(
+    agent: &ureq::Agent,
+    authority: &str,
+    path: &str,
+    key: &str,
+    headers: &[(&str, &str)],
+) -> Result<(u16, ureq::http::HeaderMap, Vec<u8>)> {
+    let mut request = agent
         .get(format!("http://{authority}{path}"))
-        .header("Authorization", format!("Bearer {key}"))
+        .header("Authorization", format!("Bearer {key}"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut answer = request
         .call()
         .with_context(|| format!("GET {path} failed"))?;
     let body = answer

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
-use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port, wrapped};
+use crate::process::{
+    Running, free_port, get, get_with, spawn, target_dir, wait_for_port, wrapped,
+};
 
 /// How long a started process may take to listen.
 pub const PORT_WAIT: Duration = Duration::from_secs(30);
@@ -234,16 +236,37 @@ impl Server {
 
     /// One GET, timed, the upstream requests it caused and its status.
     pub fn measure(&self, path: &str, key: &str) -> Result<Cost> {
+        self.measure_as(path, key, None).map(|(cost, _)| cost)
+    }
+
+    /// [`Server::measure`] with `accept` as the request's `Accept` (none when `None`), and the
+    /// body's bytes.
+    pub fn measure_as(&self, path: &str, key: &str, accept: Option<&str>) -> Result<(Cost, usize)> {
+        static AGENT: std::sync::LazyLock<ureq::Agent> =
+            std::sync::LazyLock::new(crate::process::agent);
+        let headers: &[(&str, &str)] = match accept {
+            Some(accept) => &[("Accept", accept)],
+            None => &[],
+        };
         let before = self.upstream_requests()?;
         let started = Instant::now();
-        let (status, _) = get(self.port, path, key)?;
+        let (status, _, body) = get_with(
+            &AGENT,
+            &format!("127.0.0.1:{}", self.port),
+            path,
+            key,
+            headers,
+        )?;
         let time = started.elapsed();
         let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok(Cost {
-            time,
-            upstream,
-            status,
-        })
+        Ok((
+            Cost {
+                time,
+                upstream,
+                status,
+            },
+            body.len(),
+        ))
     }
 
     /// One GET per path, each from its own thread, all at once: the time until every one

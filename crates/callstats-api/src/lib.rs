@@ -10,6 +10,7 @@ mod document;
 mod encoding;
 mod error;
 mod middleware;
+mod negotiation;
 pub mod openapi;
 pub mod ops;
 pub mod problem;

@@ -17,8 +17,8 @@ use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use tracing::Instrument as _;
 
-use crate::problem;
 use crate::response::{FailureCause, X_CACHE};
+use crate::{negotiation, problem};
 use headers::common_headers;
 pub(crate) use oversize::Oversize;
 use request_id::RequestId;
@@ -36,7 +36,7 @@ pub(crate) async fn observe(
     // observer's own lines are written outside it: they name the id themselves.
     let span = tracing::error_span!("request", request_id = %request_id.as_str());
     let close = unread_body::take(&mut req);
-    let problem_wanted = problem::preferred(req.headers());
+    let problem_wanted = negotiation::problem_preferred(req.headers());
     if let Some(oversize) = Oversize::of(&req) {
         let response = oversize::refuse_oversized(req.request(), oversize)
             .instrument(span)

@@ -7,10 +7,7 @@ use actix_web::HttpResponse;
 use actix_web::body::{BoxBody, EitherBody};
 use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{
-    ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, Quality, QualityItem, VARY, from_comma_delimited,
-};
-use actix_web::mime::{Mime, STAR};
+use actix_web::http::header::{CONTENT_TYPE, HeaderValue, VARY};
 use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::scope::Scope;
@@ -36,6 +33,7 @@ pub enum Problem {
     MissingScope,
     NotFound,
     MethodNotAllowed,
+    NotAcceptable,
     ContentTooLarge,
     UriTooLong,
     HeadersTooLarge,
@@ -54,7 +52,7 @@ pub enum Problem {
 
 impl Problem {
     /// Every problem type, in the order the document lists them.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::BadRequest,
         Self::MalformedRequest,
         Self::Unauthorized,
@@ -62,6 +60,7 @@ impl Problem {
         Self::MissingScope,
         Self::NotFound,
         Self::MethodNotAllowed,
+        Self::NotAcceptable,
         Self::ContentTooLarge,
         Self::UriTooLong,
         Self::HeadersTooLarge,
@@ -87,6 +86,7 @@ impl Problem {
             Self::MissingScope => "missing-scope",
             Self::NotFound => "not-found",
             Self::MethodNotAllowed => "method-not-allowed",
+            Self::NotAcceptable => "not-acceptable",
             Self::ContentTooLarge => "content-too-large",
             Self::UriTooLong => "uri-too-long",
             Self::HeadersTooLarge => "headers-too-large",
@@ -113,6 +113,7 @@ impl Problem {
             Self::MissingScope => "The key lacks the endpoint's scope",
             Self::NotFound => "Nothing to show for the path",
             Self::MethodNotAllowed => "Only GET is served",
+            Self::NotAcceptable => "No representation the request accepts",
             Self::ContentTooLarge => "The declared request body is too large",
             Self::UriTooLong => "The request target is too long",
             Self::HeadersTooLarge => "The request headers are too large",
@@ -137,6 +138,7 @@ impl Problem {
             Self::OriginNotAllowed | Self::MissingScope => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Self::ContentTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -175,6 +177,9 @@ impl Problem {
                 "The path is not an endpoint, or what it names does not exist (a KPI month without a published sheet, an unknown problem type)."
             }
             Self::MethodNotAllowed => "The path exists but is only served with GET (`Allow: GET`).",
+            Self::NotAcceptable => {
+                "The request's `Accept` excludes every representation the endpoint has: JSON (`application/json`) everywhere, and CSV (`text/csv`) on /calls/agents, /calls/intervals, /calls/queues, /operators, /schedule and /scripts/stats. `error` names the endpoint's representations. Accept one of them (`*/*;q=0.1` keeps JSON acceptable)."
+            }
             Self::ContentTooLarge => {
                 "The request declares a body over 64 KiB. A GET needs none and none is ever read."
             }
@@ -219,6 +224,7 @@ impl Problem {
             DomainError::OriginNotAllowed => Self::OriginNotAllowed,
             DomainError::MissingScope(_) => Self::MissingScope,
             DomainError::NotFound(_) => Self::NotFound,
+            DomainError::NotAcceptable { .. } => Self::NotAcceptable,
             DomainError::RateLimited(_) => Self::RateLimited,
             DomainError::DayBudgetExceeded(_) => Self::DayBudgetExceeded,
             DomainError::UpstreamBusy { .. } => Self::UpstreamBusy,
@@ -368,43 +374,6 @@ pub(crate) fn error_answer(status: StatusCode, body: ErrorBody, wanted: bool) ->
         .headers_mut()
         .append(VARY, HeaderValue::from_static("accept"));
     response
-}
-
-/// Whether the request's `Accept` prefers problem details: it names
-/// `application/problem+json` with a quality above 0 and at least that of `application/json`
-/// (named, or through `application/*` or `*/*`). An unreadable `Accept` prefers nothing.
-/// Asked of every request: an `Accept` that does not mention problem details at all (nearly
-/// every one) is not parsed.
-pub(crate) fn preferred(headers: &HeaderMap) -> bool {
-    let names_it = |value: &HeaderValue| {
-        value
-            .as_bytes()
-            .windows(PROBLEM_JSON.len())
-            .any(|window| window.eq_ignore_ascii_case(PROBLEM_JSON.as_bytes()))
-    };
-    if !headers.get_all(ACCEPT).any(names_it) {
-        return false;
-    }
-    let Ok(accept) = from_comma_delimited::<_, QualityItem<Mime>>(headers.get_all(ACCEPT)) else {
-        return false;
-    };
-    let problem = accept
-        .iter()
-        .filter(|range| range.item.essence_str() == PROBLEM_JSON)
-        .map(|range| range.quality)
-        .max();
-    // application/json, application/* or */*.
-    let json = accept
-        .iter()
-        .filter(|range| {
-            let (kind, subtype) = (range.item.type_(), range.item.subtype());
-            (kind == STAR && subtype == STAR)
-                || (kind == "application" && (subtype == STAR || subtype == "json"))
-        })
-        .map(|range| range.quality)
-        .max();
-    problem
-        .is_some_and(|problem| problem > Quality::ZERO && json.is_none_or(|json| problem >= json))
 }
 
 /// The answer as problem details when `wanted` and it is an error answer; every error answer

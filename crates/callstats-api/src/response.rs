@@ -5,8 +5,8 @@ use std::sync::LazyLock;
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{
-    CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, EntityTag, Header as _, HeaderMap,
-    HeaderName, HeaderValue, IfNoneMatch, VARY,
+    CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_ENCODING, CONTENT_TYPE, ETAG, EntityTag,
+    Header as _, HeaderMap, HeaderName, HeaderValue, IfNoneMatch, VARY,
 };
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::{Bytes, BytesMut};
@@ -206,13 +206,13 @@ fn not_modified(req: &HttpRequest, etag: ETag) -> bool {
 
 /// A representation of `body` whose validator is `etag`: `304 Not Modified` with no body when
 /// the client already holds it, else 200 with the body in the coding the client asked for.
-/// Both carry `ETag`, `cache_control` and `Vary: Accept-Encoding`.
+/// Both carry `ETag`, `cache_control` and `vary`.
 pub(crate) async fn representation(
     req: &HttpRequest,
     compressed: &Compressed,
     body: &Bytes,
-    etag: ETag,
-    cache_control: HeaderValue,
+    (etag, cache_control): (ETag, HeaderValue),
+    vary: Vary,
 ) -> HttpResponse {
     let mut response = if not_modified(req, etag) {
         HttpResponse::NotModified().finish()
@@ -233,8 +233,36 @@ pub(crate) async fn representation(
         headers.insert(ETAG, value);
     }
     headers.insert(CACHE_CONTROL, cache_control);
-    headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
+    headers.insert(VARY, HeaderValue::from_static(vary.0));
     response
+}
+
+/// What a representation's `Vary` names.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Vary(&'static str);
+
+impl Vary {
+    /// A body that depends on `Accept-Encoding` alone (the document, problem types).
+    pub(crate) const ENCODING: Self = Self("accept-encoding");
+    /// A data answer: its representation (JSON, CSV or 406) follows `Accept` too.
+    pub(crate) const ACCEPT_AND_ENCODING: Self = Self("accept, accept-encoding");
+}
+
+/// `Content-Type` of a CSV answer (RFC 4180, with its header row).
+pub(crate) const CSV: &str = "text/csv; charset=utf-8; header=present";
+
+/// Makes `response`, a 200 or 304 of a CSV body, say so: `Content-Type` (on a 200: a 304 has
+/// no body) and `Content-Disposition: attachment; filename="…"`.
+pub(crate) fn csv_download(response: &mut HttpResponse, file_name: &str) {
+    let is_body = response.status() == StatusCode::OK;
+    let headers = response.headers_mut();
+    if is_body {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(CSV));
+    }
+    // The file names are made of the endpoint's path, dates and digits: always a header value.
+    if let Ok(value) = HeaderValue::try_from(format!("attachment; filename=\"{file_name}\"")) {
+        headers.insert(CONTENT_DISPOSITION, value);
+    }
 }
 
 /// `Cache-Control` of a data answer: private to the partner, fresh for what is left of the entry.

@@ -32,9 +32,12 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::caller::caller;
 use crate::document::count_document_request;
 use crate::error::{ApiError, ErrorBody};
+use crate::negotiation::acceptable;
 use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
-use crate::response::{Source, json, private_max_age, representation, set_headers};
+use crate::response::{
+    Source, Vary, csv_download, json, private_max_age, representation, set_headers,
+};
 use crate::{ApiState, PREFIX};
 
 /// Every route: the API under its prefix, and the operations endpoints at the root.
@@ -256,8 +259,8 @@ async fn openapi_json(
         &req,
         &state.compressed,
         &state.document,
-        state.document_etag,
-        HeaderValue::from_static("no-cache"),
+        (state.document_etag, HeaderValue::from_static("no-cache")),
+        Vary::ENCODING,
     )
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
@@ -294,8 +297,8 @@ async fn problem_type(
         &req,
         &state.compressed,
         &body,
-        ETag::of(&body),
-        HeaderValue::from_static("no-cache"),
+        (ETag::of(&body), HeaderValue::from_static("no-cache")),
+        Vary::ENCODING,
     )
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
@@ -331,7 +334,11 @@ async fn admit_and_answer(
 ) -> Result<HttpResponse, ApiError> {
     let served = state
         .answers
-        .serve(&caller(req, state.trust_proxy), asked)
+        .serve(
+            &caller(req, state.trust_proxy),
+            asked,
+            acceptable(req.headers()),
+        )
         .await;
     let (quota, days) = (served.quota, served.days);
     let (mut response, source) = match served.answer {
@@ -339,14 +346,17 @@ async fn admit_and_answer(
         Ok(Answer::Body(body)) => {
             let source = Source::of(body.cache, body.seconds_left);
             let cache_control = private_max_age(body.seconds_left);
-            let response = representation(
+            let mut response = representation(
                 req,
                 &state.compressed,
                 &body.entry.body,
-                body.entry.etag,
-                cache_control,
+                (body.entry.etag, cache_control),
+                Vary::ACCEPT_AND_ENCODING,
             )
             .await;
+            if let Some(file_name) = &body.csv_file_name {
+                csv_download(&mut response, file_name);
+            }
             (response, source)
         }
         Ok(Answer::Unrouted) => (not_routed(req), Source::Miss),

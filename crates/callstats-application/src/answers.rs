@@ -20,12 +20,14 @@ use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
 use callstats_domain::model::KeyInfo;
 use callstats_domain::ports::{Clock, ResponseCache};
+use callstats_domain::representation::{Acceptable, Representation};
 use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
 use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
 
 use async_trait::async_trait;
 
 use crate::compute::ComputePool;
+use crate::csv_answer::csv_within;
 use crate::entry::Entry;
 use crate::flight::Flights;
 use crate::once::{self, Claim, SharedEntry};
@@ -55,7 +57,10 @@ pub enum Answer {
 /// A data endpoint's answer as served.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Body {
+    /// The body in the representation the request chose (JSON or CSV).
     pub entry: Entry,
+    /// The file name a CSV body is offered as (`Content-Disposition`); `None` for JSON.
+    pub csv_file_name: Option<String>,
     pub cache: CacheStatus,
     /// The whole seconds the entry had left when it was served (`Cache-Control: max-age`).
     pub seconds_left: u32,
@@ -139,43 +144,63 @@ impl Answers {
     /// not have, which is admitted like /ping (a valid key, no scope). The parameters are
     /// parsed once the key is known (its scopes decide the KPI view), so that the request's
     /// cached answer is read on the trip that counts it; a bad parameter is reported after the
-    /// quota and scope checks.
-    pub async fn serve(&self, caller: &Caller<'_>, asked: Option<&UnvalidatedRequest>) -> Outcome {
+    /// quota and scope checks. `accept` is what the request's `Accept` allows: it chooses the
+    /// representation, and a request that excludes every representation of its endpoint is a
+    /// 406 once its parameters are valid.
+    pub async fn serve(
+        &self,
+        caller: &Caller<'_>,
+        asked: Option<&UnvalidatedRequest>,
+        accept: Acceptable,
+    ) -> Outcome {
         let access = &self.inner.access;
         let admitted = match access.identify(caller).await {
             Ok(admitted) => admitted,
             Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
         };
         let earliest = self.inner.stats.earliest_call_day();
-        // A data request with its cache key, made once.
+        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
+        let representation = Representation::choose(endpoint, accept);
+        // A data request with its cache key (of the representation chosen), made once.
         let request = asked.map(|asked| {
-            asked
-                .validate(admitted.view, earliest)
-                .map(|valid| valid.map(|request| (request.cache_key(), request)))
+            asked.validate(admitted.view, earliest).map(|valid| {
+                valid.map(|request| {
+                    let form = *representation.as_ref().unwrap_or(&Representation::Json);
+                    (request.cache_key_as(form), request)
+                })
+            })
         });
         let cache_key = match &request {
             Some(Ok(Some((key, _)))) => Some(key.as_str()),
             _ => None,
         };
-        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
         let counted = access.count(&admitted, endpoint, cache_key).await;
         let requester = Requester::key(admitted.key.id);
         let answer = match (counted.verdict, request) {
             (Err(err), _) => Err(err),
             (Ok(()), None) => Ok(Answer::Unrouted),
             (Ok(()), Some(Err(err))) => Err(err.into()),
-            (Ok(()), Some(Ok(None))) => Ok(Answer::Key(access.ping(&admitted.key))),
-            (Ok(()), Some(Ok(Some((key, request))))) => self
-                .body(request, key, counted.cached, &requester)
-                .await
-                .map(|(entry, cache)| {
-                    let seconds_left = entry.seconds_left(self.inner.clock.now());
-                    Answer::Body(Body {
-                        entry,
-                        cache,
-                        seconds_left,
-                    })
-                }),
+            (Ok(()), Some(Ok(valid))) => match (representation, valid) {
+                (Err(not_acceptable), _) => Err(not_acceptable),
+                (Ok(_), None) => Ok(Answer::Key(access.ping(&admitted.key))),
+                (Ok(form), Some((key, request))) => {
+                    let csv_file_name = match form {
+                        Representation::Csv => request.csv_file_name(),
+                        Representation::Json => None,
+                    };
+                    self.body((request, form), key, counted.cached, &requester)
+                        .await
+                        .map(|(entry, cache)| {
+                            let seconds_left = entry.seconds_left(self.inner.clock.now());
+                            Answer::Body(Body {
+                                entry,
+                                csv_file_name,
+                                cache,
+                                seconds_left,
+                            })
+                        })
+                }
+            },
         };
         let days = counted.days.map(|days| days.less(requester.paid_so_far()));
         outcome(counted.quota, days, answer)
@@ -191,7 +216,7 @@ impl Answers {
     /// the days it needs are fetched for `requester`.
     async fn body(
         &self,
-        request: ApiRequest,
+        request: Asked,
         key: String,
         cached: Option<Bytes>,
         requester: &Requester,
@@ -216,7 +241,7 @@ impl Answers {
     /// `requester`.
     async fn computation(
         &self,
-        request: &ApiRequest,
+        request: &Asked,
         key: &str,
         requester: &Requester,
     ) -> Result<Entry, DomainError> {
@@ -230,6 +255,9 @@ impl Answers {
             .await
     }
 }
+
+/// A valid request and the representation its answer is written in.
+type Asked = (ApiRequest, Representation);
 
 /// An answer's entry in the response cache, as [`once`] sees it.
 struct StoredAnswer {
@@ -263,7 +291,7 @@ impl Inner {
     /// computes it after all if they have not come within the lock's lifetime.
     async fn compute_once(
         &self,
-        request: &ApiRequest,
+        request: &Asked,
         key: &str,
         requester: &Requester,
     ) -> Result<Entry, DomainError> {
@@ -289,21 +317,28 @@ impl Inner {
 
     async fn compute(
         &self,
-        request: &ApiRequest,
+        (request, representation): &Asked,
         key: &str,
         requester: &Requester,
     ) -> Result<Entry, DomainError> {
         let prepared = self.stats.prepare(request, requester).await?;
+        let representation = *representation;
         let limit = self.computing.max_body_bytes;
         let ttl = request.cache_ttl();
         let now = self.clock.now();
-        // The statistics, the JSON, its validator (a SHA-256 of the body) and the stored form
-        // (a copy of it): all of it proportional to the body, none of it on a request thread.
+        // The statistics, the JSON or CSV, its validator (a SHA-256 of the body) and the stored
+        // form (a copy of it): all of it proportional to the body, none of it on a request
+        // thread.
         let (entry, stored) = self
             .computing
             .pool
             .run(move || {
-                let entry = Entry::new(json_within(&prepared.compute(), limit)?, ttl, now);
+                let response = prepared.compute();
+                let body = match representation {
+                    Representation::Json => json_within(&response, limit)?,
+                    Representation::Csv => csv_within(&response, limit)?,
+                };
+                let entry = Entry::new(body, ttl, now);
                 let stored = entry.encode();
                 Ok::<_, DomainError>((entry, stored))
             })
@@ -333,12 +368,9 @@ fn outcome(
 /// `body` as JSON, refused past `limit` bytes (the writer stops there: no larger buffer is ever
 /// held).
 fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
-    let mut out = Bounded {
-        bytes: Vec::new(),
-        limit,
-    };
+    let mut out = Bounded::new(limit);
     match serde_json::to_writer(&mut out, body) {
-        Ok(()) => Ok(Bytes::from(out.bytes)),
+        Ok(()) => Ok(out.into_bytes()),
         Err(err) if err.is_io() => Err(DomainError::BodyTooLarge { limit_bytes: limit }),
         // The bodies are plain structs with string keys: serialising them cannot fail, so
         // this branch only guards against a future type that could.
@@ -347,9 +379,22 @@ fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
 }
 
 /// A buffer that refuses to grow past its limit.
-struct Bounded {
+pub(crate) struct Bounded {
     bytes: Vec<u8>,
     limit: usize,
+}
+
+impl Bounded {
+    pub(crate) const fn new(limit: usize) -> Self {
+        Self {
+            bytes: Vec::new(),
+            limit,
+        }
+    }
+
+    pub(crate) fn into_bytes(self) -> Bytes {
+        Bytes::from(self.bytes)
+    }
 }
 
 impl std::io::Write for Bounded {

@@ -116,7 +116,9 @@ fn caller(authorization: &str) -> Caller<'_> {
 async fn serve(answers: &Answers, endpoint: Endpoint, query: &str) -> Outcome {
     let bearer = format!("Bearer {}", secret().expose());
     let asked = UnvalidatedRequest::from_query(endpoint, query, "").unwrap();
-    answers.serve(&caller(&bearer), Some(&asked)).await
+    answers
+        .serve(&caller(&bearer), Some(&asked), Acceptable::JSON)
+        .await
 }
 
 fn roster_bytes() -> Bytes {
@@ -401,6 +403,86 @@ async fn an_answer_past_the_body_bound_is_refused_and_not_stored() {
         served.answer,
         Err(DomainError::BodyTooLarge { limit_bytes: 10 })
     );
+}
+
+#[tokio::test]
+async fn a_csv_answer_is_an_entry_of_its_own_with_its_own_validator_and_file_name() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut ledger = MockRequestLedger::new();
+    ledger
+        .expect_count()
+        .withf(|_, _, key| *key == Some("v1/operators#csv"))
+        .times(1)
+        .returning(|_, _, _| found(1, None));
+    let stored = Arc::new(Mutex::new(Vec::new()));
+    let mut cache = MockResponseCache::new();
+    cache.expect_get().returning(|_| None);
+    cache.expect_try_lock().returning(|_, _| true);
+    cache.expect_unlock().return_const(());
+    let log = Arc::clone(&stored);
+    cache
+        .expect_put()
+        .returning(move |key, bytes, _| log.lock().unwrap().push((key.to_owned(), bytes)));
+    let bearer = format!("Bearer {}", secret().expose());
+    let served = answers(portal("operators", &reads), ledger, cache)
+        .serve(
+            &caller(&bearer),
+            Some(&UnvalidatedRequest::Operators),
+            Acceptable::CSV_ONLY,
+        )
+        .await;
+    let Ok(Answer::Body(body)) = &served.answer else {
+        panic!("{served:?}")
+    };
+    let header = "agent_number,name,team,shift,staff_role,joined_at\r\n";
+    assert_eq!(&body.entry.body[..], header.as_bytes());
+    assert_ne!(body.entry.etag, crate::ETag::of(&roster_bytes()));
+    assert_eq!(body.csv_file_name.as_deref(), Some("operators.csv"));
+    let stored = stored.lock().unwrap();
+    let [(key, bytes)] = &stored[..] else {
+        panic!("stored {stored:?}")
+    };
+    assert_eq!(key, "v1/operators#csv");
+    assert_eq!(Entry::decode(bytes).as_ref(), Some(&body.entry));
+}
+
+#[tokio::test]
+async fn an_accept_excluding_json_is_a_406_after_admission_and_parameters_without_a_read() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut ledger = MockRequestLedger::new();
+    ledger
+        .expect_count()
+        .times(2)
+        .returning(|_, _, _| found(1, None));
+    // No expectation on the cache: nothing is read or computed.
+    let answers = answers(
+        portal("operators,kpi:aggregate", &reads),
+        ledger,
+        MockResponseCache::new(),
+    );
+    let bearer = format!("Bearer {}", secret().expose());
+    let asked = UnvalidatedRequest::from_query(Endpoint::KpiMonths, "", "").unwrap();
+    let served = answers
+        .serve(&caller(&bearer), Some(&asked), Acceptable::CSV_ONLY)
+        .await;
+    assert_eq!(
+        served.answer,
+        Err(DomainError::NotAcceptable {
+            representations: "application/json"
+        })
+    );
+    // A bad parameter is told first.
+    let asked = UnvalidatedRequest::from_query(Endpoint::Schedule, "month=2026-13", "").unwrap();
+    let neither = Acceptable {
+        json: false,
+        csv_preferred: false,
+    };
+    let served = answers.serve(&caller(&bearer), Some(&asked), neither).await;
+    assert!(
+        matches!(served.answer, Err(DomainError::BadRequest(_))),
+        "{served:?}"
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), 0);
 }
 
 impl Answers {

@@ -7,6 +7,7 @@
 //!   entries kept in process and (optionally) in a tier every replica shares, fetching the
 //!   missing days from the call platform concurrently, once, within one deadline.
 //! - [`compute`]: CPU work (statistics, JSON, compression) off the request threads, bounded.
+//! - [`csv_answer`]: the CSV form of an answer (RFC 4180, the formula guard).
 //! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
 //! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
 //!   turn) and how many at once (adaptive to the upstream's backpressure).
@@ -23,6 +24,7 @@
 pub mod answers;
 pub mod call_days;
 pub mod compute;
+pub mod csv_answer;
 pub mod entry;
 pub mod fair_queue;
 pub mod flight;

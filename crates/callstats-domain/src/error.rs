@@ -25,6 +25,9 @@ pub enum DomainError {
     /// 404: nothing to show for the path.
     #[error("{0}")]
     NotFound(String),
+    /// 406: the request's `Accept` excludes every representation the endpoint has.
+    #[error("the Accept header excludes every representation of this endpoint: {representations}")]
+    NotAcceptable { representations: &'static str },
     /// 429: over the per-minute quota.
     #[error("rate limit of {} requests per minute exceeded; retry after the window resets", .0.limit)]
     RateLimited(QuotaStatus),

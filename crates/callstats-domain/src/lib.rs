@@ -20,6 +20,7 @@ pub mod model;
 mod openapi;
 pub mod params;
 pub mod ports;
+pub mod representation;
 pub mod request;
 pub mod scope;
 pub mod service;

@@ -8,6 +8,8 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
 use crate::caller::caller;
 use crate::document::{count_document_request, keyless};
 use crate::error::{ApiError, ErrorBody};
+use callstats_domain::representation::Acceptable;
+
 use crate::problem::{Problem, error_json};
 use crate::response::{Source, set_headers};
 use crate::{ApiState, PREFIX};
@@ -93,7 +95,7 @@ pub(super) async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> H
     } else if path.starts_with(PREFIX) {
         let served = state
             .answers
-            .serve(&caller(req, state.trust_proxy), None)
+            .serve(&caller(req, state.trust_proxy), None, Acceptable::JSON)
             .await;
         if let Err(err) = served.answer {
             return ApiError::counted(err, served.quota)

@@ -1,14 +1,17 @@
 //! What every operation shares: the security schemes, the error statuses each operation
 //! answers, and the HTTP conventions' headers (docs/behaviour.md).
 
+use callstats_application::csv_answer::csv_table;
+use callstats_domain::representation::CSV_MEDIA_TYPE;
 use callstats_domain::request::Endpoint;
+use serde_json::Value;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{
-    ContentBuilder, HeaderBuilder, OpenApi, RefOr, Required, Response, ResponseBuilder,
+    Content, ContentBuilder, HeaderBuilder, OpenApi, RefOr, Required, Response, ResponseBuilder,
 };
 
 use super::errors::error_response;
@@ -37,18 +40,24 @@ pub(super) fn add_security_schemes(doc: &mut OpenApi) {
 pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let statuses: &[u16] = match endpoint {
         None => &[400, 413, 414, 429, 431, 500, 503],
-        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 413, 414, 429, 431, 500, 503],
-        Some(_) => &[400, 401, 403, 413, 414, 429, 431, 500, 503],
+        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 406, 413, 414, 429, 431, 500, 503],
+        Some(_) => &[400, 401, 403, 406, 413, 414, 429, 431, 500, 503],
     };
     if let Some(endpoint) = endpoint {
         operation.security = Some(vec![
             SecurityRequirement::new::<_, _, &str>("bearer", []),
             SecurityRequirement::new::<_, _, &str>("api_key", []),
         ]);
-        if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200")
-            && let Some(RefOr::T(content)) = ok.content.get_mut("application/json")
-        {
-            set_examples(content, success_examples(endpoint));
+        if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200") {
+            let examples = success_examples(endpoint);
+            if let Some(csv) = csv_content(endpoint, &examples) {
+                ok.description.push_str(CSV_DESCRIPTION);
+                ok.content.insert(CSV_MEDIA_TYPE.into(), RefOr::T(csv));
+                add_response_headers(ok, &[CONTENT_DISPOSITION]);
+            }
+            if let Some(RefOr::T(content)) = ok.content.get_mut("application/json") {
+                set_examples(content, examples);
+            }
         }
     } else if operation.operation_id.as_deref() == Some("openapi_json")
         && let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200")
@@ -78,6 +87,34 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
     add_conventions(operation, endpoint);
 }
 
+const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text beginning with `=`, `+`, `-`, `@`, a tab or a carriage return written with a leading `'`), with its own `ETag`; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
+
+/// The `text/csv` content of a CSV endpoint's 200: its columns, and an example made from the
+/// JSON example's first rows by the service's own CSV writer.
+fn csv_content(endpoint: Endpoint, examples: &[(&str, Value)]) -> Option<Content> {
+    let columns = endpoint.csv_columns()?;
+    let field = endpoint.csv_rows_field()?;
+    let rows: Vec<Value> = examples
+        .first()
+        .and_then(|(_, example)| example.get(field)?.as_array().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .take(4)
+        .collect();
+    let example = csv_table(columns, &rows, usize::MAX)
+        .ok()
+        .and_then(|body| String::from_utf8(body.to_vec()).ok());
+    let schema = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(format!(
+            "RFC 4180 CSV: the header row `{}`, then one record per entry of `{field}`, in its order.",
+            columns.join(",")
+        )));
+    let mut content = ContentBuilder::new().schema(Some(schema)).build();
+    content.example = example.map(Value::String);
+    Some(content)
+}
+
 /// The HTTP conventions (docs/behaviour.md): conditional requests and compression on the data
 /// endpoints, validators and `Cache-Control` on what may be kept, and the headers every
 /// counted answer carries.
@@ -86,13 +123,15 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let (requests, validated, ok_only): (&[_], &[_], &[_]) = match endpoint {
         None => (
             &[IF_NONE_MATCH, ACCEPT_ENCODING][..],
-            &[ETAG, NO_CACHE, VARY][..],
+            &[ETAG, NO_CACHE, VARY_ENCODING][..],
             &[CONTENT_ENCODING][..],
         ),
+        // `Accept` is no parameter (OpenAPI ignores one): the 200's CSV content and the 406
+        // say what it does.
         Some(Endpoint::Ping) => (&[], &[], &[NO_STORE]),
         Some(_) => (
             &[IF_NONE_MATCH, ACCEPT_ENCODING],
-            &[ETAG, PRIVATE, VARY],
+            &[ETAG, PRIVATE, VARY_ACCEPT],
             &[CONTENT_ENCODING],
         ),
     };
@@ -211,10 +250,20 @@ const NO_STORE: HeaderSpec = (
     "`no-store`: /ping and every error.",
     || one_of(&["no-store"]),
 );
-const VARY: HeaderSpec = (
+const VARY_ENCODING: HeaderSpec = (
     "Vary",
     "`Accept-Encoding` (sent in lower case): the body's encoding follows that request header.",
     || pattern("^[Aa]ccept-[Ee]ncoding$"),
+);
+const VARY_ACCEPT: HeaderSpec = (
+    "Vary",
+    "`Accept, Accept-Encoding` (sent in lower case): the representation (JSON, CSV, or a 406) follows `Accept`, the body's encoding `Accept-Encoding`.",
+    || pattern("^[Aa]ccept, [Aa]ccept-[Ee]ncoding$"),
+);
+const CONTENT_DISPOSITION: HeaderSpec = (
+    "Content-Disposition",
+    "On a CSV answer only: `attachment; filename=\"<endpoint>-<start>_<end>.csv\"` (the days used, after clamping), `schedule-<month>.csv`, `operators.csv` or `scripts-stats.csv`.",
+    || pattern(r#"^attachment; filename="[a-z0-9_-]+(-[0-9_-]+)?\.csv"$"#),
 );
 const CONTENT_ENCODING: HeaderSpec = (
     "Content-Encoding",

@@ -105,6 +105,19 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 )),
             )],
         ),
+        406 => (
+            "The request's `Accept` excludes every representation the endpoint has (JSON, and CSV on the endpoints with CSV), checked after the parameters; `error` names them. Never problem details: an `Accept` that names `application/problem+json` accepts JSON.",
+            vec![(
+                "not acceptable",
+                message(DomainError::NotAcceptable {
+                    representations: if endpoint.is_some_and(Endpoint::has_csv) {
+                        "application/json, text/csv"
+                    } else {
+                        "application/json"
+                    },
+                }),
+            )],
+        ),
         413 => (
             "A declared request body over 64 KiB; a GET needs none. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
             vec![
@@ -201,13 +214,21 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         .schema(Some(Ref::from_schema_name("ProblemDetails")))
         .build();
     set_examples(&mut problem_content, problems);
-    let mut response = ResponseBuilder::new()
-        .description(format!(
-            "{description} As problem details (`application/problem+json`) when the request's `Accept` prefers them (the reverse proxy: when it names them)."
-        ))
-        .content("application/json", content)
-        .content(PROBLEM_JSON, problem_content)
-        .build();
+    let mut response = if status == 406 {
+        // An `Accept` naming problem details accepts JSON: a 406 is never problem details.
+        ResponseBuilder::new()
+            .description(description)
+            .content("application/json", content)
+            .build()
+    } else {
+        ResponseBuilder::new()
+            .description(format!(
+                "{description} As problem details (`application/problem+json`) when the request's `Accept` prefers them (the reverse proxy: when it names them)."
+            ))
+            .content("application/json", content)
+            .content(PROBLEM_JSON, problem_content)
+            .build()
+    };
     let retry_after = match status {
         429 if calls => Some((
             "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).",

@@ -53,7 +53,7 @@ async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_le
         // Whole seconds left on the service's clock (the test's, standing still): the whole
         // lifetime.
         assert_eq!(max_age(&first), lifetime, "{uri}");
-        assert_eq!(first.header("vary"), "accept-encoding", "{uri}");
+        assert_eq!(first.header("vary"), "accept, accept-encoding", "{uri}");
         assert_eq!(first.header("cache-status"), "callstats; fwd=miss", "{uri}");
         assert!(first.headers.get("content-encoding").is_none(), "{uri}");
 
@@ -100,7 +100,7 @@ async fn a_matching_if_none_match_gets_304_without_a_body_and_is_counted() {
                 .header("cache-control")
                 .starts_with("private, max-age=")
         );
-        assert_eq!(answer.header("vary"), "accept-encoding");
+        assert_eq!(answer.header("vary"), "accept, accept-encoding");
         assert_eq!(answer.header("x-cache"), "HIT");
         assert!(
             answer
@@ -176,7 +176,13 @@ async fn gzip_and_br_bodies_decode_to_the_same_bytes_under_the_same_validator() 
             let answer = send(&service, with(get(uri, &key), "accept-encoding", accept)).await;
             assert_eq!(answer.status, 200, "{uri} {accept}");
             assert_eq!(answer.header("content-encoding"), coding, "{uri} {accept}");
-            assert_eq!(answer.header("vary"), "accept-encoding");
+            // A data answer's representation follows `Accept`; the document's does not.
+            let vary = if uri.ends_with("openapi.json") {
+                "accept-encoding"
+            } else {
+                "accept, accept-encoding"
+            };
+            assert_eq!(answer.header("vary"), vary, "{uri}");
             assert_eq!(
                 answer.header("etag"),
                 plain.header("etag"),

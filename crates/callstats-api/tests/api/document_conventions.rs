@@ -67,6 +67,7 @@ fn data_endpoints_document_conditional_requests_compression_and_validators() {
             ["If-None-Match", "Accept-Encoding"],
             "{path}"
         );
+        assert!(operation["responses"]["406"].is_object(), "{path}");
         let responses = &operation["responses"];
         let not_modified = &responses["304"];
         assert!(
@@ -89,12 +90,75 @@ fn data_endpoints_document_conditional_requests_compression_and_validators() {
             assert!(!matches(response, "ETag", r#"W/"0123456789ABCDEF""#));
             assert!(matches(response, "Cache-Control", "private, max-age=599"));
             assert!(!matches(response, "Cache-Control", "no-store"));
-            assert!(matches(response, "Vary", "Accept-Encoding"));
-            assert!(matches(response, "Vary", "accept-encoding"));
+            assert!(matches(response, "Vary", "Accept, Accept-Encoding"));
+            assert!(matches(response, "Vary", "accept, accept-encoding"));
+            assert!(!matches(response, "Vary", "accept-encoding"));
         }
         assert!(matches(&responses["200"], "Content-Encoding", "gzip"));
         assert!(matches(&responses["200"], "Content-Encoding", "br"));
         assert!(!has(&responses["304"], "Content-Encoding"), "{path}");
+    }
+}
+
+#[test]
+fn the_csv_endpoints_document_text_csv_with_their_columns_and_a_real_example() {
+    let doc = document();
+    for (path, columns) in [
+        ("/api/v1/calls/agents", "agent_number,name,calls,"),
+        (
+            "/api/v1/calls/intervals",
+            "start,offered,answered,unanswered,",
+        ),
+        ("/api/v1/calls/queues", "queue,offered,answered,"),
+        (
+            "/api/v1/operators",
+            "agent_number,name,team,shift,staff_role,joined_at",
+        ),
+        ("/api/v1/schedule", "agent_number,name,date,kind,source"),
+        (
+            "/api/v1/scripts/stats",
+            "id,title.uz,title.ru,category.uz,category.ru,views",
+        ),
+    ] {
+        let ok = &doc["paths"][path]["get"]["responses"]["200"];
+        let csv = &ok["content"]["text/csv"];
+        let description = csv["schema"]["description"].as_str().unwrap();
+        assert!(description.contains(columns), "{path}: {description}");
+        let example = csv["example"].as_str().unwrap();
+        assert!(example.starts_with(columns), "{path}: {example}");
+        assert!(
+            example.ends_with("\r\n") && example.lines().count() >= 2,
+            "{path}: {example}"
+        );
+        assert!(matches(
+            ok,
+            "Content-Disposition",
+            "attachment; filename=\"calls-agents-2026-11-01_2026-11-30.csv\""
+        ));
+        assert!(matches(
+            ok,
+            "Content-Disposition",
+            "attachment; filename=\"operators.csv\""
+        ));
+    }
+    for path in [
+        "/api/v1/calls/summary",
+        "/api/v1/kpi/{month}",
+        "/api/v1/ping",
+    ] {
+        let operation = &doc["paths"][path]["get"];
+        assert!(
+            operation["responses"]["200"]["content"]
+                .get("text/csv")
+                .is_none()
+        );
+        let refused = &operation["responses"]["406"];
+        assert_eq!(
+            refused["content"]["application/json"]["example"]["error"],
+            "the Accept header excludes every representation of this endpoint: application/json",
+            "{path}"
+        );
+        assert!(refused["content"].get("application/problem+json").is_none());
     }
 }
 

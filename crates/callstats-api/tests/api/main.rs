@@ -9,6 +9,7 @@ mod helpers;
 mod access;
 mod caching;
 mod conventions;
+mod csv;
 mod document_conventions;
 mod document_truth;
 mod endpoints;

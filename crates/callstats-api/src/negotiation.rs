@@ -1,0 +1,181 @@
+//! `Accept`, read once for both negotiations it drives: problem details for errors
+//! ([`crate::problem`]) and the representation of a data answer (JSON, or CSV on the endpoints
+//! that have it). Both compare the same qualities, read by actix's parser.
+
+use actix_web::http::header::{
+    ACCEPT, HeaderMap, HeaderValue, Quality, QualityItem, from_comma_delimited,
+};
+use actix_web::mime::{Mime, STAR};
+use callstats_domain::representation::{Acceptable, JSON_MEDIA_TYPE};
+
+use crate::problem::PROBLEM_JSON;
+
+/// The media ranges of a request's `Accept`; `None` without one, or when it does not parse or
+/// names nothing (then it prefers nothing, and the answer is what it is without it).
+fn ranges(headers: &HeaderMap) -> Option<Vec<QualityItem<Mime>>> {
+    if !headers.contains_key(ACCEPT) {
+        return None;
+    }
+    from_comma_delimited::<_, QualityItem<Mime>>(headers.get_all(ACCEPT))
+        .ok()
+        .filter(|ranges| !ranges.is_empty())
+}
+
+/// The highest quality `ranges` give a media range that `matches`.
+fn quality(ranges: &[QualityItem<Mime>], matches: impl Fn(&Mime) -> bool) -> Option<Quality> {
+    ranges
+        .iter()
+        .filter(|range| matches(&range.item))
+        .map(|range| range.quality)
+        .max()
+}
+
+/// `application/json` by name.
+fn json_named(mime: &Mime) -> bool {
+    mime.essence_str() == JSON_MEDIA_TYPE
+}
+
+/// `application/*` or `*/*`.
+fn json_wildcard(mime: &Mime) -> bool {
+    mime.subtype() == STAR && (mime.type_() == STAR || mime.type_() == "application")
+}
+
+/// Whether `value` names `media_type` at all (ASCII case-insensitively): most `Accept` values
+/// never do, and are not parsed for it.
+fn names(headers: &HeaderMap, media_type: &str) -> bool {
+    let names_it = |value: &HeaderValue| {
+        value
+            .as_bytes()
+            .windows(media_type.len())
+            .any(|window| window.eq_ignore_ascii_case(media_type.as_bytes()))
+    };
+    headers.get_all(ACCEPT).any(names_it)
+}
+
+/// Whether the request's `Accept` prefers problem details: it names
+/// `application/problem+json` with a quality above 0 and at least that of `application/json`
+/// (named, or through `application/*` or `*/*`). An unreadable `Accept` prefers nothing.
+/// Asked of every request: an `Accept` that does not mention problem details at all (nearly
+/// every one) is not parsed.
+pub(crate) fn problem_preferred(headers: &HeaderMap) -> bool {
+    if !names(headers, PROBLEM_JSON) {
+        return false;
+    }
+    let Some(ranges) = ranges(headers) else {
+        return false;
+    };
+    let problem = quality(&ranges, |mime| mime.essence_str() == PROBLEM_JSON);
+    let json = quality(&ranges, |mime| json_named(mime) || json_wildcard(mime));
+    problem
+        .is_some_and(|problem| problem > Quality::ZERO && json.is_none_or(|json| problem >= json))
+}
+
+/// What the request's `Accept` allows of a data answer:
+/// - JSON is acceptable when `Accept` is absent, unreadable or empty, or gives a quality above
+///   0 to `application/json`, `application/problem+json`, `application/*` or `*/*`;
+/// - CSV is preferred when `text/csv` (or `text/*`) has a quality above 0, above that of
+///   `application/json` by name, and at least that of `application/*` and `*/*`: so
+///   `text/csv`, `text/csv, */*;q=0.1` and `text/csv, */*` prefer it, while `*/*` alone,
+///   `application/json, text/csv` and `text/csv;q=0.5, application/json` do not.
+pub(crate) fn acceptable(headers: &HeaderMap) -> Acceptable {
+    // Nearly every client sends one of these, or nothing: no parsing for them.
+    match headers.get(ACCEPT).map(HeaderValue::as_bytes) {
+        None | Some(b"*/*" | b"application/json") if headers.get_all(ACCEPT).count() <= 1 => {
+            return Acceptable::JSON;
+        }
+        _ => {}
+    }
+    let Some(ranges) = ranges(headers) else {
+        return Acceptable::JSON;
+    };
+    let named = quality(&ranges, json_named);
+    let wildcard = quality(&ranges, json_wildcard);
+    let problem = quality(&ranges, |mime| mime.essence_str() == PROBLEM_JSON);
+    let json = [named, wildcard, problem]
+        .into_iter()
+        .flatten()
+        .any(|q| q > Quality::ZERO);
+    let csv = quality(&ranges, |mime| {
+        mime.type_() == "text" && (mime.subtype() == "csv" || mime.subtype() == STAR)
+    });
+    let csv_preferred = csv.is_some_and(|csv| {
+        csv > Quality::ZERO
+            && named.is_none_or(|named| csv > named)
+            && wildcard.is_none_or(|wildcard| csv >= wildcard)
+    });
+    Acceptable {
+        json,
+        csv_preferred,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    fn of(accept: &[&str]) -> Acceptable {
+        let mut req = TestRequest::default();
+        for value in accept {
+            req = req.append_header((ACCEPT, *value));
+        }
+        acceptable(req.to_http_request().headers())
+    }
+
+    fn with(json: bool, csv_preferred: bool) -> Acceptable {
+        Acceptable {
+            json,
+            csv_preferred,
+        }
+    }
+
+    #[test]
+    fn csv_is_preferred_by_quality_and_json_stays_the_default() {
+        for (accept, want) in [
+            (&[][..], Acceptable::JSON),
+            (&["*/*"], Acceptable::JSON),
+            (&["application/json"], Acceptable::JSON),
+            (&[""], Acceptable::JSON),
+            (&["not a media type;;;"], Acceptable::JSON),
+            (&["text/csv"], with(false, true)),
+            (&["TEXT/CSV"], with(false, true)),
+            (&["text/*"], with(false, true)),
+            (&["text/csv, */*;q=0.1"], with(true, true)),
+            (&["text/csv", "*/*;q=0.1"], with(true, true)),
+            (&["text/csv, */*"], with(true, true)),
+            (&["application/json, text/csv"], with(true, false)),
+            (&["text/csv;q=0.5, application/json"], with(true, false)),
+            (&["text/csv, application/json;q=0.9"], with(true, true)),
+            (&["text/csv;q=0.5, */*"], with(true, false)),
+            (&["text/csv;q=0"], with(false, false)),
+            (&["text/csv;q=0, application/json"], with(true, false)),
+            (&["application/json;q=0, text/csv"], with(false, true)),
+            (&["image/png"], with(false, false)),
+            (&["application/problem+json"], with(true, false)),
+            (
+                &["text/html,application/xhtml+xml,*/*;q=0.8"],
+                with(true, false),
+            ),
+        ] {
+            assert_eq!(of(accept), want, "{accept:?}");
+        }
+    }
+
+    #[test]
+    fn problem_details_keep_their_rule() {
+        for (accept, want) in [
+            ("application/problem+json", true),
+            ("application/json, application/problem+json", true),
+            ("application/json, application/problem+json;q=0.5", false),
+            ("application/problem+json;q=0", false),
+            ("*/*", false),
+            ("text/csv, application/problem+json", true),
+        ] {
+            let req = TestRequest::default()
+                .insert_header((ACCEPT, accept))
+                .to_http_request();
+            assert_eq!(problem_preferred(req.headers()), want, "{accept}");
+        }
+    }
+}

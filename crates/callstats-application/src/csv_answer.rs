@@ -1,0 +1,134 @@
+//! The CSV form of an answer (RFC 4180), for spreadsheets and workforce-management tools: the
+//! rows of the answer's JSON array, made from the same values the JSON is made from, so the
+//! columns cannot drift from the JSON's fields (docs/behaviour.md, "CSV").
+//!
+//! - UTF-8, a header row of the JSON field names, CRLF line ends, fields quoted only where
+//!   needed (a comma, a quote, a line end), by the `csv` crate's writer.
+//! - Numbers exactly as the JSON writes them, `null` as an empty field, `true`/`false`, nested
+//!   objects flattened with a dot (`title.uz`).
+//! - The formula guard (OWASP "CSV injection"): a text field that begins with `=`, `+`, `-`,
+//!   `@`, a tab or a carriage return is written with a leading `'`; numbers never are.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use callstats_domain::DomainError;
+use callstats_domain::representation::CsvRow;
+use callstats_domain::service::Response;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::answers::Bounded;
+
+/// `response`'s rows as CSV, refused past `limit` bytes; an internal error for an answer
+/// without CSV (the request was never given the CSV representation).
+pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, DomainError> {
+    match response {
+        Response::Agents(body) => table(&body.agents, limit),
+        Response::Queues(body) => table(&body.queues, limit),
+        Response::Intervals(body) => table(&body.intervals, limit),
+        Response::Operators(body) => table(&body.operators, limit),
+        Response::Schedule(body) => table(&body.off_days, limit),
+        Response::Scripts(body) => table(&body.scripts, limit),
+        Response::CallSummary(_) | Response::Sheets(_) | Response::Kpi(_) => Err(
+            DomainError::Internal("a CSV asked of an answer without rows".to_owned()),
+        ),
+    }
+}
+
+/// The header row and one record per row.
+pub(crate) fn table<R: CsvRow>(rows: &[R], limit: usize) -> Result<Bytes, DomainError> {
+    csv_table(R::COLUMNS, rows, limit)
+}
+
+/// The header row `columns` and one record per row, each row serialised as JSON is and
+/// flattened; its fields must be `columns`, in order. Public for the OpenAPI document's
+/// examples, which are made from the JSON examples' rows.
+pub fn csv_table<R: Serialize>(
+    columns: &[&str],
+    rows: &[R],
+    limit: usize,
+) -> Result<Bytes, DomainError> {
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Bounded::new(limit));
+    writer
+        .write_record(columns)
+        .map_err(|err| written(&err, limit))?;
+    for row in rows {
+        let value = serde_json::to_value(row)
+            .map_err(|err| DomainError::Internal(format!("a CSV row: {err}")))?;
+        let mut cells = Vec::with_capacity(columns.len());
+        let mut path = String::new();
+        flatten(&value, &mut path, &mut cells);
+        let names_match = cells.len() == columns.len()
+            && cells
+                .iter()
+                .zip(columns)
+                .all(|((name, _), column)| name == column);
+        if !names_match {
+            return Err(DomainError::Internal(
+                "a CSV row's fields are not its columns".to_owned(),
+            ));
+        }
+        writer
+            .write_record(cells.iter().map(|(_, cell)| cell.as_bytes()))
+            .map_err(|err| written(&err, limit))?;
+    }
+    let out = writer
+        .into_inner()
+        .map_err(|err| written(&csv::Error::from(err.into_error()), limit))?;
+    Ok(out.into_bytes())
+}
+
+/// A writer's error: the bound reached (the only way the buffer refuses), else a bug.
+fn written(err: &csv::Error, limit: usize) -> DomainError {
+    match err.kind() {
+        csv::ErrorKind::Io(_) => DomainError::BodyTooLarge { limit_bytes: limit },
+        _ => DomainError::Internal(format!("writing a CSV: {err}")),
+    }
+}
+
+/// Pushes `value`'s leaves with their dotted names, in the JSON's field order.
+fn flatten<'v>(value: &'v Value, path: &mut String, cells: &mut Vec<(String, Cow<'v, str>)>) {
+    match value {
+        Value::Object(fields) => {
+            for (name, field) in fields {
+                let before = path.len();
+                if before > 0 {
+                    path.push('.');
+                }
+                path.push_str(name);
+                flatten(field, path, cells);
+                path.truncate(before);
+            }
+        }
+        leaf => cells.push((path.clone(), cell(leaf))),
+    }
+}
+
+/// One field: text with the formula guard, numbers as the JSON writes them, null empty.
+fn cell(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::Null => Cow::Borrowed(""),
+        Value::String(text) => guarded(text),
+        Value::Bool(true) => Cow::Borrowed("true"),
+        Value::Bool(false) => Cow::Borrowed("false"),
+        Value::Number(number) => Cow::Owned(number.to_string()),
+        // No row has an array; one would be written as its JSON text.
+        Value::Array(_) | Value::Object(_) => Cow::Owned(value.to_string()),
+    }
+}
+
+/// `text`, with a leading `'` when a spreadsheet would take it for a formula.
+fn guarded(text: &str) -> Cow<'_, str> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        Cow::Owned(format!("'{text}"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+#[cfg(test)]
+#[path = "csv_answer_tests.rs"]
+mod tests;

@@ -1,0 +1,194 @@
+#![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
+
+use callstats_domain::calendar::LocalDateTime;
+use callstats_domain::model::{
+    AgentEntry, AgentNumber, LocalizedText, Operator, OperatorsResponse, QueueEntry, Script,
+    ScriptsResponse,
+};
+
+use super::*;
+
+const NO_LIMIT: usize = usize::MAX;
+
+fn agent(number: &str, name: &str, calls: u64, share: f64) -> AgentEntry {
+    AgentEntry {
+        agent_number: AgentNumber::new(number).unwrap(),
+        name: name.to_owned(),
+        calls,
+        share_percent: share,
+        total_duration_seconds: 125.5,
+        inbound_duration_seconds: 100.25,
+        outbound_duration_seconds: 25.25,
+        average_duration_seconds: 62.75,
+        checklist_percent: None,
+        positive_sentiment_percent: Some(-0.5),
+    }
+}
+
+fn text(body: &Bytes) -> &str {
+    std::str::from_utf8(body).unwrap()
+}
+
+/// The records of `body` as a CSV reader reads them (quotes undone).
+fn read(body: &Bytes) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(&body[..])
+        .records()
+        .map(|record| record.unwrap().iter().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn the_header_row_is_the_json_field_names_and_lines_end_in_crlf() {
+    let body = table(&[agent("101", "Ann", 3, 60.0)], NO_LIMIT).unwrap();
+    assert_eq!(
+        text(&body),
+        "agent_number,name,calls,share_percent,total_duration_seconds,inbound_duration_seconds,\
+         outbound_duration_seconds,average_duration_seconds,checklist_percent,\
+         positive_sentiment_percent\r\n101,Ann,3,60.0,125.5,100.25,25.25,62.75,,-0.5\r\n"
+    );
+}
+
+#[test]
+fn an_empty_list_is_the_header_row_alone() {
+    let body = table::<QueueEntry>(&[], NO_LIMIT).unwrap();
+    assert_eq!(
+        text(&body),
+        "queue,offered,answered,unanswered,abandon_rate_percent,service_level_percent,\
+         average_speed_of_answer_seconds,average_handle_time_seconds,longest_wait_seconds\r\n"
+    );
+}
+
+#[test]
+fn numbers_are_written_exactly_as_the_json_writes_them_and_null_is_empty() {
+    let row = agent("7", "B", 12_345_678_901, 33.33);
+    let body = table(std::slice::from_ref(&row), NO_LIMIT).unwrap();
+    let json = serde_json::to_value(&row).unwrap();
+    let records = read(&body);
+    let (header, cells) = (records.first().unwrap(), records.get(1).unwrap());
+    for (name, cell) in header.iter().zip(cells) {
+        let field = json.get(name).unwrap();
+        let expected = match field {
+            Value::Null => String::new(),
+            Value::String(s) => s.clone(),
+            other => serde_json::to_string(other).unwrap(),
+        };
+        assert_eq!(cell, &expected, "{name}");
+    }
+    // A negative number is a number: never guarded.
+    assert_eq!(cells.last().map(String::as_str), Some("-0.5"));
+}
+
+#[test]
+fn commas_quotes_and_line_ends_are_quoted_and_utf8_names_with_apostrophes_kept() {
+    let rows = [
+        agent("1", "Karimov, Oʻtkir", 1, 1.0),
+        agent("2", "Say \"hi\"", 1, 1.0),
+        agent("3", "two\nlines", 1, 1.0),
+        agent("4", "O'Brien", 1, 1.0),
+        agent("5", "Oʻzbek Gʻulom", 1, 1.0),
+    ];
+    let body = table(&rows, NO_LIMIT).unwrap();
+    let lines = text(&body);
+    assert!(lines.contains("\r\n1,\"Karimov, Oʻtkir\",1,"), "{lines}");
+    assert!(lines.contains("\r\n2,\"Say \"\"hi\"\"\",1,"), "{lines}");
+    assert!(lines.contains("\r\n3,\"two\nlines\",1,"), "{lines}");
+    // An apostrophe inside a field needs no quoting, and UTF-8 is written as it is.
+    assert!(lines.contains("\r\n4,O'Brien,1,"), "{lines}");
+    assert!(lines.contains("\r\n5,Oʻzbek Gʻulom,1,"), "{lines}");
+    let names: Vec<_> = read(&body)
+        .into_iter()
+        .skip(1)
+        .map(|record| record.get(1).unwrap().clone())
+        .collect();
+    let given: Vec<_> = rows.iter().map(|row| row.name.clone()).collect();
+    assert_eq!(names, given);
+}
+
+#[test]
+fn text_that_a_spreadsheet_would_take_for_a_formula_gets_a_leading_apostrophe() {
+    for (name, written) in [
+        ("=1+2", "'=1+2"),
+        ("+998 90", "'+998 90"),
+        ("-5", "'-5"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tTab", "'\tTab"),
+        ("\rCR", "'\rCR"),
+        ("a=b", "a=b"),
+        ("'quoted", "'quoted"),
+        ("", ""),
+    ] {
+        let body = table(&[agent("9", name, 1, 1.0)], NO_LIMIT).unwrap();
+        let records = read(&body);
+        assert_eq!(
+            records.get(1).and_then(|r| r.get(1)).map(String::as_str),
+            Some(written),
+            "{name:?}"
+        );
+    }
+}
+
+#[test]
+fn nested_objects_are_flattened_with_a_dot() {
+    let scripts = ScriptsResponse {
+        scripts: vec![Script {
+            id: 4,
+            title: LocalizedText {
+                uz: "Salom, mijoz".into(),
+                ru: "Привет".into(),
+            },
+            category: LocalizedText {
+                uz: "=Sotuv".into(),
+                ru: "Продажи".into(),
+            },
+            views: 10,
+        }],
+    };
+    let body = csv_within(&Response::Scripts(scripts), NO_LIMIT).unwrap();
+    assert_eq!(
+        text(&body),
+        "id,title.uz,title.ru,category.uz,category.ru,views\r\n\
+         4,\"Salom, mijoz\",Привет,'=Sotuv,Продажи,10\r\n"
+    );
+}
+
+#[test]
+fn a_null_text_field_is_empty_and_rows_keep_their_order() {
+    let operator = |number: &str, role: Option<&str>| Operator {
+        agent_number: AgentNumber::new(number).unwrap(),
+        name: format!("N{number}"),
+        team: "A".into(),
+        shift: "day".into(),
+        staff_role: role.map(str::to_owned),
+        joined_at: LocalDateTime::parse("2025-03-01 09:00:00").unwrap(),
+    };
+    let roster = OperatorsResponse {
+        operators: vec![operator("102", None), operator("101", Some("supervisor"))],
+    };
+    let body = csv_within(&Response::Operators(roster), NO_LIMIT).unwrap();
+    let records = read(&body);
+    assert_eq!(records.len(), 3);
+    assert_eq!(
+        records.get(1).unwrap()[..5],
+        ["102", "N102", "A", "day", ""]
+    );
+    assert_eq!(
+        records.get(2).unwrap()[..5],
+        ["101", "N101", "A", "day", "supervisor"]
+    );
+}
+
+#[test]
+fn a_csv_past_the_body_bound_is_refused() {
+    let rows: Vec<_> = (0..2000)
+        .map(|i| agent(&i.to_string(), "Some Name", 1, 0.05))
+        .collect();
+    assert_eq!(
+        table(&rows, 10_000),
+        Err(DomainError::BodyTooLarge {
+            limit_bytes: 10_000
+        })
+    );
+    assert!(table(&rows, NO_LIMIT).unwrap().len() > 10_000);
+}

@@ -1,0 +1,422 @@
+//! The representations an answer is given in: JSON always; CSV (RFC 4180) too for the
+//! endpoints whose answer is one table of rows. docs/behaviour.md, "CSV", says which array of
+//! each answer becomes the rows and what happens to the fields around it.
+
+use serde::Serialize;
+
+use crate::error::DomainError;
+use crate::model::{AgentEntry, IntervalEntry, OffDay, Operator, QueueEntry, Script};
+use crate::request::{ApiRequest, Endpoint};
+
+/// The media type of JSON answers, as a 406 names it.
+pub const JSON_MEDIA_TYPE: &str = "application/json";
+/// The media type of CSV answers, as a 406 names it.
+pub const CSV_MEDIA_TYPE: &str = "text/csv";
+
+/// The form an answer's body is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Representation {
+    Json,
+    Csv,
+}
+
+/// What a request's `Accept` allows, as the web layer read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acceptable {
+    /// JSON is acceptable (no `Accept`, or one that gives JSON a quality above 0).
+    pub json: bool,
+    /// CSV is acceptable and preferred to JSON.
+    pub csv_preferred: bool,
+}
+
+impl Acceptable {
+    /// A request without `Accept`: JSON.
+    pub const JSON: Self = Self {
+        json: true,
+        csv_preferred: false,
+    };
+    /// A request that prefers CSV and excludes JSON (`Accept: text/csv`).
+    pub const CSV_ONLY: Self = Self {
+        json: false,
+        csv_preferred: true,
+    };
+}
+
+impl Representation {
+    /// The representation `endpoint` answers `accept` with: CSV when the endpoint has it and
+    /// it is preferred, else JSON when acceptable; a 406 when the `Accept` excludes every
+    /// representation the endpoint has.
+    pub fn choose(endpoint: Endpoint, accept: Acceptable) -> Result<Self, DomainError> {
+        if accept.csv_preferred && endpoint.has_csv() {
+            Ok(Self::Csv)
+        } else if accept.json {
+            Ok(Self::Json)
+        } else {
+            Err(DomainError::NotAcceptable {
+                representations: if endpoint.has_csv() {
+                    "application/json, text/csv"
+                } else {
+                    JSON_MEDIA_TYPE
+                },
+            })
+        }
+    }
+}
+
+impl Endpoint {
+    /// Whether the endpoint answers CSV too.
+    #[must_use]
+    pub const fn has_csv(self) -> bool {
+        self.csv_columns().is_some()
+    }
+
+    /// The header row of the endpoint's CSV answers; `None` for an endpoint without CSV.
+    #[must_use]
+    pub const fn csv_columns(self) -> Option<&'static [&'static str]> {
+        match self {
+            Self::CallsAgents => Some(AgentEntry::COLUMNS),
+            Self::CallsIntervals => Some(IntervalEntry::COLUMNS),
+            Self::CallsQueues => Some(QueueEntry::COLUMNS),
+            Self::Operators => Some(Operator::COLUMNS),
+            Self::Schedule => Some(OffDay::COLUMNS),
+            Self::ScriptsStats => Some(Script::COLUMNS),
+            Self::Ping | Self::CallsSummary | Self::KpiMonths | Self::KpiMonth => None,
+        }
+    }
+
+    /// The JSON array whose entries are the CSV rows; `None` for an endpoint without CSV.
+    #[must_use]
+    pub const fn csv_rows_field(self) -> Option<&'static str> {
+        match self {
+            Self::CallsAgents => Some("agents"),
+            Self::CallsIntervals => Some("intervals"),
+            Self::CallsQueues => Some("queues"),
+            Self::Operators => Some("operators"),
+            Self::Schedule => Some("off_days"),
+            Self::ScriptsStats => Some("scripts"),
+            Self::Ping | Self::CallsSummary | Self::KpiMonths | Self::KpiMonth => None,
+        }
+    }
+}
+
+impl ApiRequest {
+    /// The cache key of the answer in `representation`: a CSV answer is an entry of its own,
+    /// with its own validator. `#` never appears in a JSON answer's key (values are
+    /// percent-encoded).
+    #[must_use]
+    pub fn cache_key_as(&self, representation: Representation) -> String {
+        match representation {
+            Representation::Json => self.cache_key(),
+            Representation::Csv => format!("{}#csv", self.cache_key()),
+        }
+    }
+
+    /// The file name of the answer's CSV (`Content-Disposition`): the endpoint's path with
+    /// `-` for `/`, then the period used (`start_end`, after clamping) or the month; `None`
+    /// for an endpoint without CSV.
+    #[must_use]
+    pub fn csv_file_name(&self) -> Option<String> {
+        let period = |name: &str, range: &crate::calendar::DateRange| {
+            format!("{name}-{}_{}.csv", range.start(), range.end())
+        };
+        match self {
+            Self::CallsAgents { range, .. } => Some(period("calls-agents", range)),
+            Self::CallsQueues { range, .. } => Some(period("calls-queues", range)),
+            Self::CallsIntervals { range, .. } => Some(period("calls-intervals", range)),
+            Self::Operators => Some("operators.csv".to_owned()),
+            Self::Schedule { month } => Some(format!("schedule-{month}.csv")),
+            Self::ScriptsStats { .. } => Some("scripts-stats.csv".to_owned()),
+            Self::CallsSummary { .. } | Self::KpiMonths | Self::KpiMonth { .. } => None,
+        }
+    }
+}
+
+/// A row of a CSV answer: an entry of the answer's JSON array, whose fields (nested objects
+/// flattened with a dot) are [`CsvRow::COLUMNS`], in this order.
+pub trait CsvRow: Serialize {
+    const COLUMNS: &'static [&'static str];
+}
+
+impl CsvRow for AgentEntry {
+    const COLUMNS: &'static [&'static str] = &[
+        "agent_number",
+        "name",
+        "calls",
+        "share_percent",
+        "total_duration_seconds",
+        "inbound_duration_seconds",
+        "outbound_duration_seconds",
+        "average_duration_seconds",
+        "checklist_percent",
+        "positive_sentiment_percent",
+    ];
+}
+
+impl CsvRow for QueueEntry {
+    const COLUMNS: &'static [&'static str] = &[
+        "queue",
+        "offered",
+        "answered",
+        "unanswered",
+        "abandon_rate_percent",
+        "service_level_percent",
+        "average_speed_of_answer_seconds",
+        "average_handle_time_seconds",
+        "longest_wait_seconds",
+    ];
+}
+
+impl CsvRow for IntervalEntry {
+    const COLUMNS: &'static [&'static str] = &[
+        "start",
+        "offered",
+        "answered",
+        "unanswered",
+        "service_level_percent",
+        "average_speed_of_answer_seconds",
+        "average_handle_time_seconds",
+        "longest_wait_seconds",
+    ];
+}
+
+impl CsvRow for Operator {
+    const COLUMNS: &'static [&'static str] = &[
+        "agent_number",
+        "name",
+        "team",
+        "shift",
+        "staff_role",
+        "joined_at",
+    ];
+}
+
+impl CsvRow for OffDay {
+    const COLUMNS: &'static [&'static str] = &["agent_number", "name", "date", "kind", "source"];
+}
+
+impl CsvRow for Script {
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "title.uz",
+        "title.ru",
+        "category.uz",
+        "category.ru",
+        "views",
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calendar::{Day, LocalDateTime};
+    use crate::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource, QueueName};
+    use crate::request::UnvalidatedRequest;
+    use crate::scope::KpiView;
+
+    fn request(endpoint: Endpoint, query: &str) -> ApiRequest {
+        UnvalidatedRequest::from_query(endpoint, query, "")
+            .unwrap()
+            .validate(KpiView::Aggregate, None)
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn csv_is_chosen_only_where_the_endpoint_has_it_and_the_client_prefers_it() {
+        let both = Acceptable {
+            json: true,
+            csv_preferred: true,
+        };
+        assert_eq!(
+            Representation::choose(Endpoint::Operators, both),
+            Ok(Representation::Csv)
+        );
+        assert_eq!(
+            Representation::choose(Endpoint::KpiMonth, both),
+            Ok(Representation::Json)
+        );
+        assert_eq!(
+            Representation::choose(Endpoint::Operators, Acceptable::JSON),
+            Ok(Representation::Json)
+        );
+        let refused = Representation::choose(Endpoint::KpiMonth, Acceptable::CSV_ONLY)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.ends_with(": application/json"), "{refused}");
+        let neither = Acceptable {
+            json: false,
+            csv_preferred: false,
+        };
+        let refused = Representation::choose(Endpoint::Schedule, neither)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.ends_with(": application/json, text/csv"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn six_endpoints_have_csv() {
+        let with: Vec<_> = Endpoint::ALL
+            .into_iter()
+            .filter(|e| e.has_csv())
+            .map(Endpoint::path)
+            .collect();
+        assert_eq!(
+            with,
+            [
+                "/calls/agents",
+                "/calls/queues",
+                "/calls/intervals",
+                "/operators",
+                "/schedule",
+                "/scripts/stats"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_csv_answer_has_its_own_cache_key_and_a_file_name_of_the_period_used() {
+        let agents = request(Endpoint::CallsAgents, "start=2026-01-01&end=2026-11-20");
+        assert_eq!(
+            agents.cache_key_as(Representation::Json),
+            agents.cache_key()
+        );
+        assert_eq!(
+            agents.cache_key_as(Representation::Csv),
+            format!("{}#csv", agents.cache_key())
+        );
+        assert_eq!(
+            agents.csv_file_name().as_deref(),
+            Some("calls-agents-2026-10-21_2026-11-20.csv")
+        );
+        assert_eq!(
+            request(Endpoint::CallsIntervals, "start=2026-11-24")
+                .csv_file_name()
+                .as_deref(),
+            Some("calls-intervals-2026-11-24_2026-11-24.csv")
+        );
+        assert_eq!(
+            request(Endpoint::Schedule, "month=2026-11")
+                .csv_file_name()
+                .as_deref(),
+            Some("schedule-2026-11.csv")
+        );
+        assert_eq!(
+            request(Endpoint::ScriptsStats, "limit=5")
+                .csv_file_name()
+                .as_deref(),
+            Some("scripts-stats.csv")
+        );
+        assert_eq!(
+            ApiRequest::Operators.csv_file_name().as_deref(),
+            Some("operators.csv")
+        );
+        assert_eq!(ApiRequest::KpiMonths.csv_file_name(), None);
+    }
+
+    /// The names of `row`'s JSON fields, nested objects flattened with a dot.
+    fn flattened<R: CsvRow>(row: &R) -> Vec<String> {
+        fn walk(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(fields) => {
+                    for (name, field) in fields {
+                        let path = if prefix.is_empty() {
+                            name.clone()
+                        } else {
+                            format!("{prefix}.{name}")
+                        };
+                        walk(&path, field, out);
+                    }
+                }
+                _ => out.push(prefix.to_owned()),
+            }
+        }
+        let mut out = Vec::new();
+        walk("", &serde_json::to_value(row).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn the_columns_are_the_json_field_names_in_their_order() {
+        let agent = AgentNumber::new("101").unwrap();
+        let check = |names: Vec<String>, columns: &[&str]| assert_eq!(names, columns);
+        check(
+            flattened(&AgentEntry {
+                agent_number: agent.clone(),
+                name: "A".into(),
+                calls: 1,
+                share_percent: 100.0,
+                total_duration_seconds: 1.0,
+                inbound_duration_seconds: 1.0,
+                outbound_duration_seconds: 0.0,
+                average_duration_seconds: 1.0,
+                checklist_percent: None,
+                positive_sentiment_percent: None,
+            }),
+            AgentEntry::COLUMNS,
+        );
+        check(
+            flattened(&QueueEntry {
+                queue: Some(QueueName::new("sales").unwrap()),
+                offered: 1,
+                answered: 1,
+                unanswered: 0,
+                abandon_rate_percent: Some(0.0),
+                service_level_percent: None,
+                average_speed_of_answer_seconds: None,
+                average_handle_time_seconds: None,
+                longest_wait_seconds: None,
+            }),
+            QueueEntry::COLUMNS,
+        );
+        check(
+            flattened(&IntervalEntry {
+                start: "2026-11-21T09:30:00+05:00".into(),
+                offered: 0,
+                answered: 0,
+                unanswered: 0,
+                service_level_percent: None,
+                average_speed_of_answer_seconds: None,
+                average_handle_time_seconds: None,
+                longest_wait_seconds: None,
+            }),
+            IntervalEntry::COLUMNS,
+        );
+        check(
+            flattened(&Operator {
+                agent_number: agent.clone(),
+                name: "A".into(),
+                team: "T".into(),
+                shift: "day".into(),
+                staff_role: None,
+                joined_at: LocalDateTime::parse("2025-03-01 09:00:00").unwrap(),
+            }),
+            Operator::COLUMNS,
+        );
+        check(
+            flattened(&OffDay {
+                agent_number: agent,
+                name: "A".into(),
+                date: Day::parse("2026-11-02").unwrap(),
+                kind: OffDayKind::Dam,
+                source: OffDaySource::Admin,
+            }),
+            OffDay::COLUMNS,
+        );
+        let text = || LocalizedText {
+            uz: "a".into(),
+            ru: "b".into(),
+        };
+        check(
+            flattened(&Script {
+                id: 1,
+                title: text(),
+                category: text(),
+                views: 3,
+            }),
+            Script::COLUMNS,
+        );
+    }
+}
