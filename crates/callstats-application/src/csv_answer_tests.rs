@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, reason = "tests: a panic is a failed test")]
-
 use callstats_domain::calendar::LocalDateTime;
 use callstats_domain::model::{
     AgentEntry, AgentNumber, LocalizedText, Operator, OperatorsResponse, QueueEntry, Script,
