@@ -9,6 +9,7 @@
     reason = "tests: a panic is a failed test"
 )]
 
+mod call_days;
 mod fixtures;
 mod keys;
 mod queries;
