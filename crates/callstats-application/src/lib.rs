@@ -24,6 +24,7 @@ pub mod answers;
 pub mod call_days;
 pub mod compute;
 pub mod entry;
+mod every_minute;
 pub mod fair_queue;
 pub mod flight;
 pub mod ledger;
