@@ -39,6 +39,9 @@ const COMPUTE_LOCK: Duration = Duration::from_secs(25);
 pub enum CacheStatus {
     Hit,
     Miss,
+    /// Computed for this request from call days past their lifetime, because fetching them
+    /// again failed (stale if error): not cached.
+    Stale,
 }
 
 /// What a request gets, when it passed admission.
@@ -209,7 +212,13 @@ impl Answers {
             }
             computed => computed,
         };
-        Ok((computed?, CacheStatus::Miss))
+        let computed = computed?;
+        let cache = if computed.is_stale() {
+            CacheStatus::Stale
+        } else {
+            CacheStatus::Miss
+        };
+        Ok((computed, cache))
     }
 
     /// The entry computed once per replica: the run under way for `key`, or one for
@@ -295,7 +304,13 @@ impl Inner {
     ) -> Result<Entry, DomainError> {
         let prepared = self.stats.prepare(request, requester).await?;
         let limit = self.computing.max_body_bytes;
-        let ttl = request.cache_ttl();
+        // An answer from stale days is not kept: the next request tries the upstream again.
+        let stale = requester.was_served_stale();
+        let ttl = if stale {
+            Duration::ZERO
+        } else {
+            request.cache_ttl()
+        };
         let now = self.clock.now();
         // The statistics, the JSON, its validator (a SHA-256 of the body) and the stored form
         // (a copy of it): all of it proportional to the body, none of it on a request thread.
@@ -309,6 +324,9 @@ impl Inner {
             })
             .await
             .map_err(DomainError::Internal)??;
+        if stale {
+            return Ok(entry.stale());
+        }
         self.cache.put(key, stored, ttl).await;
         Ok(entry)
     }
