@@ -494,6 +494,13 @@ impl CallDayStore {
     }
 }
 
+/// Shows `callstats_call_days_stale_served_total` at 0 from the start (call it once the metrics
+/// recorder is installed), so that the alert on stale answers and its dashboard panel have a
+/// series to read before the first stale answer.
+pub fn report_no_stale_answers_yet() {
+    metrics::counter!("callstats_call_days_stale_served_total").absolute(0);
+}
+
 /// Days deleted by one statement of [`CallDayStore::sweep`].
 pub const SWEEP_BATCH: u32 = 100;
 /// Statements one [`CallDayStore::sweep`] runs at most.

@@ -300,6 +300,7 @@ impl Listen {
             if let Some(bound) = state.memory_bound() {
                 report_memory_bound(bound);
             }
+            callstats_application::call_days::report_no_stale_answers_yet();
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }
