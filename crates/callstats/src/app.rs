@@ -226,17 +226,21 @@ impl Assembly {
 
 /// How often the durable tier is swept and its size reported.
 const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
+/// When the first upkeep runs after the assembly: once the server has installed the metrics
+/// recorder (it does so right after), so that the first size reported is not lost.
+const UPKEEP_FIRST: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Keeps the durable tier to the history horizon (a bounded sweep) and its size in the gauges
-/// `callstats_call_days_table_bytes` and `callstats_call_days_table_days`, now and every
-/// [`UPKEEP_EVERY`].
+/// `callstats_call_days_table_bytes` and `callstats_call_days_table_days`,
+/// [`UPKEEP_FIRST`] after the start and every [`UPKEEP_EVERY`].
 async fn upkeep(
     call_days: CallDayStore,
     stored: StoredCallDays,
     history: HistoryHorizon,
     clock: Arc<dyn Clock>,
 ) {
-    let mut every = tokio::time::interval(UPKEEP_EVERY);
+    let mut every =
+        tokio::time::interval_at(tokio::time::Instant::now() + UPKEEP_FIRST, UPKEEP_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
