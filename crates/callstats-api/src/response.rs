@@ -60,6 +60,8 @@ pub(crate) enum Source {
     Hit { ttl: u32 },
     /// Computed for this request, or never cached (`/ping`, errors).
     Miss,
+    /// Computed for this request from call days past their lifetime (their refetch failed).
+    Stale,
 }
 
 impl Source {
@@ -68,6 +70,7 @@ impl Source {
         match cache {
             CacheStatus::Hit => Self::Hit { ttl },
             CacheStatus::Miss => Self::Miss,
+            CacheStatus::Stale => Self::Stale,
         }
     }
 }
@@ -126,6 +129,12 @@ pub(crate) fn set_headers(
         Source::Miss => (
             HeaderValue::from_static("MISS"),
             Some(HeaderValue::from_static("callstats; fwd=miss")),
+        ),
+        Source::Stale => (
+            HeaderValue::from_static("MISS"),
+            Some(HeaderValue::from_static(
+                "callstats; fwd=miss; detail=stale",
+            )),
         ),
     };
     headers.insert(X_CACHE, x_cache);

@@ -41,6 +41,9 @@ const COMPUTE_LOCK: Duration = Duration::from_secs(25);
 pub enum CacheStatus {
     Hit,
     Miss,
+    /// Computed for this request from call days past their lifetime, because fetching them
+    /// again failed (stale if error): not cached.
+    Stale,
 }
 
 /// What a request gets, when it passed admission.
@@ -234,7 +237,13 @@ impl Answers {
             }
             computed => computed,
         };
-        Ok((computed?, CacheStatus::Miss))
+        let computed = computed?;
+        let cache = if computed.is_stale() {
+            CacheStatus::Stale
+        } else {
+            CacheStatus::Miss
+        };
+        Ok((computed, cache))
     }
 
     /// The entry computed once per replica: the run under way for `key`, or one for
@@ -324,7 +333,13 @@ impl Inner {
         let prepared = self.stats.prepare(request, requester).await?;
         let representation = *representation;
         let limit = self.computing.max_body_bytes;
-        let ttl = request.cache_ttl();
+        // An answer from stale days is not kept: the next request tries the upstream again.
+        let stale = requester.was_served_stale();
+        let ttl = if stale {
+            Duration::ZERO
+        } else {
+            request.cache_ttl()
+        };
         let now = self.clock.now();
         // The statistics, the JSON or CSV, its validator (a SHA-256 of the body) and the stored
         // form (a copy of it): all of it proportional to the body, none of it on a request
@@ -344,6 +359,9 @@ impl Inner {
             })
             .await
             .map_err(DomainError::Internal)??;
+        if stale {
+            return Ok(entry.stale());
+        }
         self.cache.put(key, stored, ttl).await;
         Ok(entry)
     }

@@ -5,7 +5,8 @@
 //!
 //! - A day that has not begun has no calls: it is answered without asking anyone.
 //! - A kept day is looked up in process first, then in the shared tier (one round trip for
-//!   every missing day of the request); a day found in the shared tier is copied in process.
+//!   every missing day of the request), then in the durable tier (the service's database, one
+//!   statement); a day found in a slower tier is copied into the faster ones.
 //! - The days still missing are fetched on behalf of the request's key: the days no fetch is
 //!   under way for are paid from the key's day budget (all of them or, over the budget,
 //!   nothing is fetched: [`CallDaysError::OverBudget`]) and wait as one job in the key's line of
@@ -20,12 +21,21 @@
 //!   fetches run as tasks of their own, so days that arrive are kept even when their request
 //!   has already failed or gone. A day the upstream throttles goes to the front of the queue.
 //! - A settled day (ended at least `settle` ago when fetched) is kept for `ttl`; a day fetched
-//!   before it settled (today) for at most [`UNSETTLED_TTL`].
+//!   before it settled (today) for at most [`UNSETTLED_TTL`]. A settled copy of a day that ended
+//!   `revision_days` or more ago is final: it never expires, and is never fetched again.
+//! - A settled day fetched here is written to the durable tier by this replica (one write, in
+//!   a task of its own); a write that fails is logged at WARN once a minute and changes
+//!   nothing else. [`CallDayStore::sweep`] deletes the days before the history horizon.
+//! - Stale if error (RFC 5861): the caches keep a copy `max_stale` past its lifetime. When the
+//!   days a request misses cannot be fetched (the upstream down or slow, its breaker open, it
+//!   throttles, the queue sheds them) and each of them has such a copy, the request is answered
+//!   from those copies, marked stale on its [`Requester`]; each day so served is counted and
+//!   logged at WARN once a minute. Over a key's day budget stays a refusal.
 //! - A day whose answer was unusable (past a bound, a record that breaks the contract) is not
 //!   asked again for `unusable_hold`: a request that needs it fails at once.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -33,14 +43,16 @@ use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::calendar::unix_millis;
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::{CallDay, Held};
+use callstats_domain::error::cause_chain;
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
 use callstats_domain::ports::{
-    CallDayCache, CallDaySource, CallDaysError, CallPlatform, Clock, QuotaCounter, UpstreamError,
-    UpstreamFailure,
+    CallDayArchive, CallDayCache, CallDaySource, CallDaysError, CallPlatform, Clock, QuotaCounter,
+    StoreError, UpstreamError, UpstreamFailure,
 };
 use callstats_domain::tz;
 use futures::future::try_join_all;
 
+use crate::every_minute::EveryMinute;
 use crate::fair_queue::{FairQueue, QueueSettings, Slot, Turn};
 use crate::flight::{Flight, Flights};
 use crate::once::{self, Claim, SharedEntry};
@@ -72,6 +84,12 @@ pub struct CallDaySettings {
     /// How long a day whose answer was unusable is not asked again (the breaker's open period,
     /// `CALLSTATS_CALL_PLATFORM_BREAKER_OPEN_MS`).
     pub unusable_hold: Duration,
+    /// Days after its end during which a settled day is still fetched again once its lifetime
+    /// is over (`CALLSTATS_CALL_DAY_REVISION_DAYS`); after them its settled copy is final.
+    pub revision_days: u32,
+    /// How long past its lifetime a held copy may still answer when fetching the day again
+    /// fails (`CALLSTATS_CALL_DAY_MAX_STALE_SECS`).
+    pub max_stale: Duration,
 }
 
 impl CallDaySettings {
@@ -80,6 +98,8 @@ impl CallDaySettings {
     pub const DEFAULT_SETTLE: Duration = Duration::from_secs(3600);
     pub const DEFAULT_TTL: Duration = Duration::from_secs(86_400);
     pub const DEFAULT_UNUSABLE_HOLD: Duration = Duration::from_secs(30);
+    pub const DEFAULT_REVISION_DAYS: u32 = 7;
+    pub const DEFAULT_MAX_STALE: Duration = Duration::from_secs(604_800);
 
     /// Whether `day` fetched at Unix second `fetched_at` was fetched settled: it had ended at
     /// least `settle` before.
@@ -87,6 +107,15 @@ impl CallDaySettings {
     pub fn settled(&self, day: Day, fetched_at: i64) -> bool {
         let end = tz::local_midnight_unix(day.date()).saturating_add(86_400);
         fetched_at >= end.saturating_add(seconds(self.settle))
+    }
+
+    /// Whether `kept` is final at Unix second `now`: fetched settled, and its day ended
+    /// `revision_days` or more before `now`.
+    #[must_use]
+    pub fn is_final(&self, kept: &CallDay, now: i64) -> bool {
+        let end = tz::local_midnight_unix(kept.day().date()).saturating_add(86_400);
+        kept.held() == Held::Settled
+            && now >= end.saturating_add(i64::from(self.revision_days).saturating_mul(86_400))
     }
 
     /// Unix second until which a day fetched at `fetched_at` may be served.
@@ -120,6 +149,8 @@ impl Default for CallDaySettings {
             queue_days: QueueSettings::DEFAULT_MAX_QUEUED_DAYS,
             queue_days_per_key: QueueSettings::DEFAULT_MAX_QUEUED_DAYS_PER_KEY,
             unusable_hold: Self::DEFAULT_UNUSABLE_HOLD,
+            revision_days: Self::DEFAULT_REVISION_DAYS,
+            max_stale: Self::DEFAULT_MAX_STALE,
         }
     }
 }
@@ -149,6 +180,10 @@ struct Inner {
     platform: Arc<dyn CallPlatform>,
     local: Arc<dyn CallDayCache>,
     shared: Option<Arc<dyn CallDayCache>>,
+    /// The durable tier, when days are persisted.
+    archive: OnceLock<Arc<dyn CallDayArchive>>,
+    /// Which warnings were logged in the last minute.
+    warnings: Arc<EveryMinute<Warning>>,
     /// Where the keys' day budgets are counted (with the request quotas).
     budget: Arc<dyn QuotaCounter>,
     clock: Arc<dyn Clock>,
@@ -164,6 +199,16 @@ struct Inner {
 enum Tier {
     Memory,
     Shared,
+    Archive,
+}
+
+/// A warning logged at most once a minute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Warning {
+    ArchiveRead,
+    ArchiveWrite,
+    ArchiveSweep,
+    Stale(Day),
 }
 
 /// Whether a look-up counts in `callstats_call_day_lookups_total`.
@@ -173,11 +218,23 @@ enum Counted {
     No,
 }
 
+impl Warning {
+    const fn operation(self) -> &'static str {
+        match self {
+            Self::ArchiveRead => "read",
+            Self::ArchiveWrite => "write",
+            Self::ArchiveSweep => "sweep",
+            Self::Stale(_) => "stale",
+        }
+    }
+}
+
 impl Tier {
     const fn label(self) -> &'static str {
         match self {
             Self::Memory => "memory",
             Self::Shared => "redis",
+            Self::Archive => "database",
         }
     }
 }
@@ -199,6 +256,8 @@ impl CallDayStore {
                 platform,
                 local,
                 shared,
+                archive: OnceLock::new(),
+                warnings: Arc::default(),
                 budget,
                 clock,
                 queue: FairQueue::new(settings.queue()),
@@ -213,18 +272,80 @@ impl CallDayStore {
         }
     }
 
+    /// The store with a durable tier behind its caches: settled days are read from it and
+    /// written to it. Set before the store serves; a second call changes nothing.
+    #[must_use]
+    pub fn with_archive(self, archive: Arc<dyn CallDayArchive>) -> Self {
+        if self.inner.archive.set(archive).is_err() {
+            tracing::debug!("the call-day store has a durable tier already");
+        }
+        self
+    }
+
+    /// Deletes the durable tier's days before `first` (the history horizon's first day): at
+    /// most [`SWEEP_BATCH`] days a statement, [`SWEEP_BATCHES`] statements a call, so a sweep
+    /// never holds the database long. Answers how many days went.
+    pub async fn sweep(&self, first: Day) -> u64 {
+        let Some(archive) = self.inner.archive.get() else {
+            return 0;
+        };
+        let mut deleted = 0_u64;
+        for _ in 0..SWEEP_BATCHES {
+            match archive.delete_before(first, SWEEP_BATCH).await {
+                Ok(gone) => {
+                    deleted = deleted.saturating_add(gone);
+                    if gone < u64::from(SWEEP_BATCH) {
+                        break;
+                    }
+                }
+                Err(err) => {
+                    self.inner.warn(Warning::ArchiveSweep, &err);
+                    break;
+                }
+            }
+        }
+        metrics::counter!("callstats_call_days_swept_total").increment(deleted);
+        deleted
+    }
+
     async fn collect(
         &self,
         range: DateRange,
         requester: &Requester,
-        deadline: Instant,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
         let days: Vec<Day> = range.iter_days().collect();
-        let mut found = self.inner.kept(&days, Duration::ZERO, Counted::Yes).await;
+        let Kept { mut found, stale } = self.inner.kept(&days, Duration::ZERO, Counted::Yes).await;
         let missing = missing(&days, &found);
         if !missing.is_empty() {
             let wanted: Vec<Day> = missing.iter().map(|(_, day)| *day).collect();
-            let fetched = self.fetch(&wanted, requester, deadline).await?;
+            let deadline = self.inner.settings.fetch_timeout;
+            let until = Instant::now() + deadline;
+            let fetched = tokio::time::timeout(deadline, self.fetch(&wanted, requester, until))
+                .await
+                .unwrap_or_else(|_| {
+                    let reason = format!(
+                        "the days from {} to {} did not all arrive within {} ms",
+                        range.start(),
+                        range.end(),
+                        deadline.as_millis()
+                    );
+                    tracing::warn!(%reason, "call platform unavailable");
+                    Err(UpstreamError::new(reason).into())
+                });
+            let fetched = match fetched {
+                Ok(fetched) => fetched,
+                Err(over @ CallDaysError::OverBudget(_)) => return Err(over),
+                Err(failed) => {
+                    // Stale if error: every missing day must have a copy within the bound.
+                    let copies = missing
+                        .iter()
+                        .map(|(index, _)| stale.get(*index).cloned().flatten())
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| failed.clone())?;
+                    self.inner.served_stale(&copies, &failed, requester);
+                    copies
+                }
+            };
             for ((index, _), day) in missing.into_iter().zip(fetched) {
                 if let Some(slot) = found.get_mut(index) {
                     *slot = Some(day);
@@ -293,7 +414,7 @@ impl CallDayStore {
     pub async fn warm(&self, days: &[Day], min_left: Duration) -> Warmed {
         let inner = &self.inner;
         // Its checks are not the requests' look-ups: they stay out of the hit ratios.
-        let found = inner.kept(days, min_left, Counted::No).await;
+        let found = inner.kept(days, min_left, Counted::No).await.found;
         let stale: Vec<Day> = missing(days, &found)
             .into_iter()
             .map(|(_, day)| day)
@@ -373,6 +494,25 @@ impl CallDayStore {
     }
 }
 
+/// Shows `callstats_call_days_stale_served_total` at 0 from the start (call it once the metrics
+/// recorder is installed), so that the alert on stale answers and its dashboard panel have a
+/// series to read before the first stale answer.
+pub fn report_no_stale_answers_yet() {
+    metrics::counter!("callstats_call_days_stale_served_total").absolute(0);
+}
+
+/// Days deleted by one statement of [`CallDayStore::sweep`].
+pub const SWEEP_BATCH: u32 = 100;
+/// Statements one [`CallDayStore::sweep`] runs at most.
+pub const SWEEP_BATCHES: u32 = 10;
+
+/// What the tiers hold of a request's days, by index: the copies fresh enough to answer, and
+/// for the others the newest copy still within the stale bound.
+struct Kept {
+    found: Vec<Option<Arc<CallDay>>>,
+    stale: Vec<Option<Arc<CallDay>>>,
+}
+
 /// How [`Inner::look_up`] reads a tier: at `now`, for days fresh `min_left` more.
 #[derive(Debug, Clone, Copy)]
 struct Lookup {
@@ -434,85 +574,187 @@ impl Inner {
     /// The days of `days` known without the upstream, in order (`None` where a day must be
     /// fetched): a day that has not begun is empty, nobody asked; a kept day fresh for at
     /// least `min_left` more is read from the in-process tier, then from the shared tier in
-    /// one round trip (and copied in process).
-    async fn kept(
-        &self,
-        days: &[Day],
-        min_left: Duration,
-        counted: Counted,
-    ) -> Vec<Option<Arc<CallDay>>> {
+    /// one round trip, then from the durable tier in one statement (and copied into the
+    /// faster tiers). Beside them, the newest copy of each other day within the stale bound.
+    async fn kept(&self, days: &[Day], min_left: Duration, counted: Counted) -> Kept {
         let at = self.clock.now();
         let now = at.unix_timestamp();
-        let mut found: Vec<Option<Arc<CallDay>>> = days
-            .iter()
-            .map(|day| {
-                (tz::local_midnight_unix(day.date()) > now)
-                    .then(|| Arc::new(CallDay::empty(*day, unix_millis(at))))
-            })
-            .collect();
+        let mut kept = Kept {
+            found: days
+                .iter()
+                .map(|day| {
+                    (tz::local_midnight_unix(day.date()) > now)
+                        .then(|| Arc::new(CallDay::empty(*day, unix_millis(at))))
+                })
+                .collect(),
+            stale: vec![None; days.len()],
+        };
         let look_up = Lookup {
             now,
             min_left,
             counted,
         };
-        self.look_up(&*self.local, Tier::Memory, days, &mut found, look_up)
+        self.look_up(&*self.local, Tier::Memory, days, &mut kept, look_up)
             .await;
         if let Some(shared) = &self.shared {
             let copied = self
-                .look_up(&**shared, Tier::Shared, days, &mut found, look_up)
+                .look_up(&**shared, Tier::Shared, days, &mut kept, look_up)
                 .await;
             for day in copied {
                 self.keep_locally(day, now).await;
             }
         }
-        found
+        if let Some(archive) = self.archive.get() {
+            let wanted: Vec<Day> = missing(days, &kept.found)
+                .into_iter()
+                .map(|(_, day)| day)
+                .collect();
+            if !wanted.is_empty() {
+                let answers = match archive.get(&wanted).await {
+                    Ok(held) => wanted
+                        .iter()
+                        .map(|day| held.iter().find(|copy| copy.day() == *day).cloned())
+                        .collect(),
+                    Err(err) => {
+                        self.warn(Warning::ArchiveRead, &err);
+                        vec![None; wanted.len()]
+                    }
+                };
+                let copied = self.fill(Tier::Archive, days, answers, &mut kept, look_up);
+                for day in copied {
+                    if let (Some(shared), Some(ttl)) = (&self.shared, self.keep_for(&day, now)) {
+                        shared.put(Arc::clone(&day), ttl).await;
+                    }
+                    self.keep_locally(day, now).await;
+                }
+            }
+        }
+        kept
     }
 
-    /// Fills the empty slots of `found` from `tier` with the days it keeps that are fresh as
-    /// `look_up` asks; returns the days it filled.
+    /// Fills the empty slots of `kept` from `tier` with the days it keeps that are fresh as
+    /// `look_up` asks (and the stale slots with the others); returns the days it filled.
     async fn look_up(
         &self,
         tier: &dyn CallDayCache,
         label: Tier,
         days: &[Day],
-        found: &mut [Option<Arc<CallDay>>],
+        kept: &mut Kept,
         look_up: Lookup,
     ) -> Vec<Arc<CallDay>> {
-        let missing = missing(days, found);
-        if missing.is_empty() {
+        let wanted: Vec<Day> = missing(days, &kept.found)
+            .into_iter()
+            .map(|(_, day)| day)
+            .collect();
+        if wanted.is_empty() {
             return Vec::new();
         }
-        let wanted: Vec<Day> = missing.iter().map(|(_, day)| *day).collect();
         let answers = tier.get(&wanted).await;
+        self.fill(label, days, answers, kept, look_up)
+    }
+
+    /// Fills the empty slots of `kept`, in order, from `answers` (one per day still missing).
+    fn fill(
+        &self,
+        label: Tier,
+        days: &[Day],
+        answers: Vec<Option<Arc<CallDay>>>,
+        kept: &mut Kept,
+        look_up: Lookup,
+    ) -> Vec<Arc<CallDay>> {
         let mut filled = Vec::new();
-        for ((index, day), answer) in missing.into_iter().zip(answers) {
-            let fresh =
-                answer.filter(|kept| self.is_fresh(kept, day, look_up.now, look_up.min_left));
+        for ((index, day), answer) in missing(days, &kept.found).into_iter().zip(answers) {
+            let copy = answer.filter(|copy| copy.day() == day);
+            let fresh = copy
+                .as_ref()
+                .is_some_and(|copy| self.is_fresh(copy, day, look_up.now, look_up.min_left));
             if look_up.counted == Counted::Yes {
-                let result = if fresh.is_some() { "hit" } else { "miss" };
+                let result = if fresh { "hit" } else { "miss" };
                 metrics::counter!("callstats_call_day_lookups_total", "tier" => label.label(), "result" => result)
                     .increment(1);
             }
-            if let (Some(kept), Some(slot)) = (fresh, found.get_mut(index)) {
-                filled.push(Arc::clone(&kept));
-                *slot = Some(kept);
+            let Some(copy) = copy else {
+                continue;
+            };
+            if fresh {
+                filled.push(Arc::clone(&copy));
+                if let Some(slot) = kept.found.get_mut(index) {
+                    *slot = Some(copy);
+                }
+            } else if self.within_stale_bound(&copy, look_up.now)
+                && let Some(slot) = kept.stale.get_mut(index)
+                && slot
+                    .as_ref()
+                    .is_none_or(|held| held.fetched_at_ms() < copy.fetched_at_ms())
+            {
+                *slot = Some(copy);
             }
         }
         filled
     }
 
-    /// Whether `kept` is `day` and fresh for at least `min_left` more from `now`.
-    fn is_fresh(&self, kept: &CallDay, day: Day, now: i64, min_left: Duration) -> bool {
-        kept.day() == day
-            && now.saturating_add(seconds(min_left))
-                < self.settings.expires_at(day, kept.fetched_at())
+    /// Whether a copy past its lifetime may still answer at `now` when fetching it fails.
+    fn within_stale_bound(&self, copy: &CallDay, now: i64) -> bool {
+        copy.held() != Held::NotBegun
+            && now
+                <= self
+                    .settings
+                    .expires_at(copy.day(), copy.fetched_at())
+                    .saturating_add(seconds(self.settings.max_stale))
     }
 
-    /// How long a day may still be kept from `now`; `None` when it may not.
+    /// Logs `warning` about the durable tier, at most once a minute.
+    fn warn(&self, warning: Warning, err: &StoreError) {
+        metrics::counter!("callstats_call_day_archive_failures_total", "operation" => warning.operation())
+            .increment(1);
+        if self.warnings.due(warning) {
+            tracing::warn!(
+                operation = warning.operation(),
+                error = %cause_chain(err),
+                "the call days' database tier failed; serving on from the caches and the call platform"
+            );
+        }
+    }
+
+    /// Counts and logs (once a minute per day) the days answered from `copies` because
+    /// fetching them again failed, and marks the request's answer stale.
+    fn served_stale(&self, copies: &[Arc<CallDay>], failed: &CallDaysError, requester: &Requester) {
+        requester.served_stale();
+        let now = self.clock.now().unix_timestamp();
+        for copy in copies {
+            metrics::counter!("callstats_call_days_stale_served_total").increment(1);
+            if self.warnings.due(Warning::Stale(copy.day())) {
+                let past =
+                    now.saturating_sub(self.settings.expires_at(copy.day(), copy.fetched_at()));
+                tracing::warn!(
+                    day = %copy.day(),
+                    stale_secs = past,
+                    error = %failed,
+                    "a call day answered stale: fetching it again failed"
+                );
+            }
+        }
+    }
+
+    /// Whether `kept` is `day` and fresh for at least `min_left` more from `now`.
+    /// A final copy is fresh for ever.
+    fn is_fresh(&self, kept: &CallDay, day: Day, now: i64, min_left: Duration) -> bool {
+        kept.day() == day
+            && (self.settings.is_final(kept, now)
+                || now.saturating_add(seconds(min_left))
+                    < self.settings.expires_at(day, kept.fetched_at()))
+    }
+
+    /// How long a cache may still keep a day from `now`, its stale bound included (a final
+    /// day: `ttl` more, then it is read back from the durable tier); `None` when it may not.
     fn keep_for(&self, day: &CallDay, now: i64) -> Option<Duration> {
-        let left = self
-            .settings
-            .expires_at(day.day(), day.fetched_at())
+        let expires = if self.settings.is_final(day, now) {
+            now.saturating_add(seconds(self.settings.ttl))
+        } else {
+            self.settings.expires_at(day.day(), day.fetched_at())
+        };
+        let left = expires
+            .saturating_add(seconds(self.settings.max_stale))
             .saturating_sub(now);
         u64::try_from(left)
             .ok()
@@ -702,7 +944,38 @@ impl Inner {
                 shared.put(Arc::clone(&kept), ttl).await;
             }
         }
+        if held == Held::Settled {
+            self.persist(Arc::clone(&kept));
+        }
         Some(Ok(kept))
+    }
+
+    /// Writes a settled day fetched here to the durable tier, in a task of its own: the
+    /// request does not wait for the database, and a failed write is only logged.
+    fn persist(&self, day: Arc<CallDay>) {
+        let Some(archive) = self.archive.get() else {
+            return;
+        };
+        let (archive, warnings) = (Arc::clone(archive), Arc::clone(&self.warnings));
+        tokio::spawn(async move {
+            match archive.put(&day).await {
+                Ok(()) => {
+                    metrics::counter!("callstats_call_days_persisted_total", "outcome" => "ok")
+                        .increment(1);
+                }
+                Err(err) => {
+                    metrics::counter!("callstats_call_days_persisted_total", "outcome" => "failed")
+                        .increment(1);
+                    if warnings.due(Warning::ArchiveWrite) {
+                        tracing::warn!(
+                            day = %day.day(),
+                            error = %cause_chain(&err),
+                            "a call day could not be written to the database; serving on from the caches"
+                        );
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -713,20 +986,7 @@ impl CallDaySource for CallDayStore {
         range: DateRange,
         requester: &Requester,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
-        let deadline = self.inner.settings.fetch_timeout;
-        let until = Instant::now() + deadline;
-        tokio::time::timeout(deadline, self.collect(range, requester, until))
-            .await
-            .unwrap_or_else(|_| {
-                let reason = format!(
-                    "the days from {} to {} did not all arrive within {} ms",
-                    range.start(),
-                    range.end(),
-                    deadline.as_millis()
-                );
-                tracing::warn!(%reason, "call platform unavailable");
-                Err(UpstreamError::new(reason).into())
-            })
+        self.collect(range, requester).await
     }
 }
 

@@ -912,7 +912,12 @@ async fn an_entry_of_another_day_or_past_its_lifetime_is_a_miss() {
         day("2026-11-03"),
         Arc::new(CallDay::from_records(day("2026-11-03"), stale, vec![])),
     );
-    let days = store(&platform, Some(shared), &clock, settings())
+    // Days still revised: none of them is final yet.
+    let revised = CallDaySettings {
+        revision_days: 60,
+        ..settings()
+    };
+    let days = store(&platform, Some(shared), &clock, revised)
         .days(range("2026-11-01", "2026-11-03"), &key(1))
         .await
         .unwrap();
@@ -1046,4 +1051,382 @@ async fn a_request_for_a_day_the_warmer_queued_is_not_kept_behind_the_keys() {
     let position = |raw: &str| order.iter().position(|d| *d == day(raw)).unwrap();
     assert!(position("2026-11-10") < position("2026-11-19"), "{order:?}");
     assert!(position("2026-11-21") < position("2026-11-19"), "{order:?}");
+}
+
+/// A durable tier in memory, as one database shared by replicas; it can refuse reads or
+/// writes, and counts its reads.
+#[derive(Default)]
+struct FakeArchive {
+    days: Mutex<HashMap<Day, Arc<CallDay>>>,
+    refuse_reads: std::sync::atomic::AtomicBool,
+    refuse_writes: std::sync::atomic::AtomicBool,
+    reads: AtomicUsize,
+    sweeps: Mutex<Vec<(Day, u32)>>,
+}
+
+impl FakeArchive {
+    fn holds(&self, date: &str) -> bool {
+        self.days.lock().unwrap().contains_key(&day(date))
+    }
+
+    /// Waits (a bounded while) for the writes in flight to land.
+    async fn until_holds(&self, date: &str) {
+        for _ in 0..200 {
+            if self.holds(date) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("{date} was never written");
+    }
+}
+
+#[async_trait]
+impl CallDayArchive for FakeArchive {
+    async fn get(&self, days: &[Day]) -> Result<Vec<Arc<CallDay>>, StoreError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        if self.refuse_reads.load(Ordering::SeqCst) {
+            return Err(StoreError::new("no database connection"));
+        }
+        let held = self.days.lock().unwrap();
+        Ok(days
+            .iter()
+            .filter_map(|day| held.get(day).cloned())
+            .collect())
+    }
+
+    async fn put(&self, day: &CallDay) -> Result<(), StoreError> {
+        if self.refuse_writes.load(Ordering::SeqCst) {
+            return Err(StoreError::new(
+                "cannot execute INSERT in a read-only transaction",
+            ));
+        }
+        self.days
+            .lock()
+            .unwrap()
+            .insert(day.day(), Arc::new(day.clone()));
+        Ok(())
+    }
+
+    async fn delete_before(&self, first: Day, limit: u32) -> Result<u64, StoreError> {
+        self.sweeps.lock().unwrap().push((first, limit));
+        let mut held = self.days.lock().unwrap();
+        let mut old: Vec<Day> = held.keys().filter(|day| **day < first).copied().collect();
+        old.sort();
+        old.truncate(usize::try_from(limit).unwrap());
+        for day in &old {
+            held.remove(day);
+        }
+        Ok(u64::try_from(old.len()).unwrap())
+    }
+}
+
+fn archived(
+    platform: &Arc<FakePlatform>,
+    archive: &Arc<FakeArchive>,
+    clock: &Arc<TestClock>,
+    settings: CallDaySettings,
+) -> CallDayStore {
+    store(platform, None, clock, settings).with_archive(archive.clone())
+}
+
+#[tokio::test]
+async fn a_settled_day_is_revised_inside_the_window_and_final_after_it() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    // 2026-11-10 ended 10 days before NOW: final at once. 2026-11-18 is still revised.
+    let both = || async {
+        store
+            .days(range("2026-11-10", "2026-11-10"), &key(1))
+            .await
+            .unwrap();
+        store
+            .days(range("2026-11-18", "2026-11-18"), &key(1))
+            .await
+            .unwrap();
+    };
+    both().await;
+    assert_eq!(platform.asked(), [day("2026-11-10"), day("2026-11-18")]);
+    clock.advance(Duration::from_secs(86_400 + 60));
+    both().await;
+    assert_eq!(
+        platform.asked_since(2),
+        [day("2026-11-18")],
+        "only the day inside the revision window is fetched again"
+    );
+    // Seven days after its end 2026-11-18 is final too.
+    clock.set(datetime!(2026-11-26 19:00 UTC));
+    both().await;
+    assert_eq!(platform.fetches(), 3);
+}
+
+#[tokio::test]
+async fn the_warmer_fetches_no_final_day_again() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let days: Vec<Day> = (10..=19).map(|n| day(&format!("2026-11-{n}"))).collect();
+    let first = store.warm(&days, Duration::from_secs(20)).await;
+    assert_eq!(first.fetched, 10);
+    clock.advance(Duration::from_secs(86_400));
+    let again = store.warm(&days, Duration::from_secs(20)).await;
+    // A day later, 2026-11-10 to 2026-11-14 ended 7 days ago or more: final. The others are
+    // fetched again.
+    assert_eq!(
+        platform.asked_since(10),
+        (15..=19)
+            .map(|n| day(&format!("2026-11-{n}")))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(again.fetched, 5);
+    assert_eq!(again.held.len(), 10);
+}
+
+#[tokio::test]
+async fn a_day_fetched_once_is_read_by_another_replica_from_the_database() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    let first = archived(&platform, &archive, &clock, settings());
+    first
+        .days(range("2026-11-17", "2026-11-19"), &key(1))
+        .await
+        .unwrap();
+    // Today is not settled: it is not persisted.
+    first
+        .days(range("2026-11-21", "2026-11-21"), &key(1))
+        .await
+        .unwrap();
+    archive.until_holds("2026-11-19").await;
+    assert_eq!(archive.days.lock().unwrap().len(), 3);
+    // Another replica, and this one restarted: no Redis, one database.
+    let second = archived(&platform, &archive, &clock, settings());
+    let days = second
+        .days(range("2026-11-17", "2026-11-19"), &key(2))
+        .await
+        .unwrap();
+    assert_eq!(counts(&days).len(), 3);
+    assert_eq!(platform.fetches(), 4, "no day fetched twice");
+    // Read once from the database, then held in process.
+    let reads = archive.reads.load(Ordering::SeqCst);
+    second
+        .days(range("2026-11-17", "2026-11-19"), &key(2))
+        .await
+        .unwrap();
+    assert_eq!(archive.reads.load(Ordering::SeqCst), reads);
+}
+
+#[tokio::test]
+#[tracing_test::traced_test]
+async fn a_database_that_refuses_writes_or_reads_changes_no_answer() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    archive.refuse_writes.store(true, Ordering::SeqCst);
+    archive.refuse_reads.store(true, Ordering::SeqCst);
+    let store = archived(&platform, &archive, &clock, settings());
+    for _ in 0..3 {
+        let days = store
+            .days(range("2026-11-17", "2026-11-19"), &key(1))
+            .await
+            .unwrap();
+        assert_eq!(counts(&days).len(), 3);
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        platform.fetches(),
+        3,
+        "served from the cache after the first"
+    );
+    assert!(archive.days.lock().unwrap().is_empty());
+    assert!(logs_contain(
+        "a call day could not be written to the database"
+    ));
+    // Once a minute: three failed writes, one line.
+    logs_assert(|lines| {
+        let written = lines
+            .iter()
+            .filter(|line| line.contains("could not be written"))
+            .count();
+        (written == 1)
+            .then_some(())
+            .ok_or(format!("{written} lines"))
+    });
+}
+
+#[tokio::test]
+async fn the_sweep_deletes_in_bounded_batches() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    for n in 0..(i64::from(SWEEP_BATCH) * 3 + 5) {
+        let old = day("2025-01-01").plus_days(n).unwrap();
+        archive
+            .days
+            .lock()
+            .unwrap()
+            .insert(old, Arc::new(CallDay::from_records(old, 0, vec![])));
+    }
+    let store = archived(&platform, &archive, &clock, settings());
+    let first = day("2025-06-01");
+    let deleted = store.sweep(first).await;
+    assert_eq!(deleted, 151, "the days of 2025 before June");
+    assert!(archive.days.lock().unwrap().keys().all(|day| *day >= first));
+    assert!(
+        archive
+            .sweeps
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, limit)| *limit == SWEEP_BATCH)
+    );
+    assert_eq!(store.sweep(first).await, 0);
+    assert_eq!(
+        store_without_archive_sweeps(&platform, &clock).await,
+        0,
+        "nothing to sweep without a durable tier"
+    );
+}
+
+async fn store_without_archive_sweeps(platform: &Arc<FakePlatform>, clock: &Arc<TestClock>) -> u64 {
+    store(platform, None, clock, settings())
+        .sweep(day("2026-01-01"))
+        .await
+}
+
+/// The platform fails every day from now on.
+fn fail_all(platform: &FakePlatform, days: &[&str]) {
+    platform
+        .failing
+        .lock()
+        .unwrap()
+        .extend(days.iter().map(|d| day(d)));
+}
+
+#[tokio::test]
+#[tracing_test::traced_test]
+async fn a_held_day_past_its_lifetime_answers_stale_when_its_fetch_fails() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let fresh = store
+        .days(range("2026-11-18", "2026-11-19"), &key(1))
+        .await
+        .unwrap();
+    clock.advance(Duration::from_secs(86_400 + 1));
+    fail_all(&platform, &["2026-11-18", "2026-11-19"]);
+    let requester = key(1);
+    let stale = store
+        .days(range("2026-11-18", "2026-11-19"), &requester)
+        .await
+        .unwrap();
+    assert_eq!(stale, fresh, "the copies, with their fetch time");
+    assert!(requester.was_served_stale());
+    assert_eq!(platform.fetches(), 4, "fetching again was tried");
+    assert!(logs_contain("a call day answered stale"));
+    // A healthy answer is not marked.
+    let healthy = key(1);
+    platform.failing.lock().unwrap().clear();
+    store
+        .days(range("2026-11-18", "2026-11-19"), &healthy)
+        .await
+        .unwrap();
+    assert!(!healthy.was_served_stale());
+}
+
+#[tokio::test]
+async fn stale_answers_end_at_their_bound_and_a_day_never_held_fails_as_before() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let bounded = CallDaySettings {
+        max_stale: Duration::from_secs(3_600),
+        ..settings()
+    };
+    let store = store(&platform, None, &clock, bounded);
+    store
+        .days(range("2026-11-19", "2026-11-19"), &key(1))
+        .await
+        .unwrap();
+    fail_all(&platform, &["2026-11-18", "2026-11-19"]);
+    // One day held, one never: the request fails as it did.
+    let failed = store.days(range("2026-11-18", "2026-11-19"), &key(1)).await;
+    assert!(
+        matches!(failed, Err(CallDaysError::Unavailable(_))),
+        "{failed:?}"
+    );
+    clock.advance(Duration::from_secs(86_400 + 3_600));
+    assert!(
+        store
+            .days(range("2026-11-19", "2026-11-19"), &key(1))
+            .await
+            .is_ok()
+    );
+    clock.advance(Duration::from_secs(2));
+    let past = store.days(range("2026-11-19", "2026-11-19"), &key(1)).await;
+    assert!(
+        matches!(past, Err(CallDaysError::Unavailable(_))),
+        "{past:?}"
+    );
+}
+
+#[tokio::test]
+async fn todays_last_copy_answers_stale_too() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    let today = store
+        .days(range("2026-11-21", "2026-11-21"), &key(1))
+        .await
+        .unwrap();
+    assert_eq!(today[0].held(), Held::Provisional);
+    clock.advance(Duration::from_secs(300));
+    fail_all(&platform, &["2026-11-21"]);
+    let requester = key(1);
+    let stale = store
+        .days(range("2026-11-21", "2026-11-21"), &requester)
+        .await
+        .unwrap();
+    assert_eq!(stale, today);
+    assert!(requester.was_served_stale());
+}
+
+#[tokio::test]
+async fn a_copy_in_the_shared_tier_or_the_database_answers_stale() {
+    let clock = TestClock::at(NOW);
+    // Fetched two days ago, settled, still revised: its lifetime is over.
+    let old_ms = (NOW.unix_timestamp() - 2 * 86_400) * 1000;
+    let copy = Arc::new(CallDay::from_records(
+        day("2026-11-16"),
+        old_ms,
+        calls_of(day("2026-11-16")),
+    ));
+    let shared = Arc::new(SharedTier::default());
+    shared
+        .days
+        .lock()
+        .unwrap()
+        .insert(copy.day(), Arc::clone(&copy));
+    let archive = Arc::new(FakeArchive::default());
+    archive
+        .days
+        .lock()
+        .unwrap()
+        .insert(copy.day(), Arc::clone(&copy));
+    let failing = FakePlatform::with_delay(Duration::ZERO);
+    fail_all(&failing, &["2026-11-16"]);
+    let tiers = [
+        store(&failing, Some(shared), &clock, settings()),
+        archived(&failing, &archive, &clock, settings()),
+    ];
+    for (asked, store) in (1..).zip(tiers) {
+        let requester = key(1);
+        let days = store
+            .days(range("2026-11-16", "2026-11-16"), &requester)
+            .await
+            .unwrap();
+        assert_eq!(days, [Arc::clone(&copy)]);
+        assert!(requester.was_served_stale());
+        assert_eq!(failing.fetches(), asked);
+    }
 }

@@ -70,6 +70,9 @@ pub struct Entry {
     pub etag: ETag,
     /// When the entry stops being served, in milliseconds since the Unix epoch.
     expires_at_ms: u64,
+    /// Computed from call days answered past their lifetime (their refetch failed): never
+    /// stored, so never part of the stored form.
+    stale: bool,
 }
 
 impl Entry {
@@ -81,7 +84,21 @@ impl Entry {
             etag: ETag::of(&body),
             body,
             expires_at_ms: unix_ms(now).saturating_add(ttl_ms),
+            stale: false,
         }
+    }
+
+    /// The same entry, computed from call days answered stale.
+    #[must_use]
+    pub const fn stale(mut self) -> Self {
+        self.stale = true;
+        self
+    }
+
+    /// Whether it was computed from call days answered stale.
+    #[must_use]
+    pub const fn is_stale(&self) -> bool {
+        self.stale
     }
 
     /// The whole seconds left at `now` before the entry expires (0 once it has).
@@ -116,6 +133,7 @@ impl Entry {
             body: stored.slice(HEADER_LEN..),
             etag: ETag(u64::from_be_bytes(etag)),
             expires_at_ms: u64::from_be_bytes(*expires),
+            stale: false,
         })
     }
 }

@@ -26,6 +26,7 @@ pub mod call_days;
 pub mod compute;
 pub mod csv_answer;
 pub mod entry;
+mod every_minute;
 pub mod fair_queue;
 pub mod flight;
 pub mod ledger;

@@ -13,6 +13,7 @@ pub mod access;
 pub mod breaker;
 pub mod calendar;
 pub mod call_day;
+pub mod call_day_encoding;
 pub mod error;
 pub mod limits;
 pub mod model;

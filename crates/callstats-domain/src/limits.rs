@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::access::QuotaBucket;
 use crate::calendar::Day;
@@ -178,12 +178,14 @@ impl Default for DayBounds {
 
 /// On whose behalf a range's missing days are fetched: the key whose requests the fair queue
 /// takes in turn with other keys', and whose day budget pays for the days fetched for it. It
-/// records how many days it paid for, so the answer's `RateLimit` header can report them.
-/// Clones share the record.
+/// records how many days it paid for, so the answer's `RateLimit` header can report them, and
+/// whether a day was answered stale (its refetch failed), so the answer can say so. Clones
+/// share the record.
 #[derive(Debug, Clone)]
 pub struct Requester {
     key: i64,
     fetched: Arc<AtomicU32>,
+    stale: Arc<AtomicBool>,
 }
 
 impl Requester {
@@ -193,6 +195,7 @@ impl Requester {
         Self {
             key: id,
             fetched: Arc::default(),
+            stale: Arc::default(),
         }
     }
 
@@ -210,6 +213,17 @@ impl Requester {
     #[must_use]
     pub fn paid_so_far(&self) -> u32 {
         self.fetched.load(Ordering::Relaxed)
+    }
+
+    /// Records that a day was answered from a copy past its lifetime.
+    pub fn served_stale(&self) {
+        self.stale.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a day was answered from a copy past its lifetime.
+    #[must_use]
+    pub fn was_served_stale(&self) -> bool {
+        self.stale.load(Ordering::Relaxed)
     }
 }
 

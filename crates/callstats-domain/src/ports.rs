@@ -240,6 +240,22 @@ pub trait CallDayCache: Send + Sync + 'static {
     async fn unlock(&self, _day: Day) {}
 }
 
+/// The durable tier of kept call days (the service's database): settled days outlive a
+/// restart, a Redis flush and their lifetime in the caches. Unlike the caches it says when it
+/// failed, so the store can warn; the store treats a failed read as a miss and a failed write
+/// as nothing kept, never as an error of the request.
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
+#[async_trait]
+pub trait CallDayArchive: Send + Sync + 'static {
+    /// The stored copies of those of `days` it holds, whatever their age (the store judges
+    /// them); a copy it cannot read (another version, corruption) is left out.
+    async fn get(&self, days: &[Day]) -> Result<Vec<Arc<CallDay>>, StoreError>;
+    /// Stores `day`, replacing the copy it held.
+    async fn put(&self, day: &CallDay) -> Result<(), StoreError>;
+    /// Deletes at most `limit` days before `first` (oldest first); answers how many went.
+    async fn delete_before(&self, first: Day, limit: u32) -> Result<u64, StoreError>;
+}
+
 /// One holder at a time across replicas, for background work one replica does for all (the
 /// warmer). A lease expires unless held again within its `ttl`.
 #[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]

@@ -47,6 +47,7 @@
 //! connects again once the database is back. Connections closed by the server report
 //! themselves broken and are replaced, so checkouts need no ping.
 
+pub mod call_days;
 pub mod config;
 pub mod fixture;
 pub mod keys;
@@ -61,6 +62,7 @@ mod store;
 pub mod testing;
 mod tls;
 
+pub use call_days::StoredCallDays;
 pub use seed::{Existing, SeedError};
 pub use spawning::SpawningStore;
 pub use store::{PoolStatus, Store};

@@ -108,3 +108,14 @@ diesel::joinable!(kpi_rows -> kpi_sheets (sheet_id));
 diesel::joinable!(kpi_metrics -> kpi_sheets (sheet_id));
 
 diesel::allow_tables_to_appear_in_same_query!(kpi_sheets, kpi_rows, kpi_metrics);
+
+diesel::table! {
+    /// The call-day store's durable tier: a settled day, encoded and compressed.
+    call_days (day) {
+        day -> Date,
+        version -> Integer,
+        fetched_at_ms -> BigInt,
+        stored_at_unix -> BigInt,
+        encoded -> Binary,
+    }
+}

@@ -12,6 +12,7 @@ use callstats_application::{
     WarmerSettings,
 };
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
+use callstats_domain::calendar::Day;
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
     CallDayCache, CallPlatform, Clock, KeyStore, Lease, PortalStore, QuotaCounter, RequestLedger,
@@ -23,7 +24,7 @@ use callstats_memory::{
     KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota, SoleLease,
 };
 use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisLease, RedisQuota, RedisSettings};
-use callstats_store::{SpawningStore, Store};
+use callstats_store::{SpawningStore, Store, StoredCallDays};
 use callstats_synthetic::{Generator, SyntheticPlatform};
 use tracing::Instrument as _;
 
@@ -45,6 +46,9 @@ pub enum Upstream {
 pub struct Assembly {
     /// The API's read-only store.
     pub store: Store,
+    /// A read-write store on the same database, where settled call days are persisted
+    /// (`CALLSTATS_CALL_DAY_PERSIST`); `None` keeps them in memory and Redis only.
+    pub archive: Option<Store>,
     pub upstream: Upstream,
     /// Shared cache and quota; `None` keeps both in process.
     pub redis: Option<RedisSettings>,
@@ -71,11 +75,13 @@ impl Assembly {
     /// The service described by the command line's settings.
     pub fn from_args(
         store: Store,
+        archive: Option<Store>,
         upstream: Upstream,
         args: &ServiceArgs,
     ) -> Result<Self, Failure> {
         Ok(Self {
             store,
+            archive: archive.filter(|_| args.call_day_persist),
             upstream,
             redis: args.redis(),
             prior_weight: args.prior_weight()?,
@@ -164,6 +170,23 @@ impl Assembly {
             Arc::clone(&self.clock),
             call_day_settings,
         );
+        let call_days = match self.archive {
+            Some(archive) => {
+                let stored = StoredCallDays::new(Arc::new(archive));
+                let call_days = call_days.with_archive(Arc::new(stored.clone()));
+                tokio::spawn(
+                    upkeep(
+                        call_days.clone(),
+                        stored,
+                        self.history,
+                        Arc::clone(&self.clock),
+                    )
+                    .instrument(tracing::info_span!("call_days_upkeep")),
+                );
+                call_days
+            }
+            None => call_days,
+        };
         if self.warm_days > 0 {
             let warmer = Warmer::new(
                 call_days.clone(),
@@ -198,6 +221,41 @@ impl Assembly {
         Ok(ApiState::new(answers, self.trust_proxy)
             .with_probes(probes)
             .with_memory_bound(memory_bound))
+    }
+}
+
+/// How often the durable tier is swept and its size reported.
+const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
+/// When the first upkeep runs after the assembly: once the server has installed the metrics
+/// recorder (it does so right after), so that the first size reported is not lost.
+const UPKEEP_FIRST: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Keeps the durable tier to the history horizon (a bounded sweep) and its size in the gauges
+/// `callstats_call_days_table_bytes` and `callstats_call_days_table_days`,
+/// [`UPKEEP_FIRST`] after the start and every [`UPKEEP_EVERY`].
+async fn upkeep(
+    call_days: CallDayStore,
+    stored: StoredCallDays,
+    history: HistoryHorizon,
+    clock: Arc<dyn Clock>,
+) {
+    let mut every =
+        tokio::time::interval_at(tokio::time::Instant::now() + UPKEEP_FIRST, UPKEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        if let Some(earliest) = history.earliest(Day::of(clock.now())) {
+            call_days.sweep(earliest.day).await;
+        }
+        match stored.size().await {
+            Ok(size) => {
+                metrics::gauge!("callstats_call_days_table_bytes")
+                    .set(u32::try_from(size.bytes).map_or(f64::MAX, f64::from));
+                metrics::gauge!("callstats_call_days_table_days")
+                    .set(u32::try_from(size.days).map_or(f64::MAX, f64::from));
+            }
+            Err(err) => tracing::debug!(error = %err, "the call days' table size is unknown"),
+        }
     }
 }
 
@@ -246,6 +304,7 @@ impl Listen {
             if let Some(bound) = state.memory_bound() {
                 report_memory_bound(bound);
             }
+            callstats_application::call_days::report_no_stale_answers_yet();
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }

@@ -351,6 +351,32 @@ pub struct ServiceArgs {
     )]
     pub call_day_cache_mb: Mebibytes,
 
+    /// Keep settled call days in the service's database (table call_days), read back by every
+    /// replica and after a restart; needs a database user that may write. false: memory and
+    /// Redis only.
+    #[arg(long, env = "CALLSTATS_CALL_DAY_PERSIST", action = ArgAction::Set, default_value_t = true, value_name = "BOOL")]
+    pub call_day_persist: bool,
+
+    /// Days after its end during which a settled day is fetched again every call-day TTL;
+    /// after them it is final and never fetched again.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_REVISION_DAYS",
+        default_value_t = CallDaySettings::DEFAULT_REVISION_DAYS,
+        value_name = "DAYS"
+    )]
+    pub call_day_revision_days: u32,
+
+    /// Seconds past its lifetime a held day (today's last copy included) is still answered,
+    /// marked stale, while fetching it again fails; 0 turns stale answers off.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_MAX_STALE_SECS",
+        default_value_t = Seconds(CallDaySettings::DEFAULT_MAX_STALE),
+        value_name = "SECONDS"
+    )]
+    pub call_day_max_stale_secs: Seconds,
+
     #[command(flatten)]
     pub platform: PlatformArgs,
 }
@@ -385,6 +411,8 @@ impl ServiceArgs {
             queue_days_per_key: self.call_day_queue_days_per_key,
             // The assembly sets it to the HTTP client's breaker period.
             unusable_hold: CallDaySettings::DEFAULT_UNUSABLE_HOLD,
+            revision_days: self.call_day_revision_days,
+            max_stale: self.call_day_max_stale_secs.0,
         }
     }
 

@@ -314,8 +314,8 @@ const COUNTED: &[HeaderSpec] = &[
     ),
     (
         "Cache-Status",
-        "The same as RFC 9211 says it: `callstats; hit; ttl=N` (N seconds left) or `callstats; fwd=miss`.",
-        || pattern("^callstats; (hit; ttl=[0-9]+|fwd=miss)$"),
+        "The same as RFC 9211 says it: `callstats; hit; ttl=N` (N seconds left) or `callstats; fwd=miss`; `callstats; fwd=miss; detail=stale` when call days past their lifetime answered because the call platform failed (never cached).",
+        || pattern("^callstats; (hit; ttl=[0-9]+|fwd=miss(; detail=stale)?)$"),
     ),
     REQUEST_ID,
     NOSNIFF,

@@ -4,6 +4,7 @@
 // Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
 #![cfg(test)]
 
+mod call_days;
 mod fixtures;
 mod keys;
 mod queries;

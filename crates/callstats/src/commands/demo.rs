@@ -88,11 +88,22 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
         .map(|sheet| sheet.month)
         .max();
 
+    let archive = args
+        .service
+        .call_day_persist
+        .then(|| {
+            args.pool.open(
+                args.database_url.expose(),
+                callstats_store::config::Access::ReadWrite,
+            )
+        })
+        .transpose()?;
     let service = Assembly::from_args(
         args.pool.open(
             args.database_url.expose(),
             callstats_store::config::Access::ReadOnly,
         )?,
+        archive,
         upstream,
         &args.service,
     )?;

@@ -48,8 +48,15 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
         }
         migrated(admin).await?;
     }
+    // Settled call days are persisted through a read-write pool of their own.
+    let archive = args
+        .service
+        .call_day_persist
+        .then(|| args.database.open_admin())
+        .transpose()?;
     let service = Assembly::from_args(
         args.database.open_api()?,
+        archive,
         Upstream::Http(upstream),
         &args.service,
     )?;

@@ -52,6 +52,9 @@ pub struct Spawn {
     pub anon_rate_limit: u32,
     /// The API's store; `None`: the test database, read-only.
     pub api_store: Option<Store>,
+    /// Settled call days persisted in the test database (`CALLSTATS_CALL_DAY_PERSIST`).
+    pub persist: bool,
+    pub call_days: callstats_application::CallDaySettings,
 }
 
 impl Default for Spawn {
@@ -64,6 +67,8 @@ impl Default for Spawn {
             upstream_retries: 2,
             anon_rate_limit: 60,
             api_store: None,
+            persist: false,
+            call_days: callstats_application::CallDaySettings::default(),
         }
     }
 }
@@ -174,6 +179,7 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         store: spawn
             .api_store
             .unwrap_or_else(|| db.store(Access::ReadOnly)),
+        archive: spawn.persist.then(|| db.store(Access::ReadWrite)),
         upstream: Upstream::Http(upstream),
         redis: None,
         prior_weight: PriorWeight::new(10.0).unwrap(),
@@ -181,7 +187,7 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         anon_rate_limit: spawn.anon_rate_limit,
         trust_proxy: false,
         cache_max_bytes: 16 << 20,
-        call_days: callstats_application::CallDaySettings::default(),
+        call_days: spawn.call_days,
         call_day_cache_max_bytes: 16 << 20,
         // Off: these tests count the upstream's requests.
         warm_days: 0,

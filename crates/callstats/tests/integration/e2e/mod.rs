@@ -8,6 +8,7 @@ mod helpers;
 mod access;
 mod auth_edges;
 mod caching;
+mod durability;
 mod endpoints;
 mod failures;
 mod privacy;

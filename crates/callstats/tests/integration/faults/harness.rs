@@ -77,6 +77,7 @@ impl Drop for Running {
 pub fn start(store: Store, upstream: Upstream) -> Running {
     let service = Assembly {
         store,
+        archive: None,
         upstream,
         redis: None,
         prior_weight: PriorWeight::new(10.0).unwrap(),

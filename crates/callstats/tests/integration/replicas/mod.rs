@@ -60,6 +60,7 @@ impl Replica {
     ) -> Self {
         let mut service = Assembly {
             store: db.store(Access::ReadOnly),
+            archive: None,
             upstream: Upstream::Http(HttpPlatformConfig::new(upstream, None)),
             redis,
             prior_weight: PriorWeight::new(10.0).unwrap(),
