@@ -1,5 +1,6 @@
 //! `cargo xtask instructions`: the instructions the release `callstats demo` executes for a
-//! cached `/operators` request, counted by callgrind, against the bare baseline answering the
+//! cached `/operators` request (and for yesterday's `/calls/summary`, computed by the first
+//! request and cached for the others), counted by callgrind, against the bare baseline answering the
 //! same bytes (and the same bytes and headers). A busy machine hardly changes the count, where
 //! rates swing by 15 % and more between rounds (`cargo xtask load`): run after run, the
 //! baseline's is the same within 0.2 %, the demo's within about 1 % (docs/architecture.md,
@@ -15,6 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use callstats_domain::calendar::Day;
 
 use crate::load::{self, Server};
 use crate::process::{
@@ -27,6 +29,9 @@ const WARM_UP: u32 = 200;
 
 /// The path measured, as `cargo xtask load` measures it.
 const CACHED_PATH: &str = "/api/v1/operators";
+
+/// The row of yesterday's `/calls/summary`, counted once the first request has computed it.
+const SUMMARY_ROW: &str = "/calls/summary (computed, then cached)";
 
 /// Options of `cargo xtask instructions`.
 #[derive(Debug, clap::Args)]
@@ -65,6 +70,18 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
         "/operators (cached)",
         count(&demo, &client, CACHED_PATH, &body, requests, dir)?,
     )];
+    // Yesterday's summary: computed from the synthetic calls by the first warm-up request,
+    // then served from the response cache like /operators.
+    let today = Day::of(time::OffsetDateTime::now_utc());
+    let summary = format!(
+        "/api/v1/calls/summary?start={}",
+        today.plus_days(-1).unwrap_or(today)
+    );
+    let (_, summary_body) = load::answer_of(demo.port, &summary, &demo.key)?;
+    rows.push((
+        SUMMARY_ROW,
+        count(&demo, &client, &summary, &summary_body, requests, dir)?,
+    ));
     drop(demo);
 
     let port = free_port()?;

@@ -3,10 +3,12 @@
 
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::Mutex;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
 use time::OffsetDateTime;
 
 use crate::scope::ScopeSet;
@@ -66,6 +68,61 @@ impl ApiKeySecret {
     #[must_use]
     pub fn display_prefix(&self) -> &str {
         self.0.get(..KEY_DISPLAY_PREFIX_LEN).unwrap_or(KEY_PREFIX)
+    }
+}
+
+/// How many keys [`DigestMemo`] holds the digest of.
+const MEMO_SLOTS: usize = 64;
+
+/// The digests of the keys presented lately, so that a key presented again (every request of a
+/// partner) is not hashed again: SHA-256 of a key cost about 3,600 instructions of a cached
+/// answer (`cargo xtask instructions`). A fixed number of slots, each holding one key and its
+/// digest; a key's slot is chosen by its first characters after the prefix (random in every
+/// real key), and a key presented to a taken slot replaces the one there. A hit is a
+/// constant-time comparison of the whole presented key with the one held, so the time taken
+/// says nothing of how much of a guess matched. The plaintext lives here only in memory, as it
+/// does in the request that presented it: never written, logged or shown.
+pub struct DigestMemo {
+    slots: Box<[Mutex<Option<Memoised>>]>,
+}
+
+/// A key and its digest, as one slot of [`DigestMemo`] holds them.
+type Memoised = (ApiKeySecret, KeyDigest);
+
+impl Default for DigestMemo {
+    fn default() -> Self {
+        Self {
+            slots: (0..MEMO_SLOTS).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+}
+
+impl DigestMemo {
+    /// The SHA-256 digest of `key`, from the memo when the key was presented lately.
+    #[must_use]
+    pub fn digest(&self, key: &ApiKeySecret) -> KeyDigest {
+        let slot = key
+            .0
+            .bytes()
+            .skip(KEY_PREFIX.len())
+            .take(3)
+            .fold(0_usize, |index, byte| index * 67 + usize::from(byte))
+            % MEMO_SLOTS;
+        let Some(slot) = self.slots.get(slot) else {
+            return key.digest();
+        };
+        // A poisoned slot (a panic while it was held) is only a slot that is not used.
+        if let Ok(held) = slot.lock()
+            && let Some((secret, digest)) = held.as_ref()
+            && bool::from(secret.0.as_bytes().ct_eq(key.0.as_bytes()))
+        {
+            return *digest;
+        }
+        let digest = key.digest();
+        if let Ok(mut held) = slot.lock() {
+            *held = Some((key.clone(), digest));
+        }
+        digest
     }
 }
 
@@ -388,6 +445,31 @@ mod tests {
     fn secret_debug_never_shows_the_plaintext() {
         let key = ApiKeySecret::parse(KEY).unwrap();
         assert!(!format!("{key:?}").contains("AAEC"));
+    }
+
+    #[test]
+    fn the_memo_gives_each_key_its_own_digest_and_remembers_it() {
+        let memo = DigestMemo::default();
+        let keys: Vec<ApiKeySecret> = (0_u8..200)
+            .map(|seed| ApiKeySecret::from_random_bytes(&[seed; 32]))
+            .collect();
+        // Twice over more keys than slots: evictions, then hits and misses mixed.
+        for _ in 0..2 {
+            for key in &keys {
+                assert_eq!(memo.digest(key), key.digest());
+            }
+        }
+        let key = keys.first().unwrap();
+        assert_eq!(memo.digest(key), key.digest(), "held after a miss");
+        assert_eq!(memo.digest(key), key.digest(), "and hit");
+        // A key that shares the slot and all but its last character gets its own digest.
+        let mut other = key.expose().to_owned();
+        let last = other.pop().unwrap();
+        other.push(if last == 'A' { 'Q' } else { 'A' });
+        let other = ApiKeySecret::parse(&other).unwrap();
+        assert_ne!(memo.digest(&other), key.digest());
+        assert_eq!(memo.digest(&other), other.digest());
+        assert_eq!(memo.digest(key), key.digest());
     }
 
     #[test]

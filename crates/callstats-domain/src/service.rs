@@ -7,7 +7,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::access::{
-    ApiKeyRecord, ClientAddress, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
+    ApiKeyRecord, ClientAddress, DigestMemo, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
 };
 use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
@@ -82,6 +82,8 @@ pub struct Gatekeeper {
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
     day_budget: DayBudget,
+    /// The digests of the keys presented lately.
+    digests: Arc<DigestMemo>,
 }
 
 impl Gatekeeper {
@@ -100,6 +102,7 @@ impl Gatekeeper {
             clock,
             anon_rate_limit,
             day_budget: DayBudget::new(0),
+            digests: Arc::new(DigestMemo::default()),
         }
     }
 
@@ -233,7 +236,9 @@ impl Gatekeeper {
     /// address already over its anonymous quota: a flood of guesses from one address costs the
     /// portal database at most that quota in look-ups a minute.
     async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {
-        let digest = presented_key(caller.authorization, caller.x_api_key)?.digest();
+        let digest = self
+            .digests
+            .digest(&presented_key(caller.authorization, caller.x_api_key)?);
         let found = match self.keys.find_seen_key(&digest).await? {
             KeyLookup::Found(key) => Some(key),
             KeyLookup::Absent => None,
