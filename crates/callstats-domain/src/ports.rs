@@ -224,7 +224,6 @@ pub trait CallDaySource: Send + Sync + 'static {
 
 /// One tier of kept call days: in process, or shared by every replica. Infallible like the
 /// response cache: a tier that cannot answer (Redis lost, an entry it cannot decode) misses.
-#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait CallDayCache: Send + Sync + 'static {
     /// The kept entries of `days`, in the same order; `None` where a day is not kept.
@@ -244,7 +243,6 @@ pub trait CallDayCache: Send + Sync + 'static {
 /// restart, a Redis flush and their lifetime in the caches. Unlike the caches it says when it
 /// failed, so the store can warn; the store treats a failed read as a miss and a failed write
 /// as nothing kept, never as an error of the request.
-#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait CallDayArchive: Send + Sync + 'static {
     /// The stored copies of those of `days` it holds, whatever their age (the store judges
