@@ -173,8 +173,8 @@ fn test() -> Result<()> {
 }
 
 /// The crate outside the workspace that tests a use case through the domain's public API
-/// (examples/consumer, docs/testing.md): formatted, built and its tests run, in the workspace's
-/// target directory so that the domain is not compiled twice.
+/// (examples/consumer, docs/testing.md): formatted, linted (-D warnings) and its tests run, in the
+/// workspace's target directory so that the domain is not compiled twice.
 fn consumer() -> Result<()> {
     let root = workspace();
     let manifest = root.join("examples/consumer/Cargo.toml");
@@ -183,6 +183,21 @@ fn consumer() -> Result<()> {
         bail!("the workspace's path is not UTF-8");
     };
     cargo(&["fmt", "--manifest-path", manifest, "--", "--check"], &[])?;
+    cargo(
+        &[
+            "clippy",
+            "--manifest-path",
+            manifest,
+            "--all-targets",
+            "--locked",
+            "--target-dir",
+            target,
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
     cargo(
         &[
             "test",
