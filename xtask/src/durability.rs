@@ -143,7 +143,7 @@ fn measure(options: &Options, calls_per_day: u32, binary: &Path, dir: &Path) -> 
             fetched(&restarted)?
         ),
         warm_up,
-        "0 requests but today's",
+        "0 but today's (and yesterday's in its first hour)",
     ));
     drop(restarted);
 
@@ -163,7 +163,7 @@ fn measure(options: &Options, calls_per_day: u32, binary: &Path, dir: &Path) -> 
             fetched(&after_flush)?
         ),
         warm_up,
-        "0 requests but today's",
+        "0 but today's (and yesterday's in its first hour)",
     ));
     drop((after_flush, redis));
 
