@@ -23,7 +23,10 @@ use callstats_redis::testing::PrivateRedis;
 use callstats_synthetic::{DEFAULT_SEED, Generator, SyntheticCall};
 
 use crate::process::in_scratch_dir;
-use crate::serve::{Cost, Portal, binary, mebibytes, peak_rss_kib, seconds, sim};
+use crate::serve::{
+    Portal, Row, agents_path, binary, intervals_path, mebibytes, peak_rss_kib, plus, sim, span,
+    summary_path, table,
+};
 
 /// Days in the longest range the API answers, and so in every measured window.
 const WINDOW_DAYS: i64 = 31;
@@ -237,65 +240,6 @@ fn held_bytes(calls_per_day: u32, (start, end): (Day, Day)) -> Result<String> {
     ))
 }
 
-/// One line of the table.
-struct Row {
-    name: String,
-    time: Duration,
-    /// How it was answered: 200, or the first other status.
-    status: u16,
-    /// `None` where the requests are counted on another row.
-    upstream: Option<u64>,
-    target: &'static str,
-}
-
-impl Row {
-    fn new(name: impl Into<String>, cost: Cost, target: &'static str) -> Self {
-        Self {
-            name: name.into(),
-            time: cost.time,
-            status: cost.status,
-            upstream: Some(cost.upstream),
-            target,
-        }
-    }
-}
-
-fn table(rows: &[Row]) -> String {
-    let mut table = "| row | time | upstream requests | target |\n|---|---:|---:|---|\n".to_owned();
-    for row in rows {
-        let upstream = row
-            .upstream
-            .map_or_else(|| "-".to_owned(), |count| count.to_string());
-        let answered = match row.status {
-            200 => String::new(),
-            status => format!(", answered {status}"),
-        };
-        table += &format!(
-            "| {} | {}{answered} | {upstream} | {} |\n",
-            row.name,
-            seconds(row.time),
-            row.target
-        );
-    }
-    table
-}
-
-fn summary_path((start, end): (Day, Day), more: &str) -> String {
-    format!("/api/v1/calls/summary?start={start}&end={end}{more}")
-}
-
-fn agents_path((start, end): (Day, Day)) -> String {
-    format!("/api/v1/calls/agents?start={start}&end={end}")
-}
-
-fn intervals_path((start, end): (Day, Day), minutes: u8) -> String {
-    format!("/api/v1/calls/intervals?start={start}&end={end}&interval={minutes}")
-}
-
-fn span((start, end): (Day, Day)) -> String {
-    format!("{start}..{end}")
-}
-
 /// `count` windows of 31 days, each ending on the last day of a month and all before
 /// `before`, latest first. Each one ends on the last month end before the previous one's
 /// start, so no two share a day: every one of them is cold, whatever the lengths of the
@@ -310,12 +254,6 @@ fn earlier_windows(before: Day, count: usize) -> Vec<(Day, Day)> {
         windows.push((start, end));
     }
     windows
-}
-
-/// The day `days` after `day` (before it when negative); `day` itself past the calendar's ends,
-/// which the measured days, near today, never reach.
-fn plus(day: Day, days: i64) -> Day {
-    day.plus_days(days).unwrap_or(day)
 }
 
 #[cfg(test)]

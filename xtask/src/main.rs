@@ -5,6 +5,7 @@ mod client;
 mod client_ts;
 mod cold;
 mod compose;
+mod durability;
 mod grafana;
 mod hostile;
 mod instructions;
@@ -77,6 +78,14 @@ enum Task {
     /// over the last 31 days ending today), and the peak RSS of both, as a markdown table;
     /// needs redis-server
     Cold(cold::Options),
+    /// What the service keeps of what it learned (settled days in the database, final days,
+    /// stale if error): `callstats serve` in front of `callstats sim` answering every page after
+    /// a delay, at 5,000 and 50,000 calls a day (`--calls-per-day`): the 35 warm days' warm-up
+    /// again after a restart without Redis and after a Redis flush, 31 days read from the
+    /// database, the warmer's upstream requests over one simulated day with and without final
+    /// days, the table's bytes a day, and 31 days asked with the platform down past their
+    /// lifetime; as a markdown table; needs redis-server and redis-cli
+    Durability(durability::Options),
     /// A hostile upstream (100,000 agents a day, endless pages, ids of 4 KB, a duration of
     /// 1e308, a leap second), the horizon filling the call-day cache, chunked GETs without a
     /// body and 2,000 idle connections under ulimit -n 1024: each scenario's answer, upstream
@@ -134,6 +143,7 @@ fn main() -> Result<()> {
         Task::Instructions(options) => instructions::run(&options),
         Task::Compose(options) => compose::run(&options),
         Task::Cold(options) => cold::run(&options),
+        Task::Durability(options) => durability::run(&options),
         Task::Isolation(options) => isolation::run(&options),
         Task::Hostile(options) => hostile::run(&options),
         Task::Schemathesis => schemathesis::run(&workspace()),

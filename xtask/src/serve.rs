@@ -1,12 +1,15 @@
-//! What the measuring tasks (`cold`, `isolation`) share: the service's binary, a portal
-//! database seeded for it, `callstats serve` processes in front of a sim with their metrics,
-//! and reading figures out of those metrics and out of /proc.
+//! What the measuring tasks (`cold`, `durability`, `isolation`) share: the service's binary, a
+//! portal database seeded for it, `callstats serve` processes in front of a sim with their
+//! metrics, reading figures out of those metrics and out of /proc, and the markdown table the
+//! figures are printed in.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use callstats_domain::calendar::Day;
+use ureq::http::HeaderMap;
 
 use crate::process::{
     Running, free_port, get, get_with, spawn, target_dir, wait_for_port, wrapped,
@@ -134,7 +137,18 @@ impl<'a> Portal<'a> {
 
     /// [`Portal::serve`] with the warmer keeping the last `warm_days` days held.
     pub fn serve_warm(&self, name: &str, redis: Option<&str>, warm_days: u32) -> Result<Server> {
-        self.start(name, redis, &[], warm_days)
+        self.serve_with(name, redis, warm_days, &[])
+    }
+
+    /// [`Portal::serve_warm`] with more settings in its environment (name, value).
+    pub fn serve_with(
+        &self,
+        name: &str,
+        redis: Option<&str>,
+        warm_days: u32,
+        env: &[(&str, &str)],
+    ) -> Result<Server> {
+        self.start(name, redis, &[], warm_days, env)
     }
 
     /// [`Portal::serve`], run by the command `launcher` (such as `prlimit --nofile=1024 --`).
@@ -144,7 +158,7 @@ impl<'a> Portal<'a> {
         redis: Option<&str>,
         launcher: &[&str],
     ) -> Result<Server> {
-        self.start(name, redis, launcher, 0)
+        self.start(name, redis, launcher, 0, &[])
     }
 
     fn start(
@@ -153,6 +167,7 @@ impl<'a> Portal<'a> {
         redis: Option<&str>,
         launcher: &[&str],
         warm_days: u32,
+        env: &[(&str, &str)],
     ) -> Result<Server> {
         let port = free_port()?;
         let metrics_port = free_port()?;
@@ -164,7 +179,8 @@ impl<'a> Portal<'a> {
             .env("CALLSTATS_CALL_PLATFORM_URL", &self.sim_url)
             .env("CALLSTATS_CALL_DAY_WARM_DAYS", warm_days.to_string())
             .env_remove("CALLSTATS_REDIS_URL")
-            .env_remove("CALLSTATS_DATABASE_URL");
+            .env_remove("CALLSTATS_DATABASE_URL")
+            .envs(env.iter().copied());
         if let Some(url) = redis {
             command
                 .env("CALLSTATS_REDIS_URL", url)
@@ -242,15 +258,27 @@ impl Server {
     /// [`Server::measure`] with `accept` as the request's `Accept` (none when `None`), and the
     /// body's bytes.
     pub fn measure_as(&self, path: &str, key: &str, accept: Option<&str>) -> Result<(Cost, usize)> {
-        static AGENT: std::sync::LazyLock<ureq::Agent> =
-            std::sync::LazyLock::new(crate::process::agent);
         let headers: &[(&str, &str)] = match accept {
             Some(accept) => &[("Accept", accept)],
             None => &[],
         };
+        let (cost, _, body) = self.measure_answer(path, key, headers)?;
+        Ok((cost, body.len()))
+    }
+
+    /// [`Server::measure`] with more request `headers` (name, value): the answer's headers
+    /// and body too.
+    pub fn measure_answer(
+        &self,
+        path: &str,
+        key: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(Cost, HeaderMap, Vec<u8>)> {
+        static AGENT: std::sync::LazyLock<ureq::Agent> =
+            std::sync::LazyLock::new(crate::process::agent);
         let before = self.upstream_requests()?;
         let started = Instant::now();
-        let (status, _, body) = get_with(
+        let (status, answer_headers, body) = get_with(
             &AGENT,
             &format!("127.0.0.1:{}", self.port),
             path,
@@ -265,7 +293,8 @@ impl Server {
                 upstream,
                 status,
             },
-            body.len(),
+            answer_headers,
+            body,
         ))
     }
 
@@ -311,8 +340,73 @@ impl Server {
     }
 }
 
+/// One line of the table.
+pub struct Row {
+    pub name: String,
+    pub time: Duration,
+    /// How it was answered: 200, or the first other status.
+    pub status: u16,
+    /// `None` where the requests are counted on another row.
+    pub upstream: Option<u64>,
+    pub target: &'static str,
+}
+
+impl Row {
+    pub fn new(name: impl Into<String>, cost: Cost, target: &'static str) -> Self {
+        Self {
+            name: name.into(),
+            time: cost.time,
+            status: cost.status,
+            upstream: Some(cost.upstream),
+            target,
+        }
+    }
+}
+
+pub fn table(rows: &[Row]) -> String {
+    let mut table = "| row | time | upstream requests | target |\n|---|---:|---:|---|\n".to_owned();
+    for row in rows {
+        let upstream = row
+            .upstream
+            .map_or_else(|| "-".to_owned(), |count| count.to_string());
+        let answered = match row.status {
+            200 => String::new(),
+            status => format!(", answered {status}"),
+        };
+        table += &format!(
+            "| {} | {}{answered} | {upstream} | {} |\n",
+            row.name,
+            seconds(row.time),
+            row.target
+        );
+    }
+    table
+}
+
+pub fn summary_path((start, end): (Day, Day), more: &str) -> String {
+    format!("/api/v1/calls/summary?start={start}&end={end}{more}")
+}
+
+pub fn agents_path((start, end): (Day, Day)) -> String {
+    format!("/api/v1/calls/agents?start={start}&end={end}")
+}
+
+pub fn intervals_path((start, end): (Day, Day), minutes: u8) -> String {
+    format!("/api/v1/calls/intervals?start={start}&end={end}&interval={minutes}")
+}
+
+pub fn span((start, end): (Day, Day)) -> String {
+    format!("{start}..{end}")
+}
+
+/// The day `days` after `day` (before it when negative); `day` itself past the calendar's ends,
+/// which the measured days, near today, never reach.
+pub fn plus(day: Day, days: i64) -> Day {
+    day.plus_days(days).unwrap_or(day)
+}
+
 /// The value of the gauge `name` (without labels), if it is set.
-fn gauge(metrics: &str, name: &str) -> Option<f64> {
+pub fn gauge(metrics: &str, name: &str) -> Option<f64> {
     metrics.lines().find_map(|line| {
         let value = line.strip_prefix(name)?.strip_prefix(' ')?;
         value.trim().parse().ok()
