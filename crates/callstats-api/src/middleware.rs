@@ -7,6 +7,7 @@ mod framework;
 mod headers;
 mod oversize;
 mod request_id;
+mod request_metrics;
 mod unread_body;
 
 use std::time::Instant;
@@ -22,6 +23,7 @@ use crate::{negotiation, problem};
 use headers::common_headers;
 pub(crate) use oversize::Oversize;
 use request_id::RequestId;
+pub(crate) use request_metrics::recorder_installed;
 
 /// The request observer: every request of the app goes through it (actix's `from_fn`).
 pub(crate) async fn observe(
@@ -86,14 +88,7 @@ fn finish<B>(
     let status = response.status();
     let elapsed = started.elapsed();
     let request = response.request();
-    // The pattern the path belongs to, whatever the method, from actix's own resource map.
-    let route = request
-        .match_pattern()
-        .map_or(metrics::SharedString::const_str("unmatched"), Into::into);
-    metrics::counter!("callstats_http_requests_total", "route" => route.clone(), "status" => status.as_str().to_owned())
-        .increment(1);
-    metrics::histogram!("callstats_http_request_duration_seconds", "route" => route)
-        .record(elapsed.as_secs_f64());
+    request_metrics::record(request, status, elapsed);
     if let Some(FailureCause(cause)) = response.response().extensions().get() {
         if status == StatusCode::INTERNAL_SERVER_ERROR {
             tracing::error!(

@@ -153,6 +153,7 @@ pub fn install_metrics() -> Result<PrometheusHandle, metrics_exporter_prometheus
             0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
         ])?
         .install_recorder()
+        .inspect(|_| crate::middleware::recorder_installed())
 }
 
 /// Reports what the replica's resident memory should stay under, as the gauge

@@ -1,5 +1,6 @@
-//! Structured logs on stderr: tracing-subscriber's text format without colours by default, one
-//! JSON object per line with `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
+//! Structured logs on stderr: tracing-subscriber's text format without colours by default
+//! (written by a layer of our own, `text.rs`, with the fmt layer's bytes), one JSON object per
+//! line with `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
 //!
 //! Servers write a line per request, so their lines go through a writer thread of their own
 //! (`batch.rs`): a worker formats its line, appends it to a shared buffer and moves on; the
@@ -8,18 +9,16 @@
 //! `main` returns.
 
 mod batch;
+mod text;
 mod timestamp;
 
 pub use batch::LogGuard;
 
-use std::fmt;
-
 use clap::ValueEnum;
-use tracing::field::{Field, Visit};
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::field::RecordFields;
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FormatFields, MakeWriter};
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -73,15 +72,17 @@ where
 {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},{DISPATCHER_OFF}")));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        // No colours: the same bytes whether a person or a log collector reads them.
-        .with_ansi(false)
-        .with_timer(timestamp::Timestamp)
-        .with_writer(writer);
     match format {
-        LogFormat::Text => builder.fmt_fields(PlainFields).init(),
-        LogFormat::Json => builder
+        // No colours: the same bytes whether a person or a log collector reads them.
+        LogFormat::Text => tracing_subscriber::registry()
+            .with(filter)
+            .with(text::TextLayer::new(writer))
+            .init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_timer(timestamp::Timestamp)
+            .with_writer(writer)
             .json()
             .flatten_event(true)
             .with_current_span(false)
@@ -89,106 +90,13 @@ where
     }
 }
 
-/// The text format's fields as tracing-subscriber's `DefaultFields` writes them with colours
-/// off (`name=value` by `Debug`, separated by spaces, the message bare, `log.` fields of
-/// bridged `log` records left out), without its styling: `DefaultFields` paints every name and
-/// `=` through nu-ansi-term even when colours are off. Measured with callgrind on the release
-/// demo's cached `/operators` (one log line and one span a request): 68,634 instructions a
-/// request with `DefaultFields`, 65,119 with these (5 % fewer).
-struct PlainFields;
-
-impl<'writer> FormatFields<'writer> for PlainFields {
-    fn format_fields<R: RecordFields>(&self, writer: Writer<'writer>, fields: R) -> fmt::Result {
-        let mut visitor = PlainVisitor {
-            writer,
-            first: true,
-            result: Ok(()),
-        };
-        fields.record(&mut visitor);
-        visitor.result
-    }
-}
-
-struct PlainVisitor<'writer> {
-    writer: Writer<'writer>,
-    first: bool,
-    result: fmt::Result,
-}
-
-impl PlainVisitor<'_> {
-    /// Writes the separator and `name=` (nothing for the message), or `false` to skip the
-    /// field: an earlier write failed, or it is a `log.` field of a bridged `log` record.
-    fn start(&mut self, field: &Field) -> bool {
-        let name = field.name();
-        if self.result.is_err() || name.starts_with("log.") {
-            return false;
-        }
-        if !std::mem::take(&mut self.first) {
-            self.result = self.writer.write_char(' ');
-        }
-        if name != "message" {
-            let name = name.strip_prefix("r#").unwrap_or(name);
-            self.result = self
-                .result
-                .and_then(|()| self.writer.write_str(name))
-                .and_then(|()| self.writer.write_char('='));
-        }
-        self.result.is_ok()
-    }
-
-    fn finish_with(&mut self, value: &str) {
-        self.result = self.writer.write_str(value);
-    }
-}
-
-/// The fields' names and plain values are written as they are, not through a format string,
-/// and integers and booleans without the formatter: the bytes `DefaultFields` writes (the test
-/// below compares them). Measured with callgrind on the release demo's cached `/operators`:
-/// the request line's fields cost 3,393 instructions with one `write!` a field, 2,306 this way
-/// (the whole request 67,939 before, 66,293 after).
-impl Visit for PlainVisitor<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            if self.start(field) {
-                self.finish_with(value);
-            }
-        } else {
-            self.record_debug(field, &value);
-        }
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        if self.start(field) {
-            self.finish_with(itoa::Buffer::new().format(value));
-        }
-    }
-
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        if self.start(field) {
-            self.finish_with(itoa::Buffer::new().format(value));
-        }
-    }
-
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        if self.start(field) {
-            self.finish_with(if value { "true" } else { "false" });
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self.start(field) {
-            self.result = write!(self.writer, "{value:?}");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use tracing_subscriber::fmt::format::DefaultFields;
+    use tracing_subscriber::layer::SubscriberExt as _;
 
-    use super::PlainFields;
+    use super::text::TextLayer;
 
     /// A writer into a shared buffer.
     #[derive(Clone, Default)]
@@ -208,28 +116,29 @@ mod tests {
         }
     }
 
-    /// What the text format writes for a span and the events within it, with `fields`.
-    fn lines_with<F>(fields: F) -> String
-    where
-        F: for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static,
-    {
-        let buffer = Buffer::default();
-        let writer = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .without_time()
-            .fmt_fields(fields)
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::with_default(subscriber, || {
-            let span = tracing::error_span!("request", request_id = %"67a-00002a");
-            span.in_scope(|| {
-                tracing::warn!(reason = "no usable answer: \"quoted\"", attempts = 3_u64, "call platform unavailable");
+    /// Logs a span and events within it and outside it, as the service does.
+    fn log_some_lines() {
+        let span = tracing::error_span!("request", request_id = %"67a-00002a", route = tracing::field::Empty);
+        span.in_scope(|| {
+            tracing::warn!(reason = "no usable answer: \"quoted\"", attempts = 3_u64, "call platform unavailable");
+            span.record("route", "/api/v1/operators");
+            let inner = tracing::info_span!("fetch", day = %"2026-11-25");
+            inner.in_scope(|| {
                 tracing::info!(r#type = %"HIT", ok = true, ratio = 0.5_f64, path = %"/api/v1/operators", "request");
-                tracing::info!("{} and {}", "a message", 7);
             });
-            tracing::info!(status = 200_u16, offset = -7_i64, cache = ?Some("MISS"));
+            tracing::error!("{} and {}", "a message", 7);
         });
+        let empty = tracing::info_span!("quiet");
+        empty.in_scope(|| tracing::debug!(text = "plain"));
+        tracing::info!(status = 200_u16, offset = -7_i64, cache = ?Some("MISS"));
+    }
+
+    /// The lines `subscriber` writes into `buffer` for [`log_some_lines`].
+    fn lines_of<S>(subscriber: S, buffer: &Buffer) -> String
+    where
+        S: tracing::Subscriber + Send + Sync + 'static,
+    {
+        tracing::subscriber::with_default(subscriber, log_some_lines);
         let bytes = buffer
             .0
             .lock()
@@ -239,17 +148,46 @@ mod tests {
     }
 
     #[test]
-    fn plain_fields_write_what_the_default_fields_write_without_colours() {
-        let plain = lines_with(PlainFields);
-        assert_eq!(plain, lines_with(DefaultFields::new()));
-        assert_eq!(plain.lines().count(), 4, "{plain}");
+    fn the_text_layer_writes_what_the_fmt_layer_writes_without_colours() {
+        let (fmt_buffer, text_buffer) = (Buffer::default(), Buffer::default());
+        let writer = fmt_buffer.clone();
+        let fmt = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .without_time()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || writer.clone())
+            .finish();
+        let writer = text_buffer.clone();
+        let text =
+            tracing_subscriber::registry().with(TextLayer::without_time(move || writer.clone()));
+        let expected = lines_of(fmt, &fmt_buffer);
+        let written = lines_of(text, &text_buffer);
+        assert_eq!(written, expected);
+        assert_eq!(written.lines().count(), 5, "{written}");
         assert!(
-            plain.contains(r#"WARN request{request_id=67a-00002a}: callstats::logging::tests: call platform unavailable reason="no usable answer: \"quoted\"" attempts=3"#),
-            "{plain}"
+            written.contains(r#" WARN request{request_id=67a-00002a}: callstats::logging::tests: call platform unavailable reason="no usable answer: \"quoted\"" attempts=3"#),
+            "{written}"
         );
         assert!(
-            plain.contains("status=200 offset=-7 cache=Some(\"MISS\")"),
-            "{plain}"
+            written.contains(r#"request{request_id=67a-00002a route="/api/v1/operators"}:fetch{day=2026-11-25}: "#),
+            "{written}"
         );
+        assert!(
+            written.contains("status=200 offset=-7 cache=Some(\"MISS\")"),
+            "{written}"
+        );
+    }
+
+    #[test]
+    fn text_lines_start_with_the_time() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let text = tracing_subscriber::registry().with(TextLayer::new(move || writer.clone()));
+        let written = lines_of(text, &buffer);
+        let first = written.lines().next().unwrap_or_default();
+        // `2026-11-25T16:22:44.426346Z  WARN request{…`
+        assert_eq!(first.get(26..28), Some("Z "), "{first}");
+        assert!(first.starts_with("20"), "{first}");
+        assert_eq!(first.get(28..33), Some(" WARN"), "{first}");
     }
 }

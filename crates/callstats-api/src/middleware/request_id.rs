@@ -3,6 +3,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix_web::http::header::{HeaderName, HeaderValue};
+use bytes::BytesMut;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 pub(super) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -28,13 +31,18 @@ impl RequestId {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.subsec_nanos())
             });
-            format!("{start:x}-{random:08x}")
+            format!("{start:x}-{random:08x}-")
         });
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let sequence = NEXT.fetch_add(1, Ordering::Relaxed);
-        let text = format!("{}-{sequence:06x}", *PROCESS);
+        let mut text = BytesMut::with_capacity(PROCESS.len() + 16);
+        text.extend_from_slice(PROCESS.as_bytes());
+        push_counter(&mut text, sequence);
         // Hex digits and hyphens: always a valid header value.
-        Self(HeaderValue::try_from(text).unwrap_or_else(|_| HeaderValue::from_static("-")))
+        Self(
+            HeaderValue::from_maybe_shared(text.freeze())
+                .unwrap_or_else(|_| HeaderValue::from_static("-")),
+        )
     }
 
     pub(super) fn as_str(&self) -> &str {
@@ -46,9 +54,50 @@ impl RequestId {
     }
 }
 
+/// Writes `sequence` as `format!("{sequence:06x}")` does, without the formatter (measured
+/// with callgrind: see the commit that brought it).
+fn push_counter(text: &mut BytesMut, sequence: u64) {
+    let mut digits = [b'0'; 16];
+    let mut length = 0;
+    let mut rest = sequence;
+    for digit in digits.iter_mut().rev() {
+        let nibble = usize::try_from(rest & 0xf).unwrap_or(0);
+        *digit = HEX.get(nibble).copied().unwrap_or(b'0');
+        rest >>= 4;
+        length += 1;
+        if rest == 0 && length >= 6 {
+            break;
+        }
+    }
+    text.extend_from_slice(digits.get(digits.len() - length..).unwrap_or_default());
+}
+
 #[cfg(test)]
 mod tests {
-    use super::RequestId;
+    use bytes::BytesMut;
+
+    use super::{RequestId, push_counter};
+
+    #[test]
+    fn the_counter_is_written_as_format_writes_it() {
+        for sequence in [
+            0,
+            1,
+            0xabc,
+            0xff_ffff,
+            0x100_0000,
+            0x1234_5678_9abc,
+            u64::MAX,
+        ] {
+            let mut text = BytesMut::new();
+            push_counter(&mut text, sequence);
+            assert_eq!(
+                &text[..],
+                format!("{sequence:06x}").as_bytes(),
+                "{sequence}"
+            );
+        }
+    }
 
     #[test]
     fn ids_share_their_process_part_and_count_up() {
