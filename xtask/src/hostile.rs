@@ -135,6 +135,25 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
         &|server| Ok(answer(server, &summary(day(20), day(20)), &key)),
     )?;
     run(
+        "endless pages, 1,000 valid calls each with ids of 40 bytes: one day",
+        &mode("endless-40"),
+        &[],
+        &|server| {
+            let answered = answer(server, &summary(day(20), day(20)), &key);
+            Ok(format!("{answered}; {}", until_quiet(server)))
+        },
+    )?;
+    run(
+        "the same, 8 days at once (CALLSTATS_CALL_PLATFORM_CONCURRENCY)",
+        &mode("endless-40"),
+        &[],
+        &|server| {
+            let paths: Vec<String> = (30..38).map(|back| summary(day(back), day(back))).collect();
+            let answered = at_once(server, &paths, &key);
+            Ok(format!("{answered}; {}", until_quiet(server)))
+        },
+    )?;
+    run(
         "endless pages with ids of 4 KB",
         &mode("long-ids"),
         &[],
@@ -221,6 +240,22 @@ fn timed(port: u16, path: &str, key: &str) -> (u16, Duration) {
             answer.status().as_u16()
         });
     (status, started.elapsed())
+}
+
+/// Waits until the fetches the answers left running in the background have ended (no upstream
+/// request for a second, two minutes at most): how long that took.
+fn until_quiet(server: &Server) -> String {
+    let started = Instant::now();
+    let mut last = server.upstream_requests().unwrap_or(0);
+    while started.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = server.upstream_requests().unwrap_or(0);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    format!("fetches ended {} later", seconds(started.elapsed()))
 }
 
 /// Every path at once: each one's answer.
