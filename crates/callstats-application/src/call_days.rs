@@ -936,7 +936,9 @@ impl Inner {
             Held::Provisional
         };
         let kept =
-            Arc::new(CallDay::from_records(day, unix_millis(started), records).with_held(held));
+            Arc::new(CallDay::from_fetched(day, unix_millis(started), &records).with_held(held));
+        // The calls in flight go as soon as the day is made.
+        drop(records);
         let now = self.clock.now().unix_timestamp();
         if let Some(ttl) = self.keep_for(&kept, now) {
             self.local.put(Arc::clone(&kept), ttl).await;

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use callstats_domain::call_day::FetchedCalls;
 use callstats_domain::error::cause_chain;
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
@@ -109,7 +110,7 @@ impl FakePlatform {
 
 #[async_trait]
 impl CallPlatform for FakePlatform {
-    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+    async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError> {
         assert!(range.is_single_day(), "the store asks one day at a time");
         let day = range.start();
         self.asked.lock().unwrap().push(day);
@@ -127,7 +128,7 @@ impl CallPlatform for FakePlatform {
         if self.unusable.lock().unwrap().contains(&day) {
             return Err(UpstreamError::unusable("more than 5000 agents"));
         }
-        Ok(calls_of(day))
+        Ok(calls_of(day).into())
     }
 }
 
@@ -143,7 +144,7 @@ struct Exploding;
 
 #[async_trait]
 impl CallPlatform for Exploding {
-    async fn calls(&self, _range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+    async fn calls(&self, _range: DateRange) -> Result<FetchedCalls, UpstreamError> {
         panic!("platform exploded")
     }
 }

@@ -8,15 +8,15 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use callstats_domain::breaker::{Breaker, Transition};
 use callstats_domain::calendar::DateRange;
-use callstats_domain::call_day::MAX_QUEUES_PER_DAY;
+use callstats_domain::call_day::{FetchedCalls, MAX_QUEUES_PER_DAY};
 use callstats_domain::error::cause_chain;
-use callstats_domain::model::CallRecord;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
-use compact_str::CompactString;
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
 use tracing::Instrument as _;
+use xxhash_rust::xxh3::xxh3_128_with_seed;
 
+use crate::budget::InFlightBudget;
 use crate::config::HttpPlatformConfig;
 use crate::wire::{PageIn, encode_query_value, format_instant};
 
@@ -69,6 +69,11 @@ enum FetchError {
     Window(String),
     #[error("cannot express the requested window")]
     Format(#[source] time::error::Format),
+    #[error(
+        "the days being fetched hold more than {limit_mb} MiB of calls \
+         (CALLSTATS_CALL_DAY_IN_FLIGHT_MB); gave up on the window from {from}"
+    )]
+    InFlightBudget { from: String, limit_mb: usize },
     #[error("the window from {from} holds more than {limit} {what} ({setting}); gave up on it")]
     OverBound {
         from: String,
@@ -93,7 +98,8 @@ impl FetchError {
             | Self::Deadline { .. }
             | Self::Exhausted { .. }
             | Self::Refused { .. }
-            | Self::Throttled { .. } => None,
+            | Self::Throttled { .. }
+            | Self::InFlightBudget { .. } => None,
         }
     }
 
@@ -112,6 +118,12 @@ impl FetchError {
         }
     }
 }
+
+const MIB: usize = 1024 * 1024;
+
+/// What one id costs in the set of a fetch's ids: its hash and the table's control byte, at
+/// the table's load factor's worst (7/8).
+const ID_ENTRY_BYTES: usize = (size_of::<u128>() + 1) * 8 / 7;
 
 /// A connection error, a timeout or a 5xx: worth another attempt.
 #[derive(Debug, thiserror::Error)]
@@ -143,6 +155,7 @@ pub struct HttpCallPlatform {
     authorization: Option<HeaderValue>,
     config: HttpPlatformConfig,
     breaker: Breaker,
+    in_flight: InFlightBudget,
 }
 
 impl fmt::Debug for HttpCallPlatform {
@@ -187,11 +200,12 @@ impl HttpCallPlatform {
             calls_url,
             authorization,
             breaker: Breaker::new(config.breaker_threshold, config.breaker_open_for),
+            in_flight: InFlightBudget::new(config.in_flight_bytes),
             config,
         })
     }
 
-    async fn fetch(&self, range: DateRange) -> Result<Vec<CallRecord>, FetchError> {
+    async fn fetch(&self, range: DateRange) -> Result<FetchedCalls, FetchError> {
         let permit = self.breaker.try_acquire().map_err(|refused| {
             metrics::counter!("callstats_upstream_fetches_total", "outcome" => "circuit_open")
                 .increment(1);
@@ -207,10 +221,12 @@ impl HttpCallPlatform {
             .unwrap_or(Err(FetchError::Deadline {
                 limit_ms: self.config.fetch_timeout.as_millis(),
             }));
-        // An upstream that asks to be called less is up: backpressure is not an outage.
+        // An upstream that asks to be called less is up: backpressure is not an outage; nor is
+        // a full in-flight budget, which is this replica's own limit.
         let (transition, label) = match &outcome {
             Ok(_) => (permit.success(), "ok"),
             Err(FetchError::Throttled { .. }) => (permit.success(), "throttled"),
+            Err(FetchError::InFlightBudget { .. }) => (permit.success(), "in_flight_budget"),
             Err(_) => (permit.failure(), "failed"),
         };
         log_transition(transition, &self.breaker);
@@ -218,7 +234,7 @@ impl HttpCallPlatform {
         outcome
     }
 
-    async fn fetch_pages(&self, range: DateRange) -> Result<Vec<CallRecord>, FetchError> {
+    async fn fetch_pages(&self, range: DateRange) -> Result<FetchedCalls, FetchError> {
         let (from, to) = range.window().ok_or_else(|| {
             FetchError::Window(format!(
                 "{} to {} ends past the calendar",
@@ -245,10 +261,15 @@ impl HttpCallPlatform {
                 limit,
                 setting,
             };
-        let mut records = Vec::new();
-        let mut ids: HashSet<CompactString> = HashSet::new();
-        let mut agents: HashSet<CompactString> = HashSet::new();
-        let mut queues: HashSet<CompactString> = HashSet::new();
+        // The calls in the held day's compact form, page by page; an id is kept as its 128-bit
+        // XXH3 hash only (16 bytes, not the id's up to 64): xxhash-rust's xxh3_128, the
+        // fastest well-kept 128-bit hash, seeded at random per fetch. 200,000 ids collide by
+        // chance with a probability near 2^-94; an upstream that crafted a collision would
+        // only make its own call count as a repeat, which it could do by leaving it out.
+        let mut fetched = FetchedCalls::new();
+        let mut ids: HashSet<u128> = HashSet::new();
+        let seed = fastrand::u64(..);
+        let mut reservation = self.in_flight.reserve();
         let mut cursors: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
         let (mut pages, mut outside, mut repeated) = (0_u32, 0_u64, 0_u64);
@@ -272,50 +293,61 @@ impl HttpCallPlatform {
                 let record = call.to_record().map_err(FetchError::BadRecord)?;
                 if !(from_unix..to_unix).contains(&record.started_at) {
                     outside = outside.saturating_add(1);
-                } else if ids.insert(CompactString::from(&*call.id)) {
+                } else if ids.insert(xxh3_128_with_seed(call.id.as_bytes(), seed)) {
                     if let Some(agent) = &record.agent_number
-                        && !agents.contains(agent.as_str())
+                        && !fetched.knows_agent(agent)
+                        && fetched.agent_count() >= bounds.agents
                     {
-                        if agents.len() >= bounds.agents {
-                            return Err(over(
-                                "agents",
-                                bounds.agents,
-                                "CALLSTATS_CALL_DAY_MAX_AGENTS",
-                            ));
-                        }
-                        agents.insert(CompactString::from(agent.as_str()));
+                        return Err(over(
+                            "agents",
+                            bounds.agents,
+                            "CALLSTATS_CALL_DAY_MAX_AGENTS",
+                        ));
                     }
                     if let Some(queue) = &record.queue
-                        && !queues.contains(queue.as_str())
+                        && !fetched.knows_queue(queue)
+                        && fetched.queue_count() >= MAX_QUEUES_PER_DAY
                     {
-                        if queues.len() >= MAX_QUEUES_PER_DAY {
-                            return Err(over(
-                                "queues",
-                                MAX_QUEUES_PER_DAY,
-                                "the most a held day can index",
-                            ));
-                        }
-                        queues.insert(CompactString::from(queue.as_str()));
+                        return Err(over(
+                            "queues",
+                            MAX_QUEUES_PER_DAY,
+                            "the most a held day can index",
+                        ));
                     }
-                    if records.len() >= bounds.calls {
+                    if fetched.len() >= bounds.calls {
                         return Err(over("calls", bounds.calls, "CALLSTATS_CALL_DAY_MAX_CALLS"));
                     }
-                    records.push(record);
+                    fetched.push(record);
                 } else {
                     repeated = repeated.saturating_add(1);
                 }
             }
-            match page.next_cursor {
+            let next = match page.next_cursor {
                 // An empty cursor reads as the end, like null.
-                Some(next) if !next.is_empty() => {
-                    if !cursors.insert(next.to_string()) {
-                        return Err(FetchError::CursorLoop {
-                            cursor: next.into_owned(),
-                        });
+                Some(next) if !next.is_empty() => Some(next.into_owned()),
+                _ => None,
+            };
+            // The page's body goes as soon as it is read; what the calls hold now counts
+            // against the budget of every fetch in flight.
+            drop(page.calls);
+            drop(body);
+            let held = fetched
+                .size_bytes()
+                .saturating_add(ids.capacity().saturating_mul(ID_ENTRY_BYTES));
+            if !reservation.resize(held) {
+                return Err(FetchError::InFlightBudget {
+                    from: from.clone(),
+                    limit_mb: self.in_flight.limit() / MIB,
+                });
+            }
+            match next {
+                Some(next) => {
+                    if !cursors.insert(next.clone()) {
+                        return Err(FetchError::CursorLoop { cursor: next });
                     }
-                    cursor = Some(next.into_owned());
+                    cursor = Some(next);
                 }
-                _ => break,
+                None => break,
             }
         }
         if outside > 0 || repeated > 0 {
@@ -325,8 +357,8 @@ impl HttpCallPlatform {
                 "ignored calls outside the window and repeated ids"
             );
         }
-        tracing::debug!(pages, records = records.len(), "fetched calls");
-        Ok(records)
+        tracing::debug!(pages, records = fetched.len(), "fetched calls");
+        Ok(fetched)
     }
 
     /// One page's body, with retries on transient failures.
@@ -432,7 +464,7 @@ impl HttpCallPlatform {
 
 #[async_trait]
 impl CallPlatform for HttpCallPlatform {
-    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+    async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError> {
         let span = tracing::info_span!(
             "call_platform_fetch",
             start = %range.start(),

@@ -53,6 +53,10 @@ pub struct HttpPlatformConfig {
     pub max_page_bytes: usize,
     /// Pages, calls and distinct agents one window may hold; past one the answer is unusable.
     pub bounds: DayBounds,
+    /// Heap bytes the calls of every window being fetched at once may hold together; a fetch
+    /// that would take them past it gives up. Default 64 MiB.
+    /// (`CALLSTATS_CALL_DAY_IN_FLIGHT_MB`)
+    pub in_flight_bytes: usize,
     /// Failed fetches in a row that open the circuit breaker. Default 5.
     pub breaker_threshold: u32,
     /// How long an open breaker refuses fetches before it lets one probe through. Default 30 s.
@@ -68,6 +72,7 @@ impl HttpPlatformConfig {
     pub const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_secs(2);
     pub const DEFAULT_PAGE_LIMIT: u32 = 1000;
     pub const DEFAULT_MAX_PAGE_BYTES: usize = 16 * 1024 * 1024;
+    pub const DEFAULT_IN_FLIGHT_BYTES: usize = 64 * 1024 * 1024;
     pub const DEFAULT_BREAKER_THRESHOLD: u32 = 5;
     pub const DEFAULT_BREAKER_OPEN_FOR: Duration = Duration::from_secs(30);
 
@@ -86,6 +91,7 @@ impl HttpPlatformConfig {
             page_limit: Self::DEFAULT_PAGE_LIMIT,
             max_page_bytes: Self::DEFAULT_MAX_PAGE_BYTES,
             bounds: DayBounds::default(),
+            in_flight_bytes: Self::DEFAULT_IN_FLIGHT_BYTES,
             breaker_threshold: Self::DEFAULT_BREAKER_THRESHOLD,
             breaker_open_for: Self::DEFAULT_BREAKER_OPEN_FOR,
         }

@@ -10,6 +10,7 @@
 //! Depends on `callstats-domain` (the port it implements) only; never on the store, the web
 //! API or the binary crate.
 
+mod budget;
 mod client;
 mod config;
 pub mod wire;

@@ -265,6 +265,13 @@ impl CallDay {
         }
     }
 
+    /// The day of the fetched calls that started on `day`, as [`CallDay::from_records`] makes
+    /// it (drop `fetched` as soon as the day is made).
+    #[must_use]
+    pub fn from_fetched(day: Day, fetched_at_ms: i64, fetched: &FetchedCalls) -> Self {
+        Self::from_records(day, fetched_at_ms, fetched.records())
+    }
+
     /// The same day, held as `held`.
     #[must_use]
     pub const fn with_held(mut self, held: Held) -> Self {
@@ -438,6 +445,195 @@ impl CallDay {
     }
 }
 
+/// The calls of a window as they arrive from the call platform, in the compact form a held
+/// day keeps (docs/operations.md, "Memory"): each distinct agent number and queue once, a call
+/// as its start in Unix seconds, its direction, indexes into those tables, its duration and its
+/// wait: 32 bytes a call, against 88 for a [`CallRecord`]. The call-platform adapter turns each
+/// page into it as the page arrives, so a day in flight costs about what it will cost held;
+/// [`CallDay::from_fetched`] makes the held days of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FetchedCalls {
+    agents: Vec<AgentNumber>,
+    agent_indexes: HashMap<AgentNumber, u32>,
+    queues: Vec<QueueName>,
+    queue_indexes: HashMap<QueueName, u32>,
+    calls: Vec<FetchedCall>,
+}
+
+/// One call of [`FetchedCalls`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FetchedCall {
+    started_at: i64,
+    duration_seconds: f64,
+    /// The wait, or [`NO_WAIT`].
+    wait_seconds: f64,
+    /// 0 for a call no agent answered, else 1 + the agent's index in the table.
+    agent: u32,
+    /// 0 for a call without a queue, else 1 + the queue's index in the table.
+    queue: u16,
+    outbound: bool,
+}
+
+impl FetchedCalls {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a call, after the calls already added. A call whose agent or queue would not fit
+    /// its table (past `u32::MAX` agents, past [`MAX_QUEUES_PER_DAY`] queues) is left out:
+    /// the call-platform adapter fails such a window before it gets here.
+    pub fn push(&mut self, record: CallRecord) {
+        let Some(agent) = slot_of(
+            &mut self.agents,
+            &mut self.agent_indexes,
+            record.agent_number,
+            usize::MAX,
+        ) else {
+            return;
+        };
+        let Some(queue) = slot_of(
+            &mut self.queues,
+            &mut self.queue_indexes,
+            record.queue,
+            MAX_QUEUES_PER_DAY,
+        ) else {
+            return;
+        };
+        let Ok(queue) = u16::try_from(queue) else {
+            return;
+        };
+        self.calls.push(FetchedCall {
+            started_at: record.started_at,
+            duration_seconds: record.duration_seconds,
+            wait_seconds: record.wait_seconds.unwrap_or(NO_WAIT),
+            agent,
+            queue,
+            outbound: record.direction == Direction::Outbound,
+        });
+    }
+
+    /// How many calls were added.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// Whether a call answered by `agent` was added.
+    #[must_use]
+    pub fn knows_agent(&self, agent: &AgentNumber) -> bool {
+        self.agent_indexes.contains_key(agent)
+    }
+
+    /// How many distinct agents answered the calls added.
+    #[must_use]
+    pub const fn agent_count(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// Whether a call offered by `queue` was added.
+    #[must_use]
+    pub fn knows_queue(&self, queue: &QueueName) -> bool {
+        self.queue_indexes.contains_key(queue)
+    }
+
+    /// How many distinct queues offered the calls added.
+    #[must_use]
+    pub const fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// The calls as records again, in the order they were added.
+    pub fn records(&self) -> impl Iterator<Item = CallRecord> + '_ {
+        self.calls.iter().map(|call| CallRecord {
+            direction: if call.outbound {
+                Direction::Outbound
+            } else {
+                Direction::Inbound
+            },
+            agent_number: call
+                .agent
+                .checked_sub(1)
+                .and_then(|index| self.agents.get(usize::try_from(index).ok()?))
+                .cloned(),
+            started_at: call.started_at,
+            duration_seconds: call.duration_seconds,
+            wait_seconds: (call.wait_seconds >= 0.0).then_some(call.wait_seconds),
+            queue: call
+                .queue
+                .checked_sub(1)
+                .and_then(|index| self.queues.get(usize::from(index)))
+                .cloned(),
+        })
+    }
+
+    /// The heap bytes held, for a budget of the calls in flight: the vectors' and tables'
+    /// whole room (a hash table's entries and control bytes, at its load factor's worst), and
+    /// the agent numbers and queues too long to be stored inline (twice: table and index).
+    #[must_use]
+    pub fn size_bytes(&self) -> usize {
+        let text: usize = self
+            .agents
+            .iter()
+            .map(|agent| heap_len(agent.as_str()))
+            .chain(self.queues.iter().map(|queue| heap_len(queue.as_str())))
+            .sum();
+        let agent_entry = size_of::<AgentNumber>() + size_of::<u32>() + 1;
+        let queue_entry = size_of::<QueueName>() + size_of::<u32>() + 1;
+        size_of::<Self>()
+            + self.calls.capacity() * size_of::<FetchedCall>()
+            + self.agents.capacity() * size_of::<AgentNumber>()
+            + self.queues.capacity() * size_of::<QueueName>()
+            + self.agent_indexes.capacity() * agent_entry * 8 / 7
+            + self.queue_indexes.capacity() * queue_entry * 8 / 7
+            + 2 * text
+    }
+}
+
+/// 0 for no value, else 1 + the value's index in `table`, adding it when new; `None` when a new
+/// value would make the table longer than `most` (or past `u32`).
+fn slot_of<T: Clone + Eq + std::hash::Hash>(
+    table: &mut Vec<T>,
+    indexes: &mut HashMap<T, u32>,
+    value: Option<T>,
+    most: usize,
+) -> Option<u32> {
+    let Some(value) = value else {
+        return Some(0);
+    };
+    if let Some(slot) = indexes.get(&value) {
+        return Some(*slot);
+    }
+    if table.len() >= most {
+        return None;
+    }
+    let slot = u32::try_from(table.len()).ok()?.checked_add(1)?;
+    indexes.insert(value.clone(), slot);
+    table.push(value);
+    Some(slot)
+}
+
+impl FromIterator<CallRecord> for FetchedCalls {
+    fn from_iter<I: IntoIterator<Item = CallRecord>>(records: I) -> Self {
+        let mut fetched = Self::new();
+        for record in records {
+            fetched.push(record);
+        }
+        fetched
+    }
+}
+
+impl From<Vec<CallRecord>> for FetchedCalls {
+    fn from(records: Vec<CallRecord>) -> Self {
+        records.into_iter().collect()
+    }
+}
+
 /// Heap bytes of an agent number or queue: none up to 24 bytes (stored inline).
 fn heap_len(text: &str) -> usize {
     if text.len() > 24 { text.len() } else { 0 }
@@ -461,6 +657,47 @@ mod tests {
             size_of::<CallRecord>(),
             88,
             "the wide form the module doc compares with"
+        );
+    }
+
+    #[test]
+    fn fetched_calls_keep_every_field_in_32_bytes_a_call_and_make_the_same_day() {
+        assert_eq!(size_of::<FetchedCall>(), 32);
+        let mut queued = call(
+            Direction::Inbound,
+            Some("101"),
+            "2026-11-02T09:00:00+05:00",
+            12.25,
+        );
+        queued.wait_seconds = Some(3.5);
+        queued.queue = Some(QueueName::new("sales").unwrap());
+        let records = vec![
+            queued,
+            call(Direction::Outbound, None, "2026-11-02T10:00:00+05:00", 0.0),
+            call(
+                Direction::Inbound,
+                Some("102"),
+                "2026-11-03T00:00:00+05:00",
+                1.0,
+            ),
+            call(
+                Direction::Inbound,
+                Some("101"),
+                "2026-11-02T23:59:59+05:00",
+                86_400.0,
+            ),
+        ];
+        let fetched = FetchedCalls::from(records.clone());
+        assert_eq!(fetched.len(), 4);
+        assert_eq!((fetched.agent_count(), fetched.queue_count()), (2, 1));
+        assert!(fetched.knows_agent(&AgentNumber::new("102").unwrap()));
+        assert!(!fetched.knows_agent(&AgentNumber::new("103").unwrap()));
+        assert!(fetched.knows_queue(&QueueName::new("sales").unwrap()));
+        assert_eq!(fetched.records().collect::<Vec<_>>(), records);
+        let day = day("2026-11-02");
+        assert_eq!(
+            CallDay::from_fetched(day, 7, &fetched),
+            CallDay::from_records(day, 7, records)
         );
     }
 

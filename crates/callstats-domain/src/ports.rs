@@ -17,9 +17,9 @@ use time::OffsetDateTime;
 
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
 use crate::calendar::{DateRange, Day, Month};
-use crate::call_day::CallDay;
+use crate::call_day::{CallDay, FetchedCalls};
 use crate::limits::{OverBudget, Requester};
-use crate::model::{CallRecord, CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
+use crate::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 
 /// The error an adapter's failure came from (a driver's, a client's, a parser's), kept whole for
 /// the log. Shared, so that the port errors stay `Clone`: single flight hands one error to every
@@ -204,8 +204,9 @@ pub trait PortalStore: Send + Sync + 'static {
 #[async_trait]
 pub trait CallPlatform: Send + Sync + 'static {
     /// Every call that started in the range (Tashkent midnight of the start to the midnight
-    /// after the end), each once.
-    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError>;
+    /// after the end), each once, in the compact form a held day keeps (a day in flight costs
+    /// about what it will cost held).
+    async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError>;
 }
 
 /// The calls of a range as the days they started on: what the call statistics read. The

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use callstats_domain::calendar::{DateRange, Day};
+use callstats_domain::call_day::FetchedCalls;
 use callstats_domain::model::{AgentNumber, CallRecord, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, Clock, UpstreamError};
@@ -365,7 +366,7 @@ impl SyntheticPlatform {
 
 #[async_trait]
 impl CallPlatform for SyntheticPlatform {
-    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+    async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError> {
         Ok(self
             .generator
             .calls_in_started_by(range, self.clock.now())
@@ -602,7 +603,9 @@ mod tests {
         let records = SyntheticPlatform::new(generator, TestClock::at(NOW))
             .calls(range)
             .await
-            .unwrap();
+            .unwrap()
+            .records()
+            .collect::<Vec<_>>();
         let expected: Vec<CallRecord> = generator
             .calls_in(range)
             .iter()
@@ -684,7 +687,12 @@ mod tests {
         let platform = SyntheticPlatform::new(generator, TestClock::at(NOW));
         let one_day = |raw: &str| DateRange::up_to_31_days(day(raw), day(raw)).unwrap();
 
-        let today = platform.calls(one_day("2026-11-18")).await.unwrap();
+        let today: Vec<CallRecord> = platform
+            .calls(one_day("2026-11-18"))
+            .await
+            .unwrap()
+            .records()
+            .collect();
         assert!(!today.is_empty());
         assert!(today.iter().all(|r| r.started_at <= NOW.unix_timestamp()));
         assert!(today == records(&generator.calls_started_by(day("2026-11-18"), NOW)));
@@ -699,11 +707,16 @@ mod tests {
         let tomorrow_noon = datetime!(2026-11-19 12:00:00 +05:00);
         let later = SyntheticPlatform::new(generator, TestClock::at(tomorrow_noon));
         let range = DateRange::up_to_31_days(day("2026-11-18"), day("2026-11-19")).unwrap();
-        let both = later.calls(range).await.unwrap();
+        let both: Vec<CallRecord> = later.calls(range).await.unwrap().records().collect();
         assert!(both == records(&generator.calls_in_started_by(range, tomorrow_noon)));
         assert!(both.len() > generator.calls_on(day("2026-11-18")).len());
         assert!(
-            later.calls(one_day("2026-11-18")).await.unwrap()
+            later
+                .calls(one_day("2026-11-18"))
+                .await
+                .unwrap()
+                .records()
+                .collect::<Vec<_>>()
                 == records(&generator.calls_on(day("2026-11-18")))
         );
     }

@@ -564,6 +564,16 @@ pub struct PlatformArgs {
     )]
     pub call_day_max_agents: usize,
 
+    /// MiB of calls all the days being fetched at once may hold together; a fetch that would
+    /// go past it fails (503), so concurrency times the day bounds cannot multiply.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_IN_FLIGHT_MB",
+        default_value_t = HttpPlatformConfig::DEFAULT_IN_FLIGHT_BYTES / (1024 * 1024),
+        value_name = "MIB"
+    )]
+    pub call_day_in_flight_mb: usize,
+
     /// Failed fetches in a row that open the circuit breaker; 0 turns it off.
     #[arg(
         long,
@@ -613,6 +623,7 @@ impl PlatformArgs {
                 calls: self.call_day_max_calls,
                 agents: self.call_day_max_agents,
             },
+            in_flight_bytes: self.call_day_in_flight_mb.saturating_mul(1024 * 1024),
             breaker_threshold: self.call_platform_breaker_threshold,
             breaker_open_for: self.call_platform_breaker_open_ms.0,
         }))

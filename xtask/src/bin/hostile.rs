@@ -8,6 +8,8 @@
 //!
 //! - `agents`: 100 pages of 1,000 calls, every call with an agent of its own (100,000 a day);
 //! - `endless`: pages of 1,000 new calls, each with a next cursor, for ever;
+//! - `endless-40`: the same with ids of 40 bytes and one agent: valid calls, so a fetch goes on
+//!   until the calls bound (`CALLSTATS_CALL_DAY_MAX_CALLS`);
 //! - `long-ids`: the same with ids of 4 KB;
 //! - `huge-duration`: one call lasting 1e308 seconds;
 //! - `leap-second`: ten calls, one of them at 23:59:60;
@@ -75,6 +77,11 @@ fn page(mode: &str, date: &str, page: usize) -> Value {
         }),
         "endless" => json!({
             "calls": numbered(&|n| call(&format!("{date}-{n}"), date, n, Some("101"), 60.0)),
+            "next_cursor": (page + 1).to_string(),
+        }),
+        "endless-40" => json!({
+            // `2026-07-29-` and 29 digits: 40 bytes.
+            "calls": numbered(&|n| call(&format!("{date}-{n:029}"), date, n, Some("101"), 60.0)),
             "next_cursor": (page + 1).to_string(),
         }),
         "long-ids" => json!({

@@ -11,6 +11,7 @@ use callstats_api::ApiState;
 use callstats_application::{Answers, CallDaySettings, CallDayStore, SeparateLedger};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::calendar::{DateRange, LocalDateTime, Month};
+use callstats_domain::call_day::FetchedCalls;
 use callstats_domain::model::{
     CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric, OffDayKind,
     OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet, SheetContent,
@@ -135,7 +136,7 @@ pub struct FakePlatform {
 
 #[async_trait]
 impl CallPlatform for FakePlatform {
-    async fn calls(&self, range: DateRange) -> Result<Vec<CallRecord>, UpstreamError> {
+    async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError> {
         self.fetches.fetch_add(1, Ordering::SeqCst);
         if let Some(delay) = self.delay {
             tokio::time::sleep(delay).await;

@@ -21,6 +21,7 @@ async fn fetch_day(config: HttpPlatformConfig) -> Result<Vec<CallRecord>, Upstre
     platform(config)
         .calls(range("2026-11-01", "2026-11-01"))
         .await
+        .map(|fetched| fetched.records().collect())
 }
 
 /// Requests the mock received so far.

@@ -77,7 +77,12 @@ async fn adapter_returns_exactly_the_generators_calls_for_a_multi_day_range() {
     config.page_limit = 97;
     let week = range("2026-11-01", "2026-11-07");
 
-    let records = platform(config).calls(week).await.unwrap();
+    let records = platform(config)
+        .calls(week)
+        .await
+        .unwrap()
+        .records()
+        .collect::<Vec<_>>();
 
     let expected: Vec<CallRecord> = Generator::new(7, 400)
         .calls_in(week)
@@ -94,7 +99,12 @@ async fn adapter_returns_exactly_the_generators_calls_for_a_multi_day_range() {
 async fn adapter_counts_match_the_generator_at_the_default_volume() {
     let sim = spawn_sim(SimOptions::default()).unwrap();
     let days = range("2026-11-14", "2026-11-16");
-    let records = platform(sim_config(&sim)).calls(days).await.unwrap();
+    let records = platform(sim_config(&sim))
+        .calls(days)
+        .await
+        .unwrap()
+        .records()
+        .collect::<Vec<_>>();
     let generator = Generator::default();
     for day in days.iter_days() {
         let (from, to) = DateRange::up_to_31_days(day, day).unwrap().unix_window();
