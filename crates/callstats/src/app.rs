@@ -107,6 +107,11 @@ impl Assembly {
             Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
         let portal: Arc<dyn PortalStore> = Arc::new(spawning);
         let mut call_day_settings = self.call_days;
+        // The calls of the days being fetched at once are held within the in-flight budget.
+        let in_flight_bytes = match &self.upstream {
+            Upstream::Http(config) => u64::try_from(config.in_flight_bytes).unwrap_or(u64::MAX),
+            Upstream::Synthetic(_) => 0,
+        };
         let platform: Arc<dyn CallPlatform> = match self.upstream {
             Upstream::Http(config) => {
                 // A day whose answer was unusable rests as long as a tripped breaker does.
@@ -122,9 +127,10 @@ impl Assembly {
         };
         let mut probes: Vec<Arc<dyn Probe>> = vec![Arc::new(StoreProbe(Arc::clone(&store)))];
         // docs/operations.md, "Memory": the caches' bounds (the response cache's only when it
-        // is in process) and an allowance for the rest.
+        // is in process), the in-flight budget and an allowance for the rest.
         let memory_bound = MEMORY_ALLOWANCE
             .saturating_add(self.call_day_cache_max_bytes)
+            .saturating_add(in_flight_bytes)
             .saturating_add(MAX_COMPRESSED_BYTES)
             .saturating_add(if self.redis.is_none() {
                 self.cache_max_bytes
