@@ -92,6 +92,12 @@ pub(crate) fn start_demo(callstats: &Path, dir: &Path, under: &[String]) -> Resu
         // would be counted with the requests, and since the synthetic calls carry waits and
         // queues they cost more to make (issue 37: +16 % on /operators with it, -0.4 % without).
         .env("CALLSTATS_CALL_DAY_WARM_DAYS", "0")
+        // Metrics served, as every deployment does (docs/operations.md): without a recorder
+        // the request metrics are skipped, and the figures would not be production's.
+        .env(
+            "CALLSTATS_METRICS_BIND",
+            format!("127.0.0.1:{}", free_port()?),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(dir.join("demo.log"))?)
