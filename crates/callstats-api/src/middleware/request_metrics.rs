@@ -2,8 +2,10 @@
 //! status on each worker thread. Resolving them costs the route's pattern (a `String` that
 //! actix builds from its resource map), two label sets built, hashed and looked up in the
 //! recorder's registry; a kept handle is found by the route's name, which actix hands out
-//! without building anything. Measured with `cargo xtask instructions`: see the commit that
-//! brought it.
+//! without building anything. Measured with `cargo xtask instructions` (cached `/operators`,
+//! release demo, callgrind): the request metrics cost 2,828 instructions a request resolved per
+//! request (65,251 with a metrics listener against 62,423 without), 1,116 kept (58,941 against
+//! 57,825).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
