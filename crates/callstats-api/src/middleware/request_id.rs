@@ -54,8 +54,10 @@ impl RequestId {
     }
 }
 
-/// Writes `sequence` as `format!("{sequence:06x}")` does, without the formatter (measured
-/// with callgrind: see the commit that brought it).
+/// Writes `sequence` as `format!("{sequence:06x}")` does, without the formatter. Measured
+/// only together with the text log layer, the kept metric handles and the key's form check
+/// (`cargo xtask instructions`, cached `/operators`: 62,448 instructions a request before the
+/// four, 59,603 after; docs/architecture.md).
 fn push_counter(text: &mut BytesMut, sequence: u64) {
     let mut digits = [b'0'; 16];
     let mut length = 0;

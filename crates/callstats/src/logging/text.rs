@@ -2,7 +2,10 @@
 //! (`<timestamp> <LEVEL> <span>{<fields>}:…: <target>: <message> <name>=<value>…`), written
 //! straight into a per-thread buffer instead of through fmt's event formatter, whose padded
 //! level, painted span names, targets and colons each go through a format string and a styling
-//! call even when colours are off. A test compares its lines with the fmt layer's.
+//! call even when colours are off. A test compares its lines with the fmt layer's. Measured
+//! together with three smaller changes to the request path (`cargo xtask instructions`, cached
+//! `/operators`: 62,448 instructions a request before the four, 59,603 after;
+//! docs/architecture.md).
 
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
