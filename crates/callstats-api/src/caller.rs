@@ -25,7 +25,18 @@ fn header<'a>(req: &'a HttpRequest, name: &HeaderName) -> Option<&'a str> {
     // A value that is not visible ASCII cannot be a key or an Origin; "" makes it fail as one.
     req.headers()
         .get(name)
-        .map(|value| value.to_str().unwrap_or(""))
+        .map(|value| visible_ascii(value.as_bytes()).unwrap_or(""))
+}
+
+/// `bytes` as text when every byte is visible ASCII or a tab, as `HeaderValue::to_str` takes
+/// them, but checked without stopping at the first other byte: the check is then a few
+/// instructions for many bytes at once, where `to_str` spends about seven a byte (callgrind,
+/// cached `/operators`: about 300 instructions a request for its key).
+fn visible_ascii(bytes: &[u8]) -> Option<&str> {
+    let visible = bytes.iter().fold(true, |all, &b| {
+        all & ((b' '..=b'~').contains(&b) | (b == b'\t'))
+    });
+    visible.then(|| std::str::from_utf8(bytes).ok()).flatten()
 }
 
 /// The peer address, or behind a trusted proxy the first `X-Forwarded-For` hop that is an IP.
@@ -39,4 +50,25 @@ pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> ClientAddress {
     forwarded
         .or_else(|| req.peer_addr().map(|addr| addr.ip()))
         .map_or(ClientAddress::Unknown, ClientAddress::Ip)
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::header::HeaderValue;
+
+    use super::visible_ascii;
+
+    #[test]
+    fn a_value_is_text_exactly_when_to_str_takes_it() {
+        for byte in 0..=u8::MAX {
+            for bytes in [vec![byte], vec![b'a', byte, b'z'], vec![byte; 40]] {
+                if let Ok(value) = HeaderValue::from_bytes(&bytes) {
+                    assert_eq!(visible_ascii(&bytes), value.to_str().ok(), "{bytes:?}");
+                }
+            }
+        }
+        assert_eq!(visible_ascii(b"Bearer cs_abc"), Some("Bearer cs_abc"));
+        assert_eq!(visible_ascii("Bearer cs_\u{e9}".as_bytes()), None);
+        assert_eq!(visible_ascii(b""), Some(""));
+    }
 }

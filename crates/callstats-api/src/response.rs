@@ -1,6 +1,7 @@
 //! Writing answers: JSON bodies, the headers every API response carries, and the mark that
 //! tells the request observer to log a failure's cause.
 
+use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use actix_web::http::StatusCode;
@@ -10,7 +11,7 @@ use actix_web::http::header::{
 };
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::{Bytes, BytesMut};
-use callstats_application::{CacheStatus, ETag};
+use callstats_application::{CacheStatus, ETag, Entry};
 use callstats_domain::access::QuotaStatus;
 use callstats_domain::limits::DayBudgetStatus;
 use serde::Serialize;
@@ -79,51 +80,48 @@ impl Source {
 /// `X-RateLimit-*` headers (the request quota) and the IETF draft's `RateLimit-Policy` and
 /// `RateLimit` (the policy "minute", and "days" for a key's day budget when there is one),
 /// `X-Cache` and RFC 9211's `Cache-Status`.
+///
+/// Only `X-RateLimit-Remaining` (past 600) and `RateLimit` are written per request: the limit
+/// and the policy are the key's, kept per thread once made, and every number of seconds comes
+/// from a table made once. Measured with `cargo xtask instructions` together with the other
+/// changes of its commit (docs/architecture.md, "Tooling").
 pub(crate) fn set_headers(
     headers: &mut HeaderMap,
     quota: &QuotaStatus,
     days: Option<&DayBudgetStatus>,
     source: Source,
 ) {
-    // The five quota values are written into one buffer, each a slice of it: one allocation
-    // instead of five, and no formatter. Measured with `cargo xtask load`, cached /operators:
-    // 100,031 requests/s (0.79 of the bare baseline) with a `format!` and an allocation per
-    // value, 107,293 (0.81) this way with the per-second tables below and `ETag::shown`; the
-    // service before these headers: 106,048 (0.85).
-    let mut values = HeaderValues(BytesMut::with_capacity(160));
-    let (mut l, mut r, mut t) = (
-        itoa::Buffer::new(),
-        itoa::Buffer::new(),
-        itoa::Buffer::new(),
+    let (limit, policy) = policy_values(quota.limit, days.map(|days| days.limit));
+    headers.insert(X_RATELIMIT_LIMIT, limit);
+    let mut remaining = itoa::Buffer::new();
+    let remaining = remaining.format(quota.remaining).as_bytes();
+    headers.insert(
+        X_RATELIMIT_REMAINING,
+        listed(&SECONDS, quota.remaining).unwrap_or_else(|| HeaderValue::from(quota.remaining)),
     );
-    let limit = l.format(quota.limit).as_bytes();
-    let remaining = r.format(quota.remaining).as_bytes();
-    let reset = t.format(quota.reset_seconds).as_bytes();
-    values.insert(headers, X_RATELIMIT_LIMIT, &[limit]);
-    values.insert(headers, X_RATELIMIT_REMAINING, &[remaining]);
-    values.insert(headers, X_RATELIMIT_RESET, &[reset]);
-    let (mut dl, mut dr, mut dt) = (
-        itoa::Buffer::new(),
-        itoa::Buffer::new(),
-        itoa::Buffer::new(),
-    );
-    let days = days.map(|days| {
-        (
-            dl.format(days.limit).as_bytes(),
+    if let Some(value) = per_second(&SECONDS, quota.reset_seconds) {
+        headers.insert(X_RATELIMIT_RESET, value);
+    }
+    headers.insert(RATELIMIT_POLICY, policy);
+    let mut reset = itoa::Buffer::new();
+    let reset = reset.format(quota.reset_seconds).as_bytes();
+    let (mut dr, mut dt) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let state = match days {
+        Some(days) => value_of(&[
+            b"\"minute\";r=",
+            remaining,
+            b";t=",
+            reset,
+            b", \"days\";r=",
             dr.format(days.remaining).as_bytes(),
+            b";t=",
             dt.format(days.reset_seconds).as_bytes(),
-        )
-    });
-    values.extend(&[b"\"minute\";q=", limit, b";w=60"]);
-    if let Some((days_limit, _, _)) = days {
-        values.extend(&[b", \"days\";q=", days_limit, b";w=60"]);
+        ]),
+        None => value_of(&[b"\"minute\";r=", remaining, b";t=", reset]),
+    };
+    if let Some(state) = state {
+        headers.insert(RATELIMIT, state);
     }
-    values.insert(headers, RATELIMIT_POLICY, &[]);
-    values.extend(&[b"\"minute\";r=", remaining, b";t=", reset]);
-    if let Some((_, days_remaining, days_reset)) = days {
-        values.extend(&[b", \"days\";r=", days_remaining, b";t=", days_reset]);
-    }
-    values.insert(headers, RATELIMIT, &[]);
     let (x_cache, status) = match source {
         Source::Hit { ttl } => (HeaderValue::from_static("HIT"), per_second(&HIT_TTL, ttl)),
         Source::Miss => (
@@ -143,25 +141,58 @@ pub(crate) fn set_headers(
     }
 }
 
-/// Header values written one after another into one buffer.
-struct HeaderValues(BytesMut);
-
-impl HeaderValues {
-    /// Writes `parts` as the next part of the value being made.
-    fn extend(&mut self, parts: &[&[u8]]) {
-        for part in parts {
-            self.0.extend_from_slice(part);
-        }
+/// A header value of `parts`, one after another, in one allocation and without the formatter.
+fn value_of(parts: &[&[u8]]) -> Option<HeaderValue> {
+    let mut value = BytesMut::with_capacity(parts.iter().map(|part| part.len()).sum());
+    for part in parts {
+        value.extend_from_slice(part);
     }
+    // Digits and ASCII punctuation always make a header value.
+    HeaderValue::from_maybe_shared(value.freeze()).ok()
+}
 
-    /// Inserts the value made so far and of `parts` under `name`.
-    fn insert(&mut self, headers: &mut HeaderMap, name: HeaderName, parts: &[&[u8]]) {
-        self.extend(parts);
-        // Digits and ASCII punctuation always make a header value.
-        if let Ok(value) = HeaderValue::from_maybe_shared(self.0.split().freeze()) {
-            headers.insert(name, value);
+/// The most (limit, day budget) pairs a thread keeps the headers of: a deployment's keys share
+/// a few limits; past it, the headers are made per request.
+const MOST_POLICIES: usize = 16;
+
+/// A key's limit and day budget, with its `X-RateLimit-Limit` and `RateLimit-Policy`.
+type Policy = ((u32, Option<u32>), HeaderValue, HeaderValue);
+
+thread_local! {
+    /// Per worker thread: no lock is taken.
+    static POLICIES: RefCell<Vec<Policy>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `X-RateLimit-Limit` and `RateLimit-Policy` of a key with `limit` requests a minute and
+/// `days_limit` day fetches, made once per thread.
+fn policy_values(limit: u32, days_limit: Option<u32>) -> (HeaderValue, HeaderValue) {
+    let of = (limit, days_limit);
+    POLICIES.with_borrow_mut(|kept| {
+        if let Some((_, limit, policy)) = kept.iter().find(|(kept, ..)| *kept == of) {
+            return (limit.clone(), policy.clone());
         }
-    }
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(limit).as_bytes();
+        let mut days = itoa::Buffer::new();
+        let policy = match days_limit {
+            Some(days_limit) => value_of(&[
+                b"\"minute\";q=",
+                digits,
+                b";w=60, \"days\";q=",
+                days.format(days_limit).as_bytes(),
+                b";w=60",
+            ]),
+            None => value_of(&[b"\"minute\";q=", digits, b";w=60"]),
+        };
+        let made = (
+            value_of(&[digits]).unwrap_or(HeaderValue::from_static("0")),
+            policy.unwrap_or(HeaderValue::from_static("")),
+        );
+        if kept.len() < MOST_POLICIES {
+            kept.push((of, made.0.clone(), made.1.clone()));
+        }
+        made
+    })
 }
 
 /// The longest lifetime of a cache entry, in seconds (call statistics: 10 minutes).
@@ -173,6 +204,11 @@ struct ValuesBySecond {
     prefix: &'static str,
     values: LazyLock<Vec<HeaderValue>>,
 }
+
+static SECONDS: ValuesBySecond = ValuesBySecond {
+    prefix: "",
+    values: LazyLock::new(|| per_second_values(SECONDS.prefix)),
+};
 
 static MAX_AGE: ValuesBySecond = ValuesBySecond {
     prefix: "private, max-age=",
@@ -191,10 +227,15 @@ fn per_second_values(prefix: &str) -> Vec<HeaderValue> {
 }
 
 fn per_second(table: &ValuesBySecond, seconds: u32) -> Option<HeaderValue> {
-    let made = usize::try_from(seconds)
+    listed(table, seconds)
+        .or_else(|| HeaderValue::try_from(format!("{}{seconds}", table.prefix)).ok())
+}
+
+/// The table's value for `seconds`, when it goes that far.
+fn listed(table: &ValuesBySecond, seconds: u32) -> Option<HeaderValue> {
+    usize::try_from(seconds)
         .ok()
-        .and_then(|i| table.values.get(i).cloned());
-    made.or_else(|| HeaderValue::try_from(format!("{}{seconds}", table.prefix)).ok())
+        .and_then(|i| table.values.get(i).cloned())
 }
 
 /// Whether the request's `If-None-Match` names `etag` (weak comparison) or is `*`.
@@ -213,16 +254,42 @@ fn not_modified(req: &HttpRequest, etag: ETag) -> bool {
     }
 }
 
-/// A representation of `body` whose validator is `etag`: `304 Not Modified` with no body when
-/// the client already holds it, else 200 with the body in the coding the client asked for.
-/// Both carry `ETag`, `cache_control` and `vary`.
+/// A body's validator: its `ETag`, and that tag as the header shows it.
+pub(crate) struct Validator {
+    etag: ETag,
+    header: Option<HeaderValue>,
+}
+
+impl Validator {
+    /// The validator `etag`, its header written now (the document, problem types).
+    pub(crate) fn of(etag: ETag) -> Self {
+        Self {
+            etag,
+            header: HeaderValue::from_bytes(&etag.shown()).ok(),
+        }
+    }
+
+    /// A cached entry's validator, its header written once with the entry: a slice of the
+    /// entry's bytes, neither formatted nor copied per request.
+    pub(crate) fn of_entry(entry: &Entry) -> Self {
+        Self {
+            etag: entry.etag,
+            header: HeaderValue::from_maybe_shared(entry.shown_etag()).ok(),
+        }
+    }
+}
+
+/// A representation of `body` whose validator is `validator`: `304 Not Modified` with no body
+/// when the client already holds it, else 200 with the body in the coding the client asked
+/// for. Both carry `ETag`, `cache_control` and `vary`.
 pub(crate) async fn representation(
     req: &HttpRequest,
     compressed: &Compressed,
     body: &Bytes,
-    (etag, cache_control): (ETag, HeaderValue),
+    (validator, cache_control): (Validator, HeaderValue),
     vary: Vary,
 ) -> HttpResponse {
+    let etag = validator.etag;
     let mut response = if not_modified(req, etag) {
         HttpResponse::NotModified().finish()
     } else {
@@ -238,7 +305,7 @@ pub(crate) async fn representation(
         response
     };
     let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_bytes(&etag.shown()) {
+    if let Some(value) = validator.header {
         headers.insert(ETAG, value);
     }
     headers.insert(CACHE_CONTROL, cache_control);

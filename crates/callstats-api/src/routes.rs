@@ -36,7 +36,7 @@ use crate::negotiation::acceptable;
 use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
-    Source, Vary, csv_download, json, private_max_age, representation, set_headers,
+    Source, Validator, Vary, csv_download, json, private_max_age, representation, set_headers,
 };
 use crate::{ApiState, PREFIX};
 
@@ -259,7 +259,10 @@ async fn openapi_json(
         &req,
         &state.compressed,
         &state.document,
-        (state.document_etag, HeaderValue::from_static("no-cache")),
+        (
+            Validator::of(state.document_etag),
+            HeaderValue::from_static("no-cache"),
+        ),
         Vary::ENCODING,
     )
     .await;
@@ -297,7 +300,10 @@ async fn problem_type(
         &req,
         &state.compressed,
         &body,
-        (ETag::of(&body), HeaderValue::from_static("no-cache")),
+        (
+            Validator::of(ETag::of(&body)),
+            HeaderValue::from_static("no-cache"),
+        ),
         Vary::ENCODING,
     )
     .await;
@@ -350,7 +356,7 @@ async fn admit_and_answer(
                 req,
                 &state.compressed,
                 &body.entry.body,
-                (body.entry.etag, cache_control),
+                (Validator::of_entry(&body.entry), cache_control),
                 Vary::ACCEPT_AND_ENCODING,
             )
             .await;

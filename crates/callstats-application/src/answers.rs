@@ -11,7 +11,7 @@
 //! The web layer only turns the HTTP request into a [`Caller`] and an [`UnvalidatedRequest`] (the endpoint
 //! with its typed query, not yet validated), calls [`Answers::serve`] and writes what it gets.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -25,6 +25,7 @@ use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
 use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
 
 use async_trait::async_trait;
+use metrics::Counter;
 
 use crate::compute::ComputePool;
 use crate::csv_answer::csv_within;
@@ -92,6 +93,25 @@ struct Inner {
     /// When entries expire and how long they have left: the domain's clock, as everywhere.
     clock: Arc<dyn Clock>,
     flights: Arc<Flights<String, Result<Entry, DomainError>>>,
+    /// `callstats_cache_lookups_total`, resolved at the first lookup: the recorder is installed
+    /// before the server serves (`callstats serve`), and resolving the labelled counters on
+    /// every request cost an allocation, a hash and a registry lookup.
+    lookups: OnceLock<CacheLookups>,
+}
+
+/// The cache lookup counters, by result.
+struct CacheLookups {
+    hit: Counter,
+    miss: Counter,
+}
+
+impl CacheLookups {
+    fn resolve() -> Self {
+        Self {
+            hit: metrics::counter!("callstats_cache_lookups_total", "result" => "hit"),
+            miss: metrics::counter!("callstats_cache_lookups_total", "result" => "miss"),
+        }
+    }
 }
 
 /// Where answers are computed, and how large they may be.
@@ -133,6 +153,7 @@ impl Answers {
                 computing,
                 clock,
                 flights: Flights::new(|cause| Err(DomainError::Internal(cause))),
+                lookups: OnceLock::new(),
             }),
         }
     }
@@ -161,7 +182,7 @@ impl Answers {
             Ok(admitted) => admitted,
             Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
         };
-        let earliest = self.inner.stats.earliest_call_day();
+        let earliest = self.inner.stats.earliest_call_day_at(admitted.at);
         let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
         let representation = Representation::choose(endpoint, accept);
         // A data request with its cache key (of the representation chosen), made once.
@@ -194,7 +215,13 @@ impl Answers {
                     self.body((request, form), key, counted.cached, &requester)
                         .await
                         .map(|(entry, cache)| {
-                            let seconds_left = entry.seconds_left(self.inner.clock.now());
+                            // A cached entry is served at the moment it was read; a computed
+                            // one, once computed.
+                            let now = match cache {
+                                CacheStatus::Hit => admitted.at,
+                                CacheStatus::Miss | CacheStatus::Stale => self.inner.clock.now(),
+                            };
+                            let seconds_left = entry.seconds_left(now);
                             Answer::Body(Body {
                                 entry,
                                 csv_file_name,
@@ -224,11 +251,25 @@ impl Answers {
         cached: Option<Bytes>,
         requester: &Requester,
     ) -> Result<(Entry, CacheStatus), DomainError> {
+        let lookups = self.inner.lookups.get_or_init(CacheLookups::resolve);
         if let Some(entry) = cached.as_ref().and_then(Entry::decode) {
-            metrics::counter!("callstats_cache_lookups_total", "result" => "hit").increment(1);
+            lookups.hit.increment(1);
             return Ok((entry, CacheStatus::Hit));
         }
-        metrics::counter!("callstats_cache_lookups_total", "result" => "miss").increment(1);
+        lookups.miss.increment(1);
+        // Boxed: the computation's future is large, and inline it would make every request's
+        // future (a cached one's too) as large, allocated and moved with it. Measured with
+        // `cargo xtask instructions` together with the other changes of its commit.
+        Box::pin(self.miss(request, key, requester)).await
+    }
+
+    /// A miss: the entry computed once per replica (and per deployment).
+    async fn miss(
+        &self,
+        request: Asked,
+        key: String,
+        requester: &Requester,
+    ) -> Result<(Entry, CacheStatus), DomainError> {
         let computed = match self.computation(&request, &key, requester).await {
             // A computation shared with a request of another key was refused for that key's
             // budget, not this one's: this request tries on its own budget.

@@ -5,8 +5,10 @@
 //! per request.
 //!
 //! Stored as `[TAG, VERSION, expiry (unix ms, 8 bytes big-endian), validator (8 bytes
-//! big-endian), body…]`. The body is the answer's bytes exactly as sent; reading an entry
-//! copies nothing. An entry of another layout (another version, or a bare body written before
+//! big-endian), the validator as its `ETag` header shows it (20 bytes), body…]`. The body and
+//! the header are the bytes exactly as sent, written once per entry: reading an entry copies
+//! nothing, and a cached answer's `ETag` is a slice of the entry rather than formatted and
+//! allocated per request. An entry of another layout (another version, or a bare body written before
 //! entries had a header) reads as a miss, never as an error.
 
 use std::fmt;
@@ -18,8 +20,12 @@ use time::OffsetDateTime;
 
 /// First byte of an entry: never `{`, so a bare JSON body is never taken for an entry.
 const TAG: u8 = 0xCE;
-const VERSION: u8 = 1;
-const HEADER_LEN: usize = 18;
+const VERSION: u8 = 2;
+/// Tag, version, expiry and validator.
+const FIXED_LEN: usize = 18;
+/// `W/"<16 hex digits>"`.
+const SHOWN_LEN: usize = 20;
+const HEADER_LEN: usize = FIXED_LEN + SHOWN_LEN;
 
 /// A weak validator of a body: the first 64 bits of its SHA-256, the same for every encoding
 /// of that body. Shown as `W/"<16 lower-case hex digits>"`.
@@ -68,6 +74,8 @@ impl fmt::Display for ETag {
 pub struct Entry {
     pub body: Bytes,
     pub etag: ETag,
+    /// `etag` as the `ETag` header shows it.
+    shown_etag: Bytes,
     /// When the entry stops being served, in milliseconds since the Unix epoch.
     expires_at_ms: u64,
     /// Computed from call days answered past their lifetime (their refetch failed): never
@@ -80,8 +88,10 @@ impl Entry {
     #[must_use]
     pub fn new(body: Bytes, ttl: Duration, now: OffsetDateTime) -> Self {
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let etag = ETag::of(&body);
         Self {
-            etag: ETag::of(&body),
+            etag,
+            shown_etag: Bytes::copy_from_slice(&etag.shown()),
             body,
             expires_at_ms: unix_ms(now).saturating_add(ttl_ms),
             stale: false,
@@ -101,6 +111,12 @@ impl Entry {
         self.stale
     }
 
+    /// The `ETag` header's value, `W/"<16 lower-case hex digits>"` (shared, not copied).
+    #[must_use]
+    pub fn shown_etag(&self) -> Bytes {
+        self.shown_etag.clone()
+    }
+
     /// The whole seconds left at `now` before the entry expires (0 once it has).
     #[must_use]
     pub fn seconds_left(&self, now: OffsetDateTime) -> u32 {
@@ -116,6 +132,7 @@ impl Entry {
         out.put_u8(VERSION);
         out.put_u64(self.expires_at_ms);
         out.put_u64(self.etag.0);
+        out.put_slice(&self.shown_etag);
         out.put_slice(&self.body);
         out.freeze()
     }
@@ -127,11 +144,14 @@ impl Entry {
         let (&[TAG, VERSION], rest) = header.split_first_chunk::<2>()? else {
             return None;
         };
-        let (expires, etag) = rest.split_first_chunk::<8>()?;
-        let etag: [u8; 8] = etag.try_into().ok()?;
+        let (expires, rest) = rest.split_first_chunk::<8>()?;
+        let (etag, _) = rest.split_first_chunk::<8>()?;
         Some(Self {
             body: stored.slice(HEADER_LEN..),
-            etag: ETag(u64::from_be_bytes(etag)),
+            // Only this version's writer makes entries of this tag and version, so these are
+            // `etag`'s bytes (the web layer still checks they make a header value).
+            shown_etag: stored.slice(FIXED_LEN..HEADER_LEN),
+            etag: ETag(u64::from_be_bytes(*etag)),
             expires_at_ms: u64::from_be_bytes(*expires),
             stale: false,
         })
@@ -161,6 +181,7 @@ mod tests {
         let back = Entry::decode(&entry.encode()).unwrap();
         assert_eq!(back, entry);
         assert_eq!(&back.body[..], b"{\"operators\":[]}");
+        assert_eq!(&back.shown_etag()[..], entry.etag.to_string().as_bytes());
         assert_eq!(back.seconds_left(NOW), 60);
         assert_eq!(
             back.seconds_left(NOW + time::Duration::milliseconds(1)),

@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest as _, Sha256};
-use subtle::ConstantTimeEq as _;
 use time::OffsetDateTime;
 
 use crate::scope::ScopeSet;
@@ -122,7 +121,7 @@ impl DigestMemo {
         // A poisoned slot (a panic while it was held) is only a slot that is not used.
         if let Ok(held) = slot.lock()
             && let Some((secret, digest)) = held.as_ref()
-            && bool::from(secret.0.as_bytes().ct_eq(key.0.as_bytes()))
+            && constant_time_eq::constant_time_eq(secret.0.as_bytes(), key.0.as_bytes())
         {
             return *digest;
         }

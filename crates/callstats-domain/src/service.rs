@@ -49,6 +49,9 @@ pub struct Admitted {
     pub days: Option<(u32, QuotaBucket)>,
     /// What the key's scopes let it see of the KPI sheets.
     pub view: KpiView,
+    /// When the request was admitted: its windows, the key's expiry and the history horizon
+    /// are all judged at this one moment (one clock read a request, not four).
+    pub at: time::OffsetDateTime,
 }
 
 /// A request refused before it was counted against a key (401, an Origin 403, or 429 for the
@@ -135,11 +138,11 @@ impl Gatekeeper {
     /// in the last 10 seconds, presented from an address that is over that quota, is refused
     /// until the replica has read the new key's digest.
     pub async fn identify(&self, caller: &Caller<'_>) -> Result<Admitted, Refused> {
-        let key = match self.authenticate(caller).await {
+        let now = self.clock.now();
+        let key = match self.authenticate(caller, now).await {
             Ok(key) => key,
             Err(err) => return Err(self.refuse_anonymously(caller, err).await),
         };
-        let now = self.clock.now();
         let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
         let days = self.days_bucket(&key, now);
         if !key.origin_allowed(caller.origin) {
@@ -166,6 +169,7 @@ impl Gatekeeper {
             window,
             days,
             view,
+            at: now,
         })
     }
 
@@ -235,7 +239,11 @@ impl Gatekeeper {
     /// recently (a guess, or a key created in the last seconds) is not looked up for an
     /// address already over its anonymous quota: a flood of guesses from one address costs the
     /// portal database at most that quota in look-ups a minute.
-    async fn authenticate(&self, caller: &Caller<'_>) -> Result<ApiKeyRecord, DomainError> {
+    async fn authenticate(
+        &self,
+        caller: &Caller<'_>,
+        now: time::OffsetDateTime,
+    ) -> Result<ApiKeyRecord, DomainError> {
         let digest = self
             .digests
             .digest(&presented_key(caller.authorization, caller.x_api_key)?);
@@ -243,8 +251,7 @@ impl Gatekeeper {
             KeyLookup::Found(key) => Some(key),
             KeyLookup::Absent => None,
             KeyLookup::Unseen => {
-                let bucket =
-                    QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), self.clock.now());
+                let bucket = QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), now);
                 if self.quota.peek(&bucket).await >= u64::from(self.anon_rate_limit) {
                     None
                 } else {
@@ -253,7 +260,7 @@ impl Gatekeeper {
             }
         };
         let key = found.ok_or(crate::access::Unauthorized::Invalid)?;
-        key.check_usable(self.clock.now())?;
+        key.check_usable(now)?;
         Ok(key)
     }
 
@@ -381,7 +388,13 @@ impl CallStats {
     /// The earliest day a call period may start on now (the history horizon), if any.
     #[must_use]
     pub fn earliest_call_day(&self) -> Option<EarliestDay> {
-        self.settings.history.earliest(Day::of(self.clock.now()))
+        self.earliest_call_day_at(self.clock.now())
+    }
+
+    /// The earliest day a call period may start on at `now`.
+    #[must_use]
+    pub fn earliest_call_day_at(&self, now: time::OffsetDateTime) -> Option<EarliestDay> {
+        self.settings.history.earliest(Day::of(now))
     }
 
     /// Answers any parsed request; the call days it fetches are fetched for `requester`.

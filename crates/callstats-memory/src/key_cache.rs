@@ -134,10 +134,15 @@ impl KeyStore for KeyCache {
     }
 
     async fn find_seen_key(&self, digest: &KeyDigest) -> Result<KeyLookup, StoreError> {
-        let unseen = self.known_key(digest).is_none()
-            && self
-                .recent_digests()
-                .is_some_and(|digests| !digests.contains(&digest.0));
+        // What the cache knows is the answer: looked up once (not again by `find_key`).
+        match self.known_key(digest) {
+            Some(Some(key)) => return Ok(KeyLookup::Found(key)),
+            Some(None) => return Ok(KeyLookup::Absent),
+            None => {}
+        }
+        let unseen = self
+            .recent_digests()
+            .is_some_and(|digests| !digests.contains(&digest.0));
         if unseen {
             return Ok(KeyLookup::Unseen);
         }

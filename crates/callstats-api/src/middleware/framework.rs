@@ -15,10 +15,10 @@ use crate::problem::error_answer;
 pub(super) fn as_json(
     err: &actix_web::Error,
     status: StatusCode,
-    request_id: &RequestId,
+    request_id: RequestId,
     problem_wanted: bool,
 ) -> actix_web::Error {
     let mut body = error_answer(status, ErrorBody::new(err.to_string()), problem_wanted);
-    common_headers(body.headers_mut(), request_id.header_value());
+    common_headers(body.headers_mut(), request_id.into_header_value());
     InternalError::from_response(err.to_string(), body).into()
 }

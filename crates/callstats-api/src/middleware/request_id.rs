@@ -46,11 +46,15 @@ impl RequestId {
     }
 
     pub(super) fn as_str(&self) -> &str {
-        self.0.to_str().unwrap_or("-")
+        // Hex digits and hyphens: UTF-8 checked a word at a time, where `HeaderValue::to_str`
+        // checks each byte for visible ASCII (about 120 instructions for the 24 bytes).
+        std::str::from_utf8(self.0.as_bytes()).unwrap_or("-")
     }
 
-    pub(super) fn header_value(&self) -> HeaderValue {
-        self.0.clone()
+    /// The `X-Request-Id` header, the id given up for it: cloning it would allocate, since its
+    /// bytes are not shared yet.
+    pub(super) fn into_header_value(self) -> HeaderValue {
+        self.0
     }
 }
 

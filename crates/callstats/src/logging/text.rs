@@ -61,7 +61,8 @@ where
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
-        let mut fields = String::new();
+        // Room for a request's id at once, rather than grown as the fields are written.
+        let mut fields = String::with_capacity(64);
         attrs.record(&mut PlainVisitor::new(&mut fields));
         span.extensions_mut().insert(SpanFields(fields));
     }
