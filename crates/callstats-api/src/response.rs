@@ -185,7 +185,7 @@ fn policy_values(limit: u32, days_limit: Option<u32>) -> (HeaderValue, HeaderVal
             None => value_of(&[b"\"minute\";q=", digits, b";w=60"]),
         };
         let made = (
-            value_of(&[digits]).unwrap_or(HeaderValue::from_static("0")),
+            HeaderValue::from(limit),
             policy.unwrap_or(HeaderValue::from_static("")),
         );
         if kept.len() < MOST_POLICIES {
@@ -198,8 +198,9 @@ fn policy_values(limit: u32, days_limit: Option<u32>) -> (HeaderValue, HeaderVal
 /// The longest lifetime of a cache entry, in seconds (call statistics: 10 minutes).
 const LONGEST_TTL: u32 = 600;
 
-/// HeaderValues that depend only on an entry's seconds left, made once for every second up to
-/// [`LONGEST_TTL`]: every answer would otherwise format them anew.
+/// HeaderValues that depend only on a number of seconds (an entry's seconds left, a quota
+/// window's reset) or a small count, made once for every number up to [`LONGEST_TTL`]: every
+/// answer would otherwise format them anew.
 struct ValuesBySecond {
     prefix: &'static str,
     values: LazyLock<Vec<HeaderValue>>,
