@@ -11,7 +11,6 @@
 //! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
 //! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
 //!   turn) and how many at once (adaptive to the upstream's backpressure).
-//! - [`ledger`]: admission's count and cached read over a counter and a cache kept apart.
 //! - [`flight`]: single flight, so concurrent requests for one thing do the work once per
 //!   replica, and the one place where the panics of spawned work stop.
 //! - [`once`]: work done once across replicas (a lock per entry in the shared tier).
@@ -29,7 +28,6 @@ pub mod entry;
 mod every_minute;
 pub mod fair_queue;
 pub mod flight;
-pub mod ledger;
 pub mod once;
 pub mod warmer;
 
@@ -37,7 +35,6 @@ pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
 pub use call_days::{CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
 pub use entry::{ETag, Entry};
-pub use ledger::SeparateLedger;
 pub use warmer::{Warmer, WarmerSettings};
 
 /// The real clock.

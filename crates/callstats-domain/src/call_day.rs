@@ -424,23 +424,12 @@ impl CallDay {
     /// and queues too long to be stored inline.
     #[must_use]
     pub fn size_bytes(&self) -> usize {
-        let agent_text: usize = self
-            .agents
-            .iter()
-            .map(|agent| heap_len(agent.as_str()))
-            .sum();
-        let queue_text: usize = self
-            .queues
-            .iter()
-            .map(|queue| heap_len(queue.as_str()))
-            .sum();
         // The Arc's two counts, then the day.
         2 * size_of::<usize>()
             + size_of::<Self>()
             + self.agents.capacity() * size_of::<AgentNumber>()
-            + agent_text
             + self.queues.capacity() * size_of::<QueueName>()
-            + queue_text
+            + names_heap_len(&self.agents, &self.queues)
             + self.calls.capacity() * size_of::<DayCall>()
     }
 }
@@ -577,12 +566,7 @@ impl FetchedCalls {
     /// the agent numbers and queues too long to be stored inline (twice: table and index).
     #[must_use]
     pub fn size_bytes(&self) -> usize {
-        let text: usize = self
-            .agents
-            .iter()
-            .map(|agent| heap_len(agent.as_str()))
-            .chain(self.queues.iter().map(|queue| heap_len(queue.as_str())))
-            .sum();
+        let text = names_heap_len(&self.agents, &self.queues);
         let agent_entry = size_of::<AgentNumber>() + size_of::<u32>() + 1;
         let queue_entry = size_of::<QueueName>() + size_of::<u32>() + 1;
         size_of::<Self>()
@@ -634,9 +618,15 @@ impl From<Vec<CallRecord>> for FetchedCalls {
     }
 }
 
-/// Heap bytes of an agent number or queue: none up to 24 bytes (stored inline).
-fn heap_len(text: &str) -> usize {
-    if text.len() > 24 { text.len() } else { 0 }
+/// Heap bytes of the agent numbers' and queues' text: none for a name up to 24 bytes (stored
+/// inline).
+fn names_heap_len(agents: &[AgentNumber], queues: &[QueueName]) -> usize {
+    let heap_len = |text: &str| if text.len() > 24 { text.len() } else { 0 };
+    agents
+        .iter()
+        .map(|agent| heap_len(agent.as_str()))
+        .chain(queues.iter().map(|queue| heap_len(queue.as_str())))
+        .sum()
 }
 
 impl AsRef<Self> for CallDay {

@@ -1,4 +1,4 @@
-//! In-process adapters: the response cache and quota counters a single replica uses when no
+//! In-process adapters: the response cache and quota counters (and the ledger over both) a single replica uses when no
 //! Redis is configured (and falls back to when Redis is unreachable), the in-process tier of
 //! the call-day store, a short-lived cache of key look-ups in front of any key store, and the
 //! lease of a replica alone.
@@ -14,11 +14,13 @@ mod call_days;
 mod expiring;
 mod key_cache;
 mod lease;
+mod ledger;
 mod quota;
 mod response_cache;
 
 pub use call_days::MemoryCallDays;
 pub use key_cache::{KeyCache, MAX_KEY_CACHE_TTL};
 pub use lease::SoleLease;
+pub use ledger::MemoryLedger;
 pub use quota::MemoryQuota;
 pub use response_cache::MemoryCache;

@@ -48,12 +48,18 @@ impl MemoryCache {
             )),
         }
     }
+
+    /// The body stored under `key` while its lifetime lasts, without awaiting anything.
+    #[must_use]
+    pub fn get_now(&self, key: &str) -> Option<Bytes> {
+        fresh(&self.entries, key)
+    }
 }
 
 #[async_trait]
 impl ResponseCache for MemoryCache {
     async fn get(&self, key: &str) -> Option<Bytes> {
-        fresh(&self.entries, key)
+        self.get_now(key)
     }
 
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {

@@ -8,8 +8,7 @@ use anyhow::{Context as _, anyhow};
 use callstats_api::ops::{Probe, install_metrics, metrics_server, report_memory_bound};
 use callstats_api::{ApiState, Application, MAX_COMPRESSED_BYTES, ServerSettings};
 use callstats_application::{
-    Answers, CallDaySettings, CallDayStore, Computing, SeparateLedger, SystemClock, Warmer,
-    WarmerSettings,
+    Answers, CallDaySettings, CallDayStore, Computing, SystemClock, Warmer, WarmerSettings,
 };
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::Day;
@@ -21,7 +20,7 @@ use callstats_domain::ports::{
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::PriorWeight;
 use callstats_memory::{
-    KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryQuota, SoleLease,
+    KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota, SoleLease,
 };
 use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisLease, RedisQuota, RedisSettings};
 use callstats_store::{SpawningStore, Store, StoredCallDays};
@@ -152,16 +151,11 @@ impl Assembly {
                 }
             }
             None => {
-                let cache: Arc<dyn ResponseCache> =
-                    Arc::new(MemoryCache::new(self.cache_max_bytes));
-                let quota: Arc<dyn QuotaCounter> = Arc::new(MemoryQuota::new());
+                let (cache, quota) = (MemoryCache::new(self.cache_max_bytes), MemoryQuota::new());
                 Shared {
-                    ledger: Arc::new(SeparateLedger {
-                        counter: Arc::clone(&quota),
-                        cache: Arc::clone(&cache),
-                    }),
-                    cache,
-                    quota,
+                    ledger: Arc::new(MemoryLedger::new(quota.clone(), cache.clone())),
+                    cache: Arc::new(cache),
+                    quota: Arc::new(quota),
                     days: None,
                     lease: Arc::new(SoleLease),
                 }

@@ -8,7 +8,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test;
 use async_trait::async_trait;
 use callstats_api::ApiState;
-use callstats_application::{Answers, CallDaySettings, CallDayStore, SeparateLedger};
+use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::calendar::{DateRange, LocalDateTime, Month};
 use callstats_domain::call_day::FetchedCalls;
@@ -22,7 +22,7 @@ use callstats_domain::scope::ScopeSet;
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 pub use callstats_domain::testing::day;
 use callstats_domain::testing::{TestClock, agent, tashkent};
-use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryQuota};
+use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota};
 use serde_json::Value;
 use time::macros::datetime;
 
@@ -342,12 +342,9 @@ impl TestApp {
         let keys: Arc<dyn KeyStore> =
             Arc::new(KeyCache::new(store.clone(), Duration::from_secs(10)));
         // Assembled as the service is: the day budgets counted with the request quotas.
-        let quota = Arc::new(MemoryQuota::new());
-        let cache = Arc::new(MemoryCache::new(16 << 20));
-        let ledger = Arc::new(SeparateLedger {
-            counter: quota.clone(),
-            cache: cache.clone(),
-        });
+        let (quota, cache) = (MemoryQuota::new(), MemoryCache::new(16 << 20));
+        let ledger = Arc::new(MemoryLedger::new(quota.clone(), cache.clone()));
+        let (quota, cache) = (Arc::new(quota), Arc::new(cache));
         let settings = CallDaySettings::default();
         let access = Gatekeeper::new(keys, quota.clone(), ledger, clock.clone(), 60)
             .with_day_budget(settings.day_budget);
