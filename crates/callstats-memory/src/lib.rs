@@ -1,7 +1,7 @@
-//! In-process adapters: the response cache and quota counters (and the ledger over both) a single replica uses when no
-//! Redis is configured (and falls back to when Redis is unreachable), the in-process tier of
-//! the call-day store, a short-lived cache of key look-ups in front of any key store, and the
-//! lease of a replica alone.
+//! In-process adapters: the response cache and quota counters (and admission's ledger over
+//! both) a single replica uses when no Redis is configured (and falls back to when Redis is
+//! unreachable), the in-process tier of the call-day store, a short-lived cache of key look-ups
+//! in front of any key store, and the lease of a replica alone.
 //!
 //! The caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
 //! on one shard, with nothing recorded for later and no background work, because every request
