@@ -6,6 +6,7 @@
 //! a database, an HTTP client or Redis.
 
 mod caller;
+mod connections;
 mod document;
 mod encoding;
 mod error;
@@ -22,10 +23,15 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_http::{HttpService, Protocol, error::DispatchError};
+use actix_server::GracefulShutdownSignal;
+use actix_service::{IntoServiceFactory as _, ServiceFactoryExt as _, fn_service, map_config};
 use actix_web::body::MessageBody;
-use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::dev::{
+    AppConfig, Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse,
+};
 use actix_web::http::KeepAlive;
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 use bytes::Bytes;
 use callstats_application::{Answers, ETag};
 use utoipa_actix_web::AppExt as _;
@@ -99,8 +105,9 @@ pub struct ServerSettings {
     pub shutdown_timeout: Duration,
     /// How long a client may take to send its request head.
     pub client_request_timeout: Duration,
-    /// Most connections open at once, all workers together; past it new connections wait in
-    /// the listen backlog while the open ones are served.
+    /// Most connections open at once, all workers together; at it an idle connection gives way
+    /// to a new one (`connections`), and when none is idle new connections wait in the listen
+    /// backlog while the open ones are served.
     pub max_connections: usize,
 }
 
@@ -146,37 +153,68 @@ pub fn app(
 pub struct Application {
     port: u16,
     server: Server,
+    connections: Arc<connections::Connections>,
+    stopping: GracefulShutdownSignal,
 }
 
 impl Application {
-    /// Binds the app to an already bound listener (port 0 in tests), with actix-web's
-    /// `HttpServer` and its documented settings. The answers actix-http gives before a request
-    /// exists (a malformed, slow or oversized head) are its own; in the shipped topology nginx
-    /// answers those cases first (deploy/nginx/nginx.conf; docs/operations.md, "The reverse proxy").
+    /// Binds the app to an already bound listener (port 0 in tests): actix-server's workers
+    /// and actix-http's HTTP/1.1 with actix-web's settings, each connection counted so that
+    /// one past the bound makes an idle one give way (`connections`). The answers actix-http
+    /// gives before a request exists (a malformed, slow or oversized head) are its own; in
+    /// the shipped topology nginx answers those cases first (deploy/nginx/nginx.conf;
+    /// docs/operations.md, "The reverse proxy").
     pub fn build(
         listener: TcpListener,
         state: ApiState,
         settings: ServerSettings,
     ) -> std::io::Result<Self> {
-        let port = listener.local_addr()?.port();
+        let address = listener.local_addr()?;
         let workers = if settings.workers > 0 {
             settings.workers
         } else {
             std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
         };
-        // actix bounds connections per worker: the bound shared out, rounded down, so that all
-        // workers together stay within it.
+        // At the bound less a connection a worker, an idle connection gives way to a new one;
+        // actix's own per-worker bound (the bound shared out, rounded down) stops accepting
+        // only when every open connection is being answered.
         let per_worker = (settings.max_connections / workers).max(1);
-        let server = HttpServer::new(move || app(state.clone()))
+        let connections = Arc::new(connections::Connections::new(
+            settings.max_connections.saturating_sub(workers),
+        ));
+        let builder = Server::build();
+        let stopping = builder.graceful_shutdown_signal();
+        let counted = Arc::clone(&connections);
+        let server = builder
             .workers(workers)
-            .max_connections(per_worker)
-            .client_request_timeout(settings.client_request_timeout)
-            .client_disconnect_timeout(Duration::from_secs(1))
-            .keep_alive(KeepAlive::Timeout(settings.client_request_timeout))
+            .max_concurrent_connections(per_worker)
             .shutdown_timeout(settings.shutdown_timeout.as_secs())
-            .listen(listener)?
+            .listen("callstats", listener, move || {
+                let connections = Arc::clone(&counted);
+                let app = app(state.clone())
+                    .into_factory()
+                    .map_err(|error| error.error_response());
+                let http = HttpService::build()
+                    .keep_alive(KeepAlive::Timeout(settings.client_request_timeout))
+                    .client_request_timeout(settings.client_request_timeout)
+                    .client_disconnect_timeout(Duration::from_secs(1))
+                    .h1_allow_half_closed(true)
+                    .local_addr(address)
+                    .finish(map_config(app, |()| AppConfig::default()));
+                fn_service(move |io: actix_rt::net::TcpStream| {
+                    let peer = io.peer_addr().ok();
+                    let tracked = connections.admit(io);
+                    async move { Ok::<_, DispatchError>((tracked, Protocol::Http1, peer)) }
+                })
+                .and_then(http)
+            })?
             .run();
-        Ok(Self { port, server })
+        Ok(Self {
+            port: address.port(),
+            server,
+            connections,
+            stopping,
+        })
     }
 
     #[must_use]
@@ -193,6 +231,20 @@ impl Application {
     /// Serves until stopped; SIGINT and SIGTERM stop it gracefully, letting in-flight requests
     /// finish.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let Self {
+            server,
+            connections,
+            stopping,
+            ..
+        } = self;
+        let close_idle = async move {
+            stopping.notified().await;
+            connections.stop();
+            std::future::pending().await
+        };
+        futures::future::select(server, std::pin::pin!(close_idle))
+            .await
+            .factor_first()
+            .0
     }
 }

@@ -240,8 +240,9 @@ pub struct ServiceArgs {
     )]
     pub compute_threads: usize,
 
-    /// Most connections open at once; past it new connections wait in the listen backlog. Kept
-    /// below the process's file limit (raised toward it at start-up when it can be).
+    /// Most connections open at once; at it, a new connection makes the oldest silent (else
+    /// longest idle) one give way; when all are being answered, new ones wait in the listen
+    /// backlog. Kept below the process's file limit (raised toward it at start-up when it can be).
     #[arg(
         long,
         env = "CALLSTATS_MAX_CONNECTIONS",

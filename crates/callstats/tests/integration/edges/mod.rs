@@ -435,13 +435,23 @@ fn read_one(stream: &mut TcpStream) -> Answer {
 }
 
 #[test]
-fn past_its_connection_bound_connections_wait_and_the_open_ones_keep_being_answered() {
+fn past_its_connection_bound_the_oldest_silent_connections_give_way_and_the_others_are_answered() {
     // A file limit of 200 at start-up: the bound becomes 72 connections (200 less the 128 files
     // the rest of the process may need), not the 10,000 asked for.
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let demo = Demo::start_under(
         "connection-bound",
         &["prlimit", "--nofile=200:200", "--"],
-        |_, _| {},
+        |_, command| {
+            command.env(
+                "CALLSTATS_METRICS_BIND",
+                format!("127.0.0.1:{metrics_port}"),
+            );
+        },
     );
     let ask = |stream: &mut TcpStream, path: &str| {
         stream
@@ -457,16 +467,47 @@ fn past_its_connection_bound_connections_wait_and_the_open_ones_keep_being_answe
     };
     let mut kept = demo.connect();
     assert_eq!(ask(&mut kept, "/api/v1/ping").status, 200);
-    // As many connections as the process has files: past the bound they wait in the listen
-    // backlog, instead of the process running out of files.
-    let idle: Vec<TcpStream> = (0..200)
+    // As many connections as the process has files, none sending a byte: past the bound the
+    // oldest silent ones are closed to make room, instead of the process running out of files
+    // or new connections waiting in the backlog for the silent ones' head timeout.
+    let mut silent: Vec<TcpStream> = (0..200)
         .map(|_| TcpStream::connect(("127.0.0.1", demo.port)).unwrap())
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    let mut fresh = demo.connect();
+    assert_eq!(ask(&mut fresh, "/api/v1/ping").status, 200);
     for path in ["/api/v1/operators", "/api/v1/ping"] {
         let answer = ask(&mut kept, path);
         assert_eq!(answer.status, 200, "{path}: {answer:?}");
     }
+    let oldest = silent.first_mut().unwrap();
+    oldest
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(
+        oldest.read(&mut [0_u8; 16]).map_err(|error| error.kind()),
+        Ok(0),
+        "the oldest silent connection is closed"
+    );
+    let newest = silent.last_mut().unwrap();
+    newest.set_nonblocking(true).unwrap();
+    assert_eq!(
+        newest.read(&mut [0_u8; 16]).map_err(|error| error.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "the newest silent connection is still open"
+    );
+    // Closed by the bound, not by their head timeout: the metric counts them.
+    let mut metrics = TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
+    metrics
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    metrics.read_to_string(&mut text).unwrap();
+    let shed: u64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("callstats_connections_shed_total{reason=\"fresh\"} "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no fresh connections shed: {text}"));
+    assert!(shed >= 200 - 72, "{shed} shed");
     let logs = demo.log_text();
     assert!(
         logs.contains("the file limit is below CALLSTATS_MAX_CONNECTIONS")
@@ -474,5 +515,4 @@ fn past_its_connection_bound_connections_wait_and_the_open_ones_keep_being_answe
         "{logs}"
     );
     assert!(!logs.contains("Too many open files"), "{logs}");
-    drop(idle);
 }
