@@ -226,10 +226,13 @@ impl Tracked {
         }
     }
 
-    /// Bytes went out after a request came in: idle until the next one (a pipelined request
-    /// already read counts as idle; shedding it only ends the connection after its answer).
-    fn answered(&self) {
-        if self.slot.state.load(Ordering::Relaxed) & PHASE == BUSY {
+    /// Passes on a write's outcome. Bytes that went out after a request came in make the
+    /// connection idle until the next one (a pipelined request already read counts as idle;
+    /// shedding it only ends the connection after its answer).
+    fn written(&self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if matches!(written, Poll::Ready(Ok(n)) if n > 0)
+            && self.slot.state.load(Ordering::Relaxed) & PHASE == BUSY
+        {
             self.slot
                 .state
                 .store(self.connections.tick() | IDLE, Ordering::Release);
@@ -237,6 +240,7 @@ impl Tracked {
                 self.connections.lock().shed(&self.slot);
             }
         }
+        written
     }
 }
 
@@ -283,10 +287,7 @@ impl AsyncWrite for Tracked {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.io).poll_write(cx, buf);
-        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-            this.answered();
-        }
-        written
+        this.written(written)
     }
 
     fn poll_write_vectored(
@@ -296,10 +297,7 @@ impl AsyncWrite for Tracked {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
-        if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-            this.answered();
-        }
-        written
+        this.written(written)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -36,9 +36,8 @@ impl RequestLedger for MemoryLedger {
         answer: Option<&'a str>,
     ) -> Found {
         Found {
-            requests: self.quota.increment_now(window),
-            days_used: days.map_or(0, |days| self.quota.peek_now(days)),
             answer: answer.and_then(|key| self.cache.get_now(key)),
+            ..self.quota.count_now(window, days)
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::limits::fits;
-use callstats_domain::ports::QuotaCounter;
+use callstats_domain::ports::{Found, QuotaCounter};
 use quick_cache::sync::Cache;
 
 /// How many quota counters are kept at most (keys and client addresses active in recent
@@ -48,6 +48,17 @@ impl MemoryQuota {
         self.counter(bucket)
             .fetch_add(1, Ordering::Relaxed)
             .saturating_add(1)
+    }
+
+    /// Admission's count in process: one request added to `window`, the day budget `days`
+    /// read (0 without one), and no answer: what a ledger finds before it looks in a cache.
+    #[must_use]
+    pub fn count_now(&self, window: &QuotaBucket, days: Option<&QuotaBucket>) -> Found {
+        Found {
+            requests: self.increment_now(window),
+            days_used: days.map_or(0, |days| self.peek_now(days)),
+            answer: None,
+        }
     }
 
     /// [`QuotaCounter::add_within`], without awaiting anything.

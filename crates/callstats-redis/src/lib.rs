@@ -391,11 +391,7 @@ impl RequestLedger for RedisQuota {
             .await
             .and_then(|values| read_found(values, days.is_some(), answer.is_some()));
         // Redis unreachable: count in process; the cache misses anyway.
-        found.unwrap_or_else(|| Found {
-            requests: self.fallback.increment_now(window),
-            days_used: days.map_or(0, |days| self.fallback.peek_now(days)),
-            answer: None,
-        })
+        found.unwrap_or_else(|| self.fallback.count_now(window, days))
     }
 }
 
