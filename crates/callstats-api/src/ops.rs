@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
 use actix_web::http::StatusCode;
-use actix_web::{App, HttpResponse, HttpServer, get, web};
+use actix_web::{App, HttpResponse, HttpServer, web};
 use async_trait::async_trait;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use serde::Serialize;
@@ -15,6 +15,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::ApiState;
 use crate::response::json;
+use crate::routes::Get;
 
 /// How long one readiness probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -95,15 +96,15 @@ pub struct Health {
 }
 
 pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
-    cfg.service(healthz).service(readyz);
+    cfg.service(Get::root(__path_healthz, healthz))
+        .service(Get::root(__path_readyz, readyz));
 }
 
 /// Liveness: the process answers.
 ///
 /// No key and no quota: for load balancers and orchestrators. It checks nothing beyond the
 /// process itself, so a dependency that is down never restarts a replica.
-#[utoipa::path(tag = "operations", security(()), responses((status = 200, description = "Alive.", body = Health)))]
-#[get("/healthz")]
+#[utoipa::path(get, path = "/healthz", tag = "operations", security(()), responses((status = 200, description = "Alive.", body = Health)))]
 async fn healthz() -> HttpResponse {
     json(
         StatusCode::OK,
@@ -119,6 +120,8 @@ async fn healthz() -> HttpResponse {
 /// No key and no quota. One round of probes a second at most, whatever the number of callers;
 /// the warm-up of the recent call days is never waited for.
 #[utoipa::path(
+    get,
+    path = "/readyz",
     tag = "operations",
     security(()),
     responses(
@@ -126,7 +129,6 @@ async fn healthz() -> HttpResponse {
         (status = 503, description = "A dependency is unreachable; `reason` names it.", body = Health)
     )
 )]
-#[get("/readyz")]
 async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     if let Some(failed) = state.readiness.failing().await {
         return json(

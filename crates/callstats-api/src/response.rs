@@ -31,6 +31,15 @@ const CACHE_STATUS: HeaderName = HeaderName::from_static("cache-status");
 
 pub(crate) const INTERNAL_ERROR_BODY: &[u8] = br#"{"error":"internal server error"}"#;
 
+/// Adds a header the response does not carry yet (debug builds, the tests', check it). actix's
+/// `insert` also hands back the values it replaced, the map's whole list of them moved out
+/// again; `append` to an absent name does not. Callgrind, cached `/operators` (13 headers added):
+/// 51,834 instructions a request with `insert`, 50,797 with this.
+pub(crate) fn add(headers: &mut HeaderMap, name: HeaderName, value: HeaderValue) {
+    debug_assert!(!headers.contains_key(&name), "{name} added twice");
+    headers.append(name, value);
+}
+
 /// Serialises `value` as the JSON body of a response (UTF-8, non-ASCII unescaped).
 pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> HttpResponse {
     match serde_json::to_vec(value) {
@@ -48,9 +57,11 @@ pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> HttpResponse 
 /// A response whose body is already JSON.
 pub(crate) fn bytes_response(status: StatusCode, bytes: Bytes) -> HttpResponse {
     let mut response = HttpResponse::with_body(status, bytes).map_into_boxed_body();
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+    add(
+        response.headers_mut(),
+        CONTENT_TYPE,
+        HeaderValue::from_static(JSON),
+    );
     response
 }
 
@@ -92,17 +103,18 @@ pub(crate) fn set_headers(
     source: Source,
 ) {
     let (limit, policy) = policy_values(quota.limit, days.map(|days| days.limit));
-    headers.insert(X_RATELIMIT_LIMIT, limit);
+    add(headers, X_RATELIMIT_LIMIT, limit);
     let mut remaining = itoa::Buffer::new();
     let remaining = remaining.format(quota.remaining).as_bytes();
-    headers.insert(
+    add(
+        headers,
         X_RATELIMIT_REMAINING,
         listed(&SECONDS, quota.remaining).unwrap_or_else(|| HeaderValue::from(quota.remaining)),
     );
     if let Some(value) = per_second(&SECONDS, quota.reset_seconds) {
-        headers.insert(X_RATELIMIT_RESET, value);
+        add(headers, X_RATELIMIT_RESET, value);
     }
-    headers.insert(RATELIMIT_POLICY, policy);
+    add(headers, RATELIMIT_POLICY, policy);
     let mut reset = itoa::Buffer::new();
     let reset = reset.format(quota.reset_seconds).as_bytes();
     let (mut dr, mut dt) = (itoa::Buffer::new(), itoa::Buffer::new());
@@ -120,7 +132,7 @@ pub(crate) fn set_headers(
         None => value_of(&[b"\"minute\";r=", remaining, b";t=", reset]),
     };
     if let Some(state) = state {
-        headers.insert(RATELIMIT, state);
+        add(headers, RATELIMIT, state);
     }
     let (x_cache, status) = match source {
         Source::Hit { ttl } => (HeaderValue::from_static("HIT"), per_second(&HIT_TTL, ttl)),
@@ -135,9 +147,9 @@ pub(crate) fn set_headers(
             )),
         ),
     };
-    headers.insert(X_CACHE, x_cache);
+    add(headers, X_CACHE, x_cache);
     if let Some(status) = status {
-        headers.insert(CACHE_STATUS, status);
+        add(headers, CACHE_STATUS, status);
     }
 }
 
@@ -304,18 +316,20 @@ pub(crate) async fn representation(
         let mut response =
             bytes_response(StatusCode::OK, form.clone().unwrap_or_else(|| body.clone()));
         if let Some(name) = form.and(coding.header()) {
-            response
-                .headers_mut()
-                .insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+            add(
+                response.headers_mut(),
+                CONTENT_ENCODING,
+                HeaderValue::from_static(name),
+            );
         }
         response
     };
     let headers = response.headers_mut();
     if let Some(value) = validator.header {
-        headers.insert(ETAG, value);
+        add(headers, ETAG, value);
     }
-    headers.insert(CACHE_CONTROL, cache_control);
-    headers.insert(VARY, HeaderValue::from_static(vary.0));
+    add(headers, CACHE_CONTROL, cache_control);
+    add(headers, VARY, HeaderValue::from_static(vary.0));
     response
 }
 

@@ -198,7 +198,7 @@ impl Answers {
             })
         });
         let cache_key = match &request {
-            Some(Ok(Some((key, _)))) => Some(key.as_str()),
+            Some(Ok(Some((key, _)))) => Some(key.as_ref()),
             _ => None,
         };
         let counted = access.count(&admitted, endpoint, cache_key).await;
@@ -215,7 +215,7 @@ impl Answers {
                         Representation::Csv => request.csv_file_name(),
                         Representation::Json => None,
                     };
-                    Box::pin(self.body((request, form), key, counted.cached, &requester))
+                    Box::pin(self.body((request, form), &key, counted.cached, &requester))
                         .await
                         .map(|(entry, cache)| {
                             // A cached entry is served at the moment it was read; a computed
@@ -250,7 +250,7 @@ impl Answers {
     async fn body(
         &self,
         request: Asked,
-        key: String,
+        key: &str,
         cached: Option<Bytes>,
         requester: &Requester,
     ) -> Result<(Entry, CacheStatus), DomainError> {
@@ -270,14 +270,14 @@ impl Answers {
     async fn miss(
         &self,
         request: Asked,
-        key: String,
+        key: &str,
         requester: &Requester,
     ) -> Result<(Entry, CacheStatus), DomainError> {
-        let computed = match self.computation(&request, &key, requester).await {
+        let computed = match self.computation(&request, key, requester).await {
             // A computation shared with a request of another key was refused for that key's
             // budget, not this one's: this request tries on its own budget.
             Err(DomainError::DayBudgetExceeded(refused)) if refused.key != requester.key_id() => {
-                self.computation(&request, &key, requester).await
+                self.computation(&request, key, requester).await
             }
             computed => computed,
         };

@@ -2,6 +2,8 @@
 //! endpoints whose answer is one table of rows. docs/behaviour.md, "CSV", says which array of
 //! each answer becomes the rows and what happens to the fields around it.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::error::DomainError;
@@ -104,10 +106,10 @@ impl ApiRequest {
     /// with its own validator. `#` never appears in a JSON answer's key (values are
     /// percent-encoded).
     #[must_use]
-    pub fn cache_key_as(&self, representation: Representation) -> String {
+    pub fn cache_key_as(&self, representation: Representation) -> Cow<'static, str> {
         match representation {
             Representation::Json => self.cache_key(),
-            Representation::Csv => format!("{}#csv", self.cache_key()),
+            Representation::Csv => Cow::Owned(format!("{}#csv", self.cache_key())),
         }
     }
 

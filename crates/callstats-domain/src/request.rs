@@ -1,5 +1,6 @@
 //! The endpoints, what each needs, and a request parsed into valid values with its cache policy.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -272,10 +273,11 @@ impl ApiRequest {
 
     /// The cache key: the path and the parameters after defaults and clamping, in one canonical
     /// form, plus the clamp flag and the KPI granularity. Never the API key: two keys with the
-    /// same view share entries, and a detail body is never served to an aggregate key.
+    /// same view share entries, and a detail body is never served to an aggregate key. Borrowed
+    /// when it has no parameter: a cached answer of such an endpoint allocates nothing for it.
     #[must_use]
-    pub fn cache_key(&self) -> String {
-        match self {
+    pub fn cache_key(&self) -> Cow<'static, str> {
+        Cow::Owned(match self {
             Self::CallsSummary {
                 range,
                 direction,
@@ -327,7 +329,7 @@ impl ApiRequest {
                 queue_key(queue.as_ref()),
                 range.clamped()
             ),
-            Self::KpiMonths => "v1/kpi/months".to_owned(),
+            Self::KpiMonths => return Cow::Borrowed("v1/kpi/months"),
             Self::KpiMonth { month, shift, view } => {
                 // Percent-encoded so that no shift label can imitate another entry's key.
                 let shift = shift
@@ -336,10 +338,10 @@ impl ApiRequest {
                     .unwrap_or_default();
                 format!("v1/kpi/{month}?granularity={}{shift}", view.as_str())
             }
-            Self::Operators => "v1/operators".to_owned(),
+            Self::Operators => return Cow::Borrowed("v1/operators"),
             Self::Schedule { month } => format!("v1/schedule?month={month}"),
             Self::ScriptsStats { limit } => format!("v1/scripts/stats?limit={}", limit.get()),
-        }
+        })
     }
 
     /// How long a cached answer stays valid: 10 minutes for call statistics, 1 minute for
@@ -383,7 +385,11 @@ mod tests {
     }
 
     fn key(endpoint: Endpoint, query: &str) -> String {
-        parse(endpoint, query, "").unwrap().unwrap().cache_key()
+        parse(endpoint, query, "")
+            .unwrap()
+            .unwrap()
+            .cache_key()
+            .into_owned()
     }
 
     #[test]
