@@ -79,8 +79,9 @@ fn register(cfg: &mut ServiceConfig<'_>) {
 /// Registered as `#[get]` registers a route, but for the method check: actix's `guard::Get()`
 /// also records every method tried in the request's extensions, for the `Allow` header of
 /// actix's own 405; a vector and a map entry allocated on every request, for an answer this app
-/// writes itself (`not_routed`, as the default service). The method is compared alone here: about 1,000 instructions a request fewer
-/// (callgrind, cached `/operators`; docs/architecture.md, "Tooling").
+/// writes itself (`not_routed`, as the default service). The method is compared alone here:
+/// about 1,000 instructions a request fewer (callgrind, cached `/operators`;
+/// docs/architecture.md, "Tooling").
 pub(crate) struct Get<D, H, Args> {
     prefix: &'static str,
     doc: D,
