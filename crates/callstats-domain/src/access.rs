@@ -232,6 +232,26 @@ enum NotBearer {
 
 /// The token of a `Bearer <token>` value (scheme case-insensitive).
 fn bearer_token(value: &str) -> Result<&str, NotBearer> {
+    // What clients send is read a byte at a time; anything else as `any_bearer_token` reads it,
+    // which finds the same token in such a value (a test compares the two). Callgrind, cached
+    // `/operators`: 49,230 instructions a request read the general way (trimming looks for
+    // Unicode white space, a character at a time), 48,869 this way.
+    plain_bearer_token(value).map_or_else(|| any_bearer_token(value), Ok)
+}
+
+/// The token of `value` when it is `Bearer`, one space and a token that begins and ends with
+/// visible ASCII: nothing to trim.
+fn plain_bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = (value.get(..7)?, value.get(7..)?);
+    let bytes = token.as_bytes();
+    let visible = |byte: Option<&u8>| byte.is_some_and(u8::is_ascii_graphic);
+    (scheme.eq_ignore_ascii_case("bearer ") && visible(bytes.first()) && visible(bytes.last()))
+        .then_some(token)
+}
+
+/// The token of any `Authorization` value: white space trimmed around it and its token, the
+/// scheme the text before the first white space.
+fn any_bearer_token(value: &str) -> Result<&str, NotBearer> {
     let value = value.trim();
     let scheme = value
         .split(|c: char| c.is_ascii_whitespace())
@@ -550,6 +570,33 @@ mod tests {
             presented_key(Some(&format!("Bearer {KEY}")), Some(&other)),
             Err(Unauthorized::Conflicting)
         );
+    }
+
+    #[test]
+    fn a_plain_bearer_value_gives_the_token_any_value_gives() {
+        let key = format!("Bearer {KEY}");
+        assert_eq!(plain_bearer_token(&key), Some(KEY));
+        let mut read = std::collections::BTreeSet::new();
+        for scheme in [
+            "Bearer", "bearer", "BEARER", "Bearer\t", "Bearer ", "Basic", "Bear", "",
+        ] {
+            for gap in ["", " ", "  ", "\t", "\u{a0}"] {
+                for token in [
+                    KEY, "x", "a b", " x", "x ", "x\u{a0}", "\u{e9}x", "x\u{e9}", "",
+                ] {
+                    for end in ["", " ", "\u{2003}"] {
+                        let value = format!("{scheme}{gap}{token}{end}");
+                        if let Some(plain) = plain_bearer_token(&value) {
+                            read.insert(value.clone());
+                            assert_eq!(any_bearer_token(&value).ok(), Some(plain), "{value:?}");
+                        }
+                    }
+                }
+            }
+        }
+        // Only `Bearer `, `bearer ` and `BEARER ` before a token that begins and ends with
+        // visible ASCII (`KEY`, `x`, `a b`), with nothing after it.
+        assert_eq!(read.len(), 3 * 3, "{read:?}");
     }
 
     #[test]
