@@ -4,28 +4,34 @@
 use std::net::IpAddr;
 
 use actix_web::HttpRequest;
-use actix_web::http::header::{AUTHORIZATION, HeaderName, ORIGIN};
+use actix_web::http::header::HeaderValue;
 use callstats_domain::access::ClientAddress;
 use callstats_domain::service::Caller;
 
-const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
-const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+use crate::heads::Heads;
 
 /// The caller of `req`, borrowed from its headers.
 pub(crate) fn caller(req: &HttpRequest, trust_proxy: bool) -> Caller<'_> {
+    caller_in(req, Heads::of(req.headers()), trust_proxy)
+}
+
+/// The caller of `req`, whose headers are `heads`.
+pub(crate) fn caller_in<'a>(
+    req: &'a HttpRequest,
+    heads: Heads<'a>,
+    trust_proxy: bool,
+) -> Caller<'a> {
     Caller {
-        authorization: header(req, &AUTHORIZATION),
-        x_api_key: header(req, &X_API_KEY),
-        origin: header(req, &ORIGIN),
-        client_ip: client_ip(req, trust_proxy),
+        authorization: text(heads.authorization),
+        x_api_key: text(heads.x_api_key),
+        origin: text(heads.origin),
+        client_ip: client_ip(req, heads, trust_proxy),
     }
 }
 
-fn header<'a>(req: &'a HttpRequest, name: &HeaderName) -> Option<&'a str> {
+fn text(value: Option<&HeaderValue>) -> Option<&str> {
     // A value that is not visible ASCII cannot be a key or an Origin; "" makes it fail as one.
-    req.headers()
-        .get(name)
-        .map(|value| visible_ascii(value.as_bytes()).unwrap_or(""))
+    value.map(|value| visible_ascii(value.as_bytes()).unwrap_or(""))
 }
 
 /// `bytes` as text when every byte is visible ASCII or a tab, as `HeaderValue::to_str` takes
@@ -40,9 +46,9 @@ fn visible_ascii(bytes: &[u8]) -> Option<&str> {
 }
 
 /// The peer address, or behind a trusted proxy the first `X-Forwarded-For` hop that is an IP.
-pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> ClientAddress {
+pub(crate) fn client_ip(req: &HttpRequest, heads: Heads<'_>, trust_proxy: bool) -> ClientAddress {
     let forwarded = trust_proxy
-        .then(|| header(req, &X_FORWARDED_FOR))
+        .then(|| text(heads.x_forwarded_for))
         .flatten()
         .and_then(|value| value.split(',').next())
         .map(str::trim)

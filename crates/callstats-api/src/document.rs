@@ -9,6 +9,7 @@ use callstats_domain::access::QuotaStatus;
 use crate::ApiState;
 use crate::caller::client_ip;
 use crate::error::ApiError;
+use crate::heads::Heads;
 use crate::problem::PROBLEMS;
 
 /// Where the document is served, under [`PREFIX`](crate::PREFIX).
@@ -31,7 +32,7 @@ pub(crate) async fn count_document_request(
 ) -> Result<QuotaStatus, ApiError> {
     let quota = state
         .answers
-        .count_anonymous(client_ip(req, state.trust_proxy))
+        .count_anonymous(client_ip(req, Heads::of(req.headers()), state.trust_proxy))
         .await;
     if quota.exceeded {
         return Err(ApiError::counted(DomainError::RateLimited(quota), quota));

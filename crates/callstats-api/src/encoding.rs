@@ -8,11 +8,13 @@
 use std::io::Write as _;
 
 use actix_web::HttpRequest;
-use actix_web::http::header::{ACCEPT_ENCODING, AcceptEncoding, Encoding, Header as _};
+use actix_web::http::header::{AcceptEncoding, Encoding, Header as _};
 use bytes::Bytes;
 use callstats_application::{ComputePool, ETag};
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
+
+use crate::heads::Heads;
 
 /// The content codings a body can be sent in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,9 +37,10 @@ impl Coding {
     /// What the client asks for: the coding with the highest quality among gzip and br (on a
     /// tie br, the smaller), else identity. A client that refuses identity and both
     /// codings still gets identity: every client reads it.
-    pub(crate) fn negotiate(req: &HttpRequest) -> Self {
+    /// `heads` are `req`'s.
+    pub(crate) fn negotiate(req: &HttpRequest, heads: Heads<'_>) -> Self {
         // Most clients that poll send no Accept-Encoding: no parsing for them.
-        if !req.headers().contains_key(ACCEPT_ENCODING) {
+        if !heads.accept_encoding {
             return Self::Identity;
         }
         let supported = [Encoding::gzip(), Encoding::brotli(), Encoding::identity()];
@@ -162,6 +165,7 @@ mod tests {
 
     use std::io::Read as _;
 
+    use actix_web::http::header::ACCEPT_ENCODING;
     use actix_web::test::TestRequest;
 
     use super::*;
@@ -171,7 +175,8 @@ mod tests {
         if let Some(accept) = accept {
             req = req.insert_header((ACCEPT_ENCODING, accept));
         }
-        Coding::negotiate(&req.to_http_request())
+        let req = req.to_http_request();
+        Coding::negotiate(&req, Heads::of(req.headers()))
     }
 
     #[test]

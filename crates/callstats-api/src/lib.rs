@@ -10,6 +10,7 @@ mod connections;
 mod document;
 mod encoding;
 mod error;
+mod heads;
 mod middleware;
 mod negotiation;
 pub mod openapi;
@@ -146,7 +147,7 @@ pub fn app(
         .into_app()
         .app_data(web::Data::new(state))
         .default_service(web::to(routes::unrouted))
-        .wrap(actix_web::middleware::from_fn(middleware::observe))
+        .wrap(middleware::Observe)
 }
 
 /// A server bound to its listener.

@@ -8,6 +8,7 @@ use actix_web::http::header::{
 use actix_web::mime::{Mime, STAR};
 use callstats_domain::representation::{Acceptable, JSON_MEDIA_TYPE};
 
+use crate::heads::Heads;
 use crate::problem::PROBLEM_JSON;
 
 /// The media ranges of a request's `Accept`; `None` without one, or when it does not parse or
@@ -42,14 +43,11 @@ fn json_wildcard(mime: &Mime) -> bool {
 
 /// Whether `value` names `media_type` at all (ASCII case-insensitively): most `Accept` values
 /// never do, and are not parsed for it.
-fn names(headers: &HeaderMap, media_type: &str) -> bool {
-    let names_it = |value: &HeaderValue| {
-        value
-            .as_bytes()
-            .windows(media_type.len())
-            .any(|window| window.eq_ignore_ascii_case(media_type.as_bytes()))
-    };
-    headers.get_all(ACCEPT).any(names_it)
+fn names(value: &HeaderValue, media_type: &str) -> bool {
+    value
+        .as_bytes()
+        .windows(media_type.len())
+        .any(|window| window.eq_ignore_ascii_case(media_type.as_bytes()))
 }
 
 /// Whether the request's `Accept` prefers problem details: it names
@@ -57,8 +55,17 @@ fn names(headers: &HeaderMap, media_type: &str) -> bool {
 /// (named, or through `application/*` or `*/*`). An unreadable `Accept` prefers nothing.
 /// Asked of every request: an `Accept` that does not mention problem details at all (nearly
 /// every one) is not parsed.
-pub(crate) fn problem_preferred(headers: &HeaderMap) -> bool {
-    if !names(headers, PROBLEM_JSON) {
+///
+/// `heads` are `headers`'.
+pub(crate) fn problem_preferred(heads: Heads<'_>, headers: &HeaderMap) -> bool {
+    let named = match (heads.accept, heads.accepts) {
+        (None, _) => false,
+        (Some(accept), 1) => names(accept, PROBLEM_JSON),
+        _ => headers
+            .get_all(ACCEPT)
+            .any(|accept| names(accept, PROBLEM_JSON)),
+    };
+    if !named {
         return false;
     }
     let Some(ranges) = ranges(headers) else {
@@ -77,10 +84,12 @@ pub(crate) fn problem_preferred(headers: &HeaderMap) -> bool {
 ///   `application/json` by name, and at least that of `application/*` and `*/*`: so
 ///   `text/csv`, `text/csv, */*;q=0.1` and `text/csv, */*` prefer it, while `*/*` alone,
 ///   `application/json, text/csv` and `text/csv;q=0.5, application/json` do not.
-pub(crate) fn acceptable(headers: &HeaderMap) -> Acceptable {
+///
+/// `heads` are `headers`'.
+pub(crate) fn acceptable(heads: Heads<'_>, headers: &HeaderMap) -> Acceptable {
     // Nearly every client sends one of these, or nothing: no parsing for them.
-    match headers.get(ACCEPT).map(HeaderValue::as_bytes) {
-        None | Some(b"*/*" | b"application/json") if headers.get_all(ACCEPT).count() <= 1 => {
+    match heads.accept.map(HeaderValue::as_bytes) {
+        None | Some(b"*/*" | b"application/json") if heads.accepts <= 1 => {
             return Acceptable::JSON;
         }
         _ => {}
@@ -120,7 +129,8 @@ mod tests {
         for value in accept {
             req = req.append_header((ACCEPT, *value));
         }
-        acceptable(req.to_http_request().headers())
+        let req = req.to_http_request();
+        acceptable(Heads::of(req.headers()), req.headers())
     }
 
     fn with(json: bool, csv_preferred: bool) -> Acceptable {
@@ -175,7 +185,12 @@ mod tests {
             let req = TestRequest::default()
                 .insert_header((ACCEPT, accept))
                 .to_http_request();
-            assert_eq!(problem_preferred(req.headers()), want, "{accept}");
+            let headers = req.headers();
+            assert_eq!(
+                problem_preferred(Heads::of(headers), headers),
+                want,
+                "{accept}"
+            );
         }
     }
 }

@@ -35,9 +35,10 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa_actix_web::OpenApiFactory;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::caller::caller;
+use crate::caller::caller_in;
 use crate::document::count_document_request;
 use crate::error::{ApiError, ErrorBody};
+use crate::heads::Heads;
 use crate::negotiation::acceptable;
 use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
@@ -53,13 +54,14 @@ pub(crate) fn register_all(cfg: &mut ServiceConfig<'_>) {
 }
 
 fn register(cfg: &mut ServiceConfig<'_>) {
-    // Tried in this order: the one pattern with a parameter (a regex match) comes last, so no
-    // other path pays for it, and after /kpi/months, which it would otherwise take. Each under
-    // the prefix itself, not in a scope: a scope routes a request twice (its prefix, then its
-    // routes) and boxes the call once more (callgrind, cached `/operators`: 50,797 instructions
-    // a request in a scope, 50,174 without).
-    cfg.service(Get::api(__path_ping, ping))
-        .service(Get::api(__path_calls_summary, calls_summary))
+    // Tried in this order, each route tried costing the paths after it about 180 instructions
+    // (callgrind, /ping before /operators): the data routes a dashboard polls first, then /ping
+    // (asked when a partner sets up, not on every poll); the one pattern with a parameter (a
+    // regex match) last, so no other path pays for it, and after /kpi/months, which it would
+    // otherwise take. Each under the prefix itself, not in a scope: a scope routes a request
+    // twice (its prefix, then its routes) and boxes the call once more (callgrind, cached
+    // `/operators`: 50,797 instructions a request in a scope, 50,174 without).
+    cfg.service(Get::api(__path_calls_summary, calls_summary))
         .service(Get::api(__path_calls_agents, calls_agents))
         .service(Get::api(__path_calls_queues, calls_queues))
         .service(Get::api(__path_calls_intervals, calls_intervals))
@@ -67,6 +69,7 @@ fn register(cfg: &mut ServiceConfig<'_>) {
         .service(Get::api(__path_operators, operators))
         .service(Get::api(__path_schedule, schedule))
         .service(Get::api(__path_scripts_stats, scripts_stats))
+        .service(Get::api(__path_ping, ping))
         .service(Get::api(__path_openapi_json, openapi_json))
         .service(Get::api(__path_kpi_month, kpi_month))
         .service(Get::api(__path_problem_type, problem_type));
@@ -325,7 +328,7 @@ async fn openapi_json(
     let quota = count_document_request(&state, &req).await?;
     // The document changes only with a new release: clients revalidate it, cheaply.
     let mut response = representation(
-        &req,
+        (&req, Heads::of(req.headers())),
         &state.compressed,
         &state.document,
         (
@@ -367,7 +370,7 @@ async fn problem_type(
         .map_err(|err| ApiError::internal(err.to_string()))?;
     // Problem types change only with a new release, as the document does.
     let mut response = representation(
-        &req,
+        (&req, Heads::of(req.headers())),
         &state.compressed,
         &body,
         (
@@ -415,10 +418,11 @@ async fn admit_and_answer(
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
     // Boxed: see `answer`.
+    let heads = Heads::of(req.headers());
     let served = Box::pin(state.answers.serve(
-        &caller(req, state.trust_proxy),
+        &caller_in(req, heads, state.trust_proxy),
         asked,
-        acceptable(req.headers()),
+        acceptable(heads, req.headers()),
     ))
     .await;
     let (quota, days) = (served.quota, served.days);
@@ -428,7 +432,7 @@ async fn admit_and_answer(
             let source = Source::of(body.cache, body.seconds_left);
             let cache_control = private_max_age(body.seconds_left);
             let mut response = representation(
-                req,
+                (req, heads),
                 &state.compressed,
                 &body.entry.body,
                 (Validator::of_entry(&body.entry), cache_control),

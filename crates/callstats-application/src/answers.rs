@@ -181,16 +181,19 @@ impl Answers {
         // Identifying and the cached answer are boxed apart, so that no future of a request
         // passes the 1,024 bytes glibc keeps in its per-thread cache (`callstats_api`'s
         // `answer` has the figures): inline, this one was 1,248 bytes (identifying: 696).
-        let admitted = match Box::pin(access.identify(caller)).await {
-            Ok(admitted) => admitted,
-            Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
+        let admitted = match access.identify_known(caller) {
+            Some(admitted) => admitted,
+            None => match Box::pin(access.identify(caller)).await {
+                Ok(admitted) => admitted,
+                Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
+            },
         };
-        let earliest = self.inner.stats.earliest_call_day_at(admitted.at);
         let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
         let representation = Representation::choose(endpoint, accept);
         // A data request with its cache key (of the representation chosen), made once.
         let request = asked.map(|asked| {
-            asked.validate(admitted.view, earliest).map(|valid| {
+            let earliest = || self.inner.stats.earliest_call_day_at(admitted.at);
+            asked.validate_with(admitted.view, earliest).map(|valid| {
                 valid.map(|request| {
                     let form = *representation.as_ref().unwrap_or(&Representation::Json);
                     (request.cache_key_as(form), request)
@@ -217,23 +220,31 @@ impl Answers {
                         Representation::Json => None,
                     };
                     let key_id = admitted.key.id;
-                    Box::pin(self.body((request, form), &key, counted.cached, key_id, &mut paid))
-                        .await
-                        .map(|(entry, cache)| {
-                            // A cached entry is served at the moment it was read; a computed
-                            // one, once computed.
-                            let now = match cache {
-                                CacheStatus::Hit => admitted.at,
-                                CacheStatus::Miss | CacheStatus::Stale => self.inner.clock.now(),
-                            };
-                            let seconds_left = entry.seconds_left(now);
-                            Answer::Body(Body {
-                                entry,
-                                csv_file_name,
-                                cache,
-                                seconds_left,
-                            })
+                    // A cached answer is taken here. A miss's future is boxed: it is large,
+                    // and inline it would make every request's future (a cached one's too) as
+                    // large, allocated and moved with it; a hit makes none (it had allocated
+                    // and freed one for nothing: about 230 instructions, callgrind).
+                    let found = match self.cached(counted.cached.as_ref()) {
+                        Some(entry) => Ok((entry, CacheStatus::Hit)),
+                        None => {
+                            Box::pin(self.computed((request, form), &key, key_id, &mut paid)).await
+                        }
+                    };
+                    found.map(|(entry, cache)| {
+                        // A cached entry is served at the moment it was read; a computed
+                        // one, once computed.
+                        let now = match cache {
+                            CacheStatus::Hit => admitted.at,
+                            CacheStatus::Miss | CacheStatus::Stale => self.inner.clock.now(),
+                        };
+                        let seconds_left = entry.seconds_left(now);
+                        Answer::Body(Body {
+                            entry,
+                            csv_file_name,
+                            cache,
+                            seconds_left,
                         })
+                    })
                 }
             },
         };
@@ -247,32 +258,33 @@ impl Answers {
         self.inner.access.count_anonymous(client_ip).await
     }
 
-    /// The cached entry, or the entry computed once under `key` (the request's cache key);
-    /// the days it needs are fetched for the key `key_id`, and the fetches it paid for are
-    /// added to `paid`.
-    async fn body(
+    /// The entry of the answer read from the cache, counted as a hit; `None` (a miss) when
+    /// there is none or it cannot be read.
+    fn cached(&self, cached: Option<&Bytes>) -> Option<Entry> {
+        let lookups = self.inner.lookups.get_or_init(CacheLookups::resolve);
+        let entry = cached.and_then(Entry::decode);
+        match &entry {
+            Some(_) => lookups.hit.increment(1),
+            None => lookups.miss.increment(1),
+        }
+        entry
+    }
+
+    /// The entry computed once under `key` (the request's cache key), for a miss; the days it
+    /// needs are fetched for the key `key_id`, and the fetches it paid for are added to `paid`.
+    async fn computed(
         &self,
         request: Asked,
         key: &str,
-        cached: Option<Bytes>,
         key_id: i64,
         paid: &mut u32,
     ) -> Result<(Entry, CacheStatus), DomainError> {
-        let lookups = self.inner.lookups.get_or_init(CacheLookups::resolve);
-        if let Some(entry) = cached.as_ref().and_then(Entry::decode) {
-            lookups.hit.increment(1);
-            return Ok((entry, CacheStatus::Hit));
-        }
-        lookups.miss.increment(1);
         // Made on a miss only: its counters, shared with the work it starts, are two
         // allocations, which a cached answer (paying for no day) had made and freed for
         // nothing. Callgrind, cached `/operators`: 49,558 instructions a request made for each,
         // 49,230 on a miss only.
         let requester = Requester::key(key_id);
-        // Boxed: the computation's future is large, and inline it would make every request's
-        // future (a cached one's too) as large, allocated and moved with it. Measured with
-        // `cargo xtask instructions` together with the other changes of its commit.
-        let computed = Box::pin(self.miss(request, key, &requester)).await;
+        let computed = self.miss(request, key, &requester).await;
         *paid += requester.paid_so_far();
         computed
     }

@@ -159,7 +159,13 @@ impl Entry {
 }
 
 fn unix_ms(at: OffsetDateTime) -> u64 {
-    u64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(0)
+    // Seconds and milliseconds, where the nanoseconds divided took a 128-bit division (about
+    // 80 instructions a request, callgrind). Before 1970: 0, as before.
+    u64::try_from(at.unix_timestamp()).map_or(0, |seconds| {
+        seconds
+            .saturating_mul(1000)
+            .saturating_add(u64::from(at.millisecond()))
+    })
 }
 
 #[cfg(test)]

@@ -125,6 +125,17 @@ impl UnvalidatedRequest {
         kpi_view: KpiView,
         earliest: Option<EarliestDay>,
     ) -> Result<Option<ApiRequest>, ParamError> {
+        self.validate_with(kpi_view, || earliest)
+    }
+
+    /// [`UnvalidatedRequest::validate`], with the earliest day worked out only for a request
+    /// with a call period: a calendar conversion (164 instructions, callgrind) the other
+    /// endpoints do not pay for.
+    pub fn validate_with(
+        &self,
+        kpi_view: KpiView,
+        earliest: impl FnOnce() -> Option<EarliestDay>,
+    ) -> Result<Option<ApiRequest>, ParamError> {
         let request = match self {
             Self::Ping => return Ok(None),
             Self::CallsSummary(query) => {
@@ -133,7 +144,7 @@ impl UnvalidatedRequest {
                     direction,
                     sl_threshold,
                     queue,
-                } = query.parse(earliest)?;
+                } = query.parse(earliest())?;
                 ApiRequest::CallsSummary {
                     range,
                     direction,
@@ -142,11 +153,11 @@ impl UnvalidatedRequest {
                 }
             }
             Self::CallsAgents(query) => {
-                let (range, queue) = query.parse(earliest)?;
+                let (range, queue) = query.parse(earliest())?;
                 ApiRequest::CallsAgents { range, queue }
             }
             Self::CallsQueues(query) => {
-                let (range, direction, sl_threshold) = query.parse(earliest)?;
+                let (range, direction, sl_threshold) = query.parse(earliest())?;
                 ApiRequest::CallsQueues {
                     range,
                     direction,
@@ -160,7 +171,7 @@ impl UnvalidatedRequest {
                     interval,
                     sl_threshold,
                     queue,
-                } = query.parse(earliest)?;
+                } = query.parse(earliest())?;
                 ApiRequest::CallsIntervals {
                     range,
                     direction,

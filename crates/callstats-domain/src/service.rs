@@ -19,7 +19,8 @@ use crate::model::{
 };
 use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
-    CallDaySource, Clock, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
+    CallDaySource, Clock, ImmediateLedger, KeyLookup, KeyStore, KnownKeys, PortalStore,
+    QuotaCounter, RequestLedger,
 };
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
@@ -81,12 +82,21 @@ pub struct Counted {
 pub struct Gatekeeper {
     keys: Arc<dyn KeyStore>,
     quota: Arc<dyn QuotaCounter>,
-    ledger: Arc<dyn RequestLedger>,
+    ledger: Ledger,
+    /// Asked before `keys`, when given.
+    known_keys: Option<Arc<dyn KnownKeys>>,
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
     day_budget: DayBudget,
     /// The digests of the keys presented lately.
     digests: Arc<DigestMemo>,
+}
+
+/// Where admission counts requests.
+#[derive(Clone)]
+enum Ledger {
+    Awaited(Arc<dyn RequestLedger>),
+    Immediate(Arc<dyn ImmediateLedger>),
 }
 
 impl Gatekeeper {
@@ -101,12 +111,29 @@ impl Gatekeeper {
         Self {
             keys,
             quota,
-            ledger,
+            ledger: Ledger::Awaited(ledger),
+            known_keys: None,
             clock,
             anon_rate_limit,
             day_budget: DayBudget::new(0),
             digests: Arc::new(DigestMemo::default()),
         }
+    }
+
+    /// Asks `known` what it knows of a presented key before the key store (the same keys, kept
+    /// in process memory: the key store's cache).
+    #[must_use]
+    pub fn with_known_keys(mut self, known: Arc<dyn KnownKeys>) -> Self {
+        self.known_keys = Some(known);
+        self
+    }
+
+    /// Counts requests through `ledger` instead of the ledger given to [`Gatekeeper::new`] (the
+    /// same counters and cache, answered without awaiting).
+    #[must_use]
+    pub fn with_immediate_ledger(mut self, ledger: Arc<dyn ImmediateLedger>) -> Self {
+        self.ledger = Ledger::Immediate(ledger);
+        self
     }
 
     /// Reports the keys' day budget (off unless set) in every admission.
@@ -116,14 +143,17 @@ impl Gatekeeper {
         self
     }
 
-    /// The window of `key`'s day budget at `now`, when there is a budget.
-    fn days_bucket(
-        &self,
-        key: &ApiKeyRecord,
-        now: time::OffsetDateTime,
-    ) -> Option<(u32, QuotaBucket)> {
+    /// The window of `key`'s day budget, when there is a budget: the minute of its request
+    /// `window`, whose time it shares (worked out once: about 70 instructions a request).
+    fn days_bucket(&self, key: &ApiKeyRecord, window: &QuotaBucket) -> Option<(u32, QuotaBucket)> {
         let limit = self.day_budget.per_minute()?;
-        Some((limit, QuotaBucket::new(&QuotaSubject::KeyDays(key.id), now)))
+        Some((
+            limit,
+            QuotaBucket {
+                subject: QuotaSubject::KeyDays(key.id),
+                ..*window
+            },
+        ))
     }
 
     /// The first checks of the documented order: key (401), then Origin (403). The quota (429)
@@ -144,7 +174,7 @@ impl Gatekeeper {
             Err(err) => return Err(self.refuse_anonymously(caller, err).await),
         };
         let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
-        let days = self.days_bucket(&key, now);
+        let days = self.days_bucket(&key, &window);
         if !key.origin_allowed(caller.origin) {
             // Always a 403, so it counts against no quota; its headers show the key's windows
             // as they stand.
@@ -163,14 +193,47 @@ impl Gatekeeper {
                 error: DomainError::OriginNotAllowed,
             });
         }
+        Ok(self.admitted(key, window, days, now))
+    }
+
+    /// [`Gatekeeper::identify`] without awaiting, for a key known in process memory
+    /// ([`Gatekeeper::with_known_keys`]), usable, and allowed from the caller's Origin: nearly
+    /// every request. `None` for anything else, which only `identify` answers. Spares the
+    /// request the allocation of `identify`'s future and its moves (measured with
+    /// [`crate::access::PresentedKey`]: 47,365 instructions a cached request before, 46,942
+    /// after).
+    #[must_use]
+    pub fn identify_known(&self, caller: &Caller<'_>) -> Option<Admitted> {
+        let known = self.known_keys.as_ref()?;
+        let presented = presented_key(caller.authorization, caller.x_api_key).ok()?;
+        let KeyLookup::Found(key) = known.known_key(&self.digests.digest(presented))? else {
+            return None;
+        };
+        let now = self.clock.now();
+        if key.check_usable(now).is_err() || !key.origin_allowed(caller.origin) {
+            return None;
+        }
+        let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
+        let days = self.days_bucket(&key, &window);
+        Some(self.admitted(key, window, days, now))
+    }
+
+    /// `key`, admitted at `now` with its windows.
+    fn admitted(
+        &self,
+        key: ApiKeyRecord,
+        window: QuotaBucket,
+        days: Option<(u32, QuotaBucket)>,
+        now: time::OffsetDateTime,
+    ) -> Admitted {
         let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
-        Ok(Admitted {
+        Admitted {
             key,
             window,
             days,
             view,
             at: now,
-        })
+        }
     }
 
     /// Counts an admitted request to `endpoint` and reads, on the same trip, its key's day
@@ -183,10 +246,10 @@ impl Gatekeeper {
         answer: Option<&str>,
     ) -> Counted {
         let days_window = admitted.days.as_ref().map(|(_, days)| days);
-        let found = self
-            .ledger
-            .count(&admitted.window, days_window, answer)
-            .await;
+        let found = match &self.ledger {
+            Ledger::Awaited(ledger) => ledger.count(&admitted.window, days_window, answer).await,
+            Ledger::Immediate(ledger) => ledger.count_now(&admitted.window, days_window, answer),
+        };
         let quota = QuotaStatus::after(
             admitted.key.rate_limit_per_minute,
             found.requests,
@@ -246,8 +309,16 @@ impl Gatekeeper {
     ) -> Result<ApiKeyRecord, DomainError> {
         let digest = self
             .digests
-            .digest(&presented_key(caller.authorization, caller.x_api_key)?);
-        let found = match self.keys.find_seen_key(&digest).await? {
+            .digest(presented_key(caller.authorization, caller.x_api_key)?);
+        let known = self
+            .known_keys
+            .as_ref()
+            .and_then(|known| known.known_key(&digest));
+        let lookup = match known {
+            Some(known) => known,
+            None => self.keys.find_seen_key(&digest).await?,
+        };
+        let found = match lookup {
             KeyLookup::Found(key) => Some(key),
             KeyLookup::Absent => None,
             KeyLookup::Unseen => {
@@ -269,7 +340,7 @@ impl Gatekeeper {
     pub fn ping(&self, key: &ApiKeyRecord) -> KeyInfo {
         KeyInfo {
             ok: true,
-            key_name: key.name.clone(),
+            key_name: key.name.to_string(),
             scopes: key.scopes,
             rate_limit_per_minute: key.rate_limit_per_minute,
             available_scopes: ScopeSet::all(),

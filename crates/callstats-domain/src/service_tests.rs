@@ -6,15 +6,15 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use super::*;
-use crate::access::{ApiKeySecret, Unauthorized};
+use crate::access::{ApiKeySecret, KeyDigest, Unauthorized};
 use crate::calendar::Day;
 use crate::limits::OverBudget;
 use crate::model::{
     AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
 };
 use crate::ports::{
-    CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
-    MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
+    CallDaysError, Found, ImmediateLedger, KnownKeys, MockCallDaySource, MockClock, MockKeyStore,
+    MockPortalStore, MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
 };
 use crate::scope::Scope;
 use crate::testing::{call, days_of, month, operator, range, request, row, sheet};
@@ -167,6 +167,101 @@ async fn admit_accepts_a_valid_key_and_counts_it_against_its_own_quota() {
     assert_eq!(
         *seen.lock().unwrap(),
         [format!("key:42:{}", NOW.unix_timestamp() / 60)]
+    );
+}
+
+/// Knows `record` by the digest of `secret()`, and nothing else.
+struct Known(ApiKeyRecord);
+
+impl KnownKeys for Known {
+    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
+        (*digest == secret().digest()).then(|| KeyLookup::Found(self.0.clone()))
+    }
+}
+
+/// Counts requests from `start`, reads no day budget, and has `{}` cached under any key.
+struct Immediate(std::sync::atomic::AtomicU64);
+
+impl ImmediateLedger for Immediate {
+    fn count_now(&self, _: &QuotaBucket, _: Option<&QuotaBucket>, answer: Option<&str>) -> Found {
+        Found {
+            requests: self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            days_used: 0,
+            answer: answer.map(|_| Bytes::from_static(b"{}")),
+        }
+    }
+}
+
+#[tokio::test]
+async fn known_keys_and_an_immediate_ledger_answer_without_the_awaited_ports() {
+    // The key store is asked only of a key not known in memory; the awaited ledger never.
+    let mut store = key_store(None);
+    store.checkpoint();
+    store
+        .expect_find_seen_key()
+        .times(1)
+        .returning(|_| Ok(KeyLookup::Absent));
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().never();
+    let mut quota = MockQuotaCounter::new();
+    quota.expect_increment().times(1).return_const(1_u64);
+    let access = Gatekeeper::new(
+        Arc::new(store),
+        Arc::new(quota),
+        Arc::new(ledger),
+        clock(),
+        60,
+    )
+    .with_known_keys(Arc::new(Known(key("calls"))))
+    .with_immediate_ledger(Arc::new(Immediate(4.into())));
+    let bearer = bearer();
+    let admitted = access.identify(&caller(Some(&bearer))).await.unwrap();
+    assert_eq!(admitted.key, key("calls"));
+    // Admitted at once, as `identify` admits it; but not from an Origin the key is not pinned
+    // to, nor a key it does not know: those are `identify`'s to refuse.
+    let at_once = access.identify_known(&caller(Some(&bearer))).unwrap();
+    assert_eq!(
+        (
+            at_once.key,
+            at_once.window,
+            at_once.days,
+            at_once.view,
+            at_once.at
+        ),
+        (
+            admitted.key.clone(),
+            admitted.window,
+            admitted.days,
+            admitted.view,
+            admitted.at
+        )
+    );
+    let elsewhere = Caller {
+        origin: Some("https://elsewhere.example"),
+        ..caller(Some(&bearer))
+    };
+    assert!(access.identify_known(&elsewhere).is_none());
+    let counted = access
+        .count(&admitted, Endpoint::CallsSummary, Some("v1/calls/summary"))
+        .await;
+    assert_eq!(
+        (counted.quota.remaining, counted.quota.exceeded),
+        (0, false)
+    );
+    assert_eq!(counted.verdict, Ok(()));
+    assert_eq!(counted.cached, Some(Bytes::from_static(b"{}")));
+    let over = access.count(&admitted, Endpoint::CallsSummary, None).await;
+    assert!(matches!(over.verdict, Err(DomainError::RateLimited(_))));
+    // Another key: the store is asked, finds nothing, and the client's quota counts it.
+    let other = format!(
+        "Bearer {}",
+        ApiKeySecret::from_random_bytes(&[8; 32]).expose()
+    );
+    assert!(access.identify_known(&caller(Some(&other))).is_none());
+    let refused = access.identify(&caller(Some(&other))).await.unwrap_err();
+    assert_eq!(
+        refused.error,
+        DomainError::Unauthorized(Unauthorized::Invalid)
     );
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
-use callstats_domain::ports::{KeyLookup, KeyStore, StoreError};
+use callstats_domain::ports::{KeyLookup, KeyStore, KnownKeys, StoreError};
 use quick_cache::sync::Cache;
 
 use crate::expiring::{Expiring, fresh};
@@ -44,7 +44,7 @@ pub struct KeyCache {
 impl KeyCache {
     /// What the cache knows of `digest`: `Some(found)` for a look-up it keeps (a known key, or
     /// a digest known to be unknown), `None` when only the store can tell.
-    fn known_key(&self, digest: &KeyDigest) -> Option<Option<ApiKeyRecord>> {
+    fn kept(&self, digest: &KeyDigest) -> Option<Option<ApiKeyRecord>> {
         if let Some(record) = fresh(&self.known, &digest.0) {
             return Some(Some(record));
         }
@@ -96,7 +96,7 @@ impl KeyCache {
 impl KeyStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
         loop {
-            if let Some(found) = self.known_key(digest) {
+            if let Some(found) = self.kept(digest) {
                 return Ok(found);
             }
             // One look-up per digest at a time: the others wait for its placeholder.
@@ -135,21 +135,26 @@ impl KeyStore for KeyCache {
 
     async fn find_seen_key(&self, digest: &KeyDigest) -> Result<KeyLookup, StoreError> {
         // What the cache knows is the answer: looked up once (not again by `find_key`).
-        match self.known_key(digest) {
-            Some(Some(key)) => return Ok(KeyLookup::Found(key)),
-            Some(None) => return Ok(KeyLookup::Absent),
-            None => {}
-        }
-        let unseen = self
-            .recent_digests()
-            .is_some_and(|digests| !digests.contains(&digest.0));
-        if unseen {
-            return Ok(KeyLookup::Unseen);
+        if let Some(known) = self.known_key(digest) {
+            return Ok(known);
         }
         Ok(match self.find_key(digest).await? {
             Some(key) => KeyLookup::Found(key),
             None => KeyLookup::Absent,
         })
+    }
+}
+
+impl KnownKeys for KeyCache {
+    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
+        match self.kept(digest) {
+            Some(Some(key)) => Some(KeyLookup::Found(key)),
+            Some(None) => Some(KeyLookup::Absent),
+            None => self
+                .recent_digests()
+                .is_some_and(|digests| !digests.contains(&digest.0))
+                .then_some(KeyLookup::Unseen),
+        }
     }
 }
 
@@ -198,6 +203,32 @@ mod tests {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(cache.find_key(&digest).await.unwrap(), Some(record()));
+    }
+
+    #[tokio::test]
+    async fn what_it_knows_at_once_is_what_find_seen_key_would_find_without_the_store() {
+        let known = ApiKeySecret::from_random_bytes(&[5; 32]).digest();
+        let guess = ApiKeySecret::from_random_bytes(&[6; 32]).digest();
+        let later = ApiKeySecret::from_random_bytes(&[7; 32]).digest();
+        let mut store = holding(&[known]);
+        store
+            .expect_find_key()
+            .withf(move |digest| *digest == known)
+            .times(1)
+            .returning(|_| Ok(Some(record())));
+        store.expect_find_key().times(1).returning(|_| Ok(None));
+        let cache = KeyCache::new(Arc::new(store), Duration::from_secs(10));
+        assert_eq!(cache.known_key(&known), None, "not looked up yet");
+        assert_eq!(cache.find_key(&known).await.unwrap(), Some(record()));
+        assert_eq!(cache.known_key(&known), Some(KeyLookup::Found(record())));
+        // A miss reads every key's digest: a digest not among them is told apart at once.
+        assert_eq!(cache.find_key(&guess).await.unwrap(), None);
+        assert_eq!(cache.known_key(&guess), Some(KeyLookup::Absent));
+        assert_eq!(cache.known_key(&later), Some(KeyLookup::Unseen));
+        assert_eq!(
+            cache.find_seen_key(&later).await.unwrap(),
+            KeyLookup::Unseen
+        );
     }
 
     #[tokio::test]

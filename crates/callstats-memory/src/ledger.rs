@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use callstats_domain::access::QuotaBucket;
-use callstats_domain::ports::{Found, RequestLedger};
+use callstats_domain::ports::{Found, ImmediateLedger, RequestLedger};
 
 use crate::{MemoryCache, MemoryQuota};
 
@@ -34,6 +34,17 @@ impl RequestLedger for MemoryLedger {
         window: &QuotaBucket,
         days: Option<&'a QuotaBucket>,
         answer: Option<&'a str>,
+    ) -> Found {
+        self.count_now(window, days, answer)
+    }
+}
+
+impl ImmediateLedger for MemoryLedger {
+    fn count_now(
+        &self,
+        window: &QuotaBucket,
+        days: Option<&QuotaBucket>,
+        answer: Option<&str>,
     ) -> Found {
         Found {
             answer: answer.and_then(|key| self.cache.get_now(key)),

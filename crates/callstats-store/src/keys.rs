@@ -127,7 +127,7 @@ impl TryFrom<KeyRow> for KeyListing {
         let record = callstats_domain::access::ApiKeyRecord::try_from(row)?;
         Ok(Self {
             id: record.id,
-            name: record.name,
+            name: record.name.to_string(),
             display_prefix,
             scopes: record.scopes,
             rate_limit_per_minute: record.rate_limit_per_minute,

@@ -369,7 +369,7 @@ impl TryFrom<KeyRow> for ApiKeyRecord {
             allowed_origin: row.allowed_origin,
             expires_at: at("expires_at_unix", row.expires_at_unix)?,
             revoked_at: at("revoked_at_unix", row.revoked_at_unix)?,
-            name: row.name,
+            name: row.name.into(),
         })
     }
 }

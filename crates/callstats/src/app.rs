@@ -14,8 +14,8 @@ use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::Day;
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
-    CallDayCache, CallPlatform, Clock, KeyStore, Lease, PortalStore, QuotaCounter, RequestLedger,
-    ResponseCache,
+    CallDayCache, CallPlatform, Clock, ImmediateLedger, KeyStore, Lease, PortalStore, QuotaCounter,
+    RequestLedger, ResponseCache,
 };
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::PriorWeight;
@@ -102,8 +102,8 @@ impl Assembly {
         let store = Arc::new(self.store);
         store.report_pool_usage();
         let spawning = SpawningStore::new(Arc::clone(&store));
-        let keys: Arc<dyn KeyStore> =
-            Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
+        let key_cache = Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
+        let keys: Arc<dyn KeyStore> = key_cache.clone();
         let portal: Arc<dyn PortalStore> = Arc::new(spawning);
         let mut call_day_settings = self.call_days;
         // The calls of the days being fetched at once are held within the in-flight budget.
@@ -146,14 +146,17 @@ impl Assembly {
                     cache: Arc::new(RedisCache::new(Arc::clone(&redis))),
                     quota,
                     ledger,
+                    immediate_ledger: None,
                     days: Some(Arc::new(RedisCallDays::new(Arc::clone(&redis)))),
                     lease: Arc::new(RedisLease::new(redis, "warmer")),
                 }
             }
             None => {
                 let (cache, quota) = (MemoryCache::new(self.cache_max_bytes), MemoryQuota::new());
+                let ledger = Arc::new(MemoryLedger::new(quota.clone(), cache.clone()));
                 Shared {
-                    ledger: Arc::new(MemoryLedger::new(quota.clone(), cache.clone())),
+                    ledger: ledger.clone(),
+                    immediate_ledger: Some(ledger),
                     cache: Arc::new(cache),
                     quota: Arc::new(quota),
                     days: None,
@@ -200,14 +203,18 @@ impl Assembly {
             // Its lines (a day it could not fetch) name it, as a request's name the request.
             tokio::spawn(warmer.run().instrument(tracing::info_span!("warmer")));
         }
-        let access = Gatekeeper::new(
+        let mut access = Gatekeeper::new(
             keys,
             shared.quota,
             shared.ledger,
             Arc::clone(&self.clock),
             self.anon_rate_limit,
         )
+        .with_known_keys(key_cache)
         .with_day_budget(call_day_settings.day_budget);
+        if let Some(ledger) = shared.immediate_ledger {
+            access = access.with_immediate_ledger(ledger);
+        }
         let stats = CallStats::new(
             portal,
             Arc::new(call_days),
@@ -269,6 +276,8 @@ struct Shared {
     quota: Arc<dyn QuotaCounter>,
     /// Admission's count and cached read: one round trip with Redis.
     ledger: Arc<dyn RequestLedger>,
+    /// The same ledger answered without awaiting, when it is in process memory.
+    immediate_ledger: Option<Arc<dyn ImmediateLedger>>,
     /// The shared tier of the call-day store (the in-process tier is always there).
     days: Option<Arc<dyn CallDayCache>>,
     /// Which replica warms the recent days.

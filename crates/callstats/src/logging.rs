@@ -15,10 +15,11 @@ mod timestamp;
 pub use batch::LogGuard;
 
 use clap::ValueEnum;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::layer::{Layer, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Registry};
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -70,24 +71,58 @@ fn install<W>(format: LogFormat, default_level: &str, writer: W)
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},{DISPATCHER_OFF}")));
+    let filter: Box<dyn Layer<Registry> + Send + Sync> = match std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .and_then(|directives| filter(&directives))
+        .or_else(|| filter(&format!("{default_level},{DISPATCHER_OFF}")))
+    {
+        Some(Filter::Targets(targets)) => targets,
+        Some(Filter::Env(filter)) => filter,
+        None => Box::new(LevelFilter::INFO),
+    };
+    let registry = tracing_subscriber::registry().with(filter);
     match format {
         // No colours: the same bytes whether a person or a log collector reads them.
-        LogFormat::Text => tracing_subscriber::registry()
-            .with(filter)
-            .with(text::TextLayer::new(writer))
-            .init(),
-        LogFormat::Json => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(false)
-            .with_timer(timestamp::Timestamp)
-            .with_writer(writer)
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
+        LogFormat::Text => registry.with(text::TextLayer::new(writer)).init(),
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_timer(timestamp::Timestamp)
+                    .with_writer(writer)
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(false),
+            )
             .init(),
     }
+}
+
+/// The filter `RUST_LOG`'s `directives` write, or `None` when they do not read as one. As
+/// `Targets` when they name only targets with levels, nearly always: it decides
+/// once for each callsite. As `EnvFilter` when they filter by a span or a field's value: it then
+/// also looks every span up in a locked map when the span is made, entered, left and closed,
+/// which the other filter spares each request (callgrind, cached `/operators`: 124 instructions
+/// a request, measured in an earlier round; docs/architecture.md, "Tooling").
+fn filter(directives: &str) -> Option<Filter> {
+    // A span or a field is named in brackets (`target[span{field=value}]=level`); `Targets`
+    // would read such a directive as its target alone.
+    let targets = (!directives.contains('['))
+        .then(|| directives.parse::<Targets>().ok())
+        .flatten();
+    match targets {
+        Some(targets) => Some(Filter::Targets(Box::new(targets))),
+        None => EnvFilter::try_new(directives)
+            .ok()
+            .map(|filter| Filter::Env(Box::new(filter))),
+    }
+}
+
+/// The two filters [`filter`] reads directives as.
+#[derive(Debug)]
+enum Filter {
+    Targets(Box<Targets>),
+    Env(Box<EnvFilter>),
 }
 
 #[cfg(test)]
@@ -176,6 +211,62 @@ mod tests {
             written.contains("status=200 offset=-7 cache=Some(\"MISS\")"),
             "{written}"
         );
+    }
+
+    #[test]
+    fn the_request_fields_given_as_text_are_written_bare_like_other_text_is_quoted() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let text =
+            tracing_subscriber::registry().with(TextLayer::without_time(move || writer.clone()));
+        tracing::subscriber::with_default(text, || {
+            let span = tracing::error_span!("request", request_id = "6b0155ca-3f9e02d7-00002a");
+            span.in_scope(|| {
+                tracing::info!(
+                    message = "request",
+                    request_id = "6b0155ca-3f9e02d7-00002a",
+                    method = "GET",
+                    path = "/api/v1/operators",
+                    status = 200_u16,
+                    cache = "HIT",
+                    reason = "the same text, quoted",
+                );
+            });
+        });
+        let written = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            written,
+            " INFO request{request_id=6b0155ca-3f9e02d7-00002a}: callstats::logging::tests: \
+             request request_id=6b0155ca-3f9e02d7-00002a method=GET path=/api/v1/operators \
+             status=200 cache=HIT reason=\"the same text, quoted\"\n"
+        );
+    }
+
+    #[test]
+    fn targets_and_levels_filter_as_targets_and_span_filters_as_an_env_filter() {
+        use super::Filter;
+
+        let is = |directives: &str| {
+            super::filter(directives).map(|filter| match filter {
+                Filter::Targets(_) => (true, false),
+                Filter::Env(_) => (false, true),
+            })
+        };
+        for directives in [
+            "info,actix_http::h1::dispatcher=off",
+            "warn",
+            "callstats=debug,callstats_api::middleware=off",
+        ] {
+            assert_eq!(is(directives), Some((true, false)), "{directives}");
+        }
+        for directives in [
+            "callstats[request]=debug",
+            "warn,[{request_id=abc}]=trace",
+            "callstats[{cause}]=warn",
+        ] {
+            assert_eq!(is(directives), Some((false, true)), "{directives}");
+        }
+        assert_eq!(is("callstats=loud"), None);
     }
 
     #[test]

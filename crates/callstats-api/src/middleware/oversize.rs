@@ -2,12 +2,12 @@
 //! or 413, given once the request has been admitted like any other of its path.
 
 use actix_web::dev::ServiceRequest;
-use actix_web::http::header::CONTENT_LENGTH;
 use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
 
 use crate::caller::caller;
 use crate::document::{count_document_request, keyless};
 use crate::error::{ApiError, ErrorBody};
+use crate::heads::Heads;
 use callstats_domain::representation::Acceptable;
 
 use crate::problem::{Problem, error_json};
@@ -52,7 +52,7 @@ impl Oversize {
     }
 
     /// What of `req` is over its bound, if anything.
-    pub(super) fn of(req: &ServiceRequest) -> Option<Self> {
+    pub(super) fn of(req: &ServiceRequest, heads: Heads<'_>) -> Option<Self> {
         let uri = req
             .uri()
             .path_and_query()
@@ -60,16 +60,11 @@ impl Oversize {
         if uri > MAX_URI_BYTES {
             return Some(Self::Target);
         }
-        let headers = req.headers().iter().fold(0_usize, |sum, (name, value)| {
-            sum.saturating_add(name.as_str().len())
-                .saturating_add(value.len())
-        });
-        if headers > MAX_HEADER_BYTES {
+        if heads.bytes > MAX_HEADER_BYTES {
             return Some(Self::Headers);
         }
-        let body = req
-            .headers()
-            .get(CONTENT_LENGTH)
+        let body = heads
+            .content_length
             .and_then(|length| length.to_str().ok()?.trim().parse::<u64>().ok());
         body.is_some_and(|length| length > MAX_BODY_BYTES)
             .then_some(Self::Body)

@@ -8,21 +8,22 @@ use actix_web::HttpMessage as _;
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::ConnectionType;
-use actix_web::http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use bytes::Bytes;
 
+use crate::heads::Heads;
+
 /// The body `req` declares, taken from it to be held unread; `None` when it declares none.
-pub(super) fn take(req: &mut ServiceRequest) -> Option<UnreadBody> {
-    declares_a_body(req).then(|| UnreadBody(req.take_payload()))
+/// `declares` is whether it does ([`declares_a_body`]).
+pub(super) fn take(req: &mut ServiceRequest, declares: bool) -> Option<UnreadBody> {
+    declares.then(|| UnreadBody(req.take_payload()))
 }
 
-/// Whether the request says a body follows (`Transfer-Encoding`, or a `Content-Length` above
-/// 0). No endpoint reads one.
-fn declares_a_body(req: &ServiceRequest) -> bool {
-    let headers = req.headers();
-    headers.contains_key(TRANSFER_ENCODING)
-        || headers
-            .get(CONTENT_LENGTH)
+/// Whether a request whose headers are `heads` says a body follows (`Transfer-Encoding`, or a
+/// `Content-Length` above 0). No endpoint reads one.
+pub(super) fn declares_a_body(heads: Heads<'_>) -> bool {
+    heads.transfer_encoding
+        || heads
+            .content_length
             .is_some_and(|length| length.as_bytes() != b"0")
 }
 

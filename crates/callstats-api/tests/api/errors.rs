@@ -162,7 +162,9 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
 
 /// Every log line of this test binary: a global subscriber, because tracing caches whether a
 /// call site is enabled process-wide, which a thread's own subscriber cannot rely on while
-/// other tests run. Tests find their lines by request id.
+/// other tests run. Tests find their lines by request id. It is tracing-subscriber's fmt layer,
+/// which quotes text fields (`request_id="…"`); the service's own text layer writes the request
+/// fields bare (`callstats::logging`, tested there and through the binary).
 #[derive(Clone, Default)]
 struct Logged(Arc<Mutex<Vec<u8>>>);
 
@@ -214,26 +216,27 @@ async fn a_failing_handler_is_logged_with_its_cause_and_the_request_id_of_the_an
     let failure: Vec<&str> = log
         .lines()
         .filter(|line| {
-            line.contains("request handler failed") && line.contains(&format!("request_id={id}"))
+            line.contains("request handler failed")
+                && line.contains(&format!("request_id=\"{id}\""))
         })
         .collect();
     assert_eq!(failure.len(), 1, "{log}");
     assert!(failure[0].contains("ERROR"), "{}", failure[0]);
     assert!(
-        failure[0].contains(&format!("request_id={id}")),
+        failure[0].contains(&format!("request_id=\"{id}\"")),
         "{}",
         failure[0]
     );
     assert!(failure[0].contains("store exploded"), "{}", failure[0]);
     assert!(
-        failure[0].contains("path=/api/v1/schedule"),
+        failure[0].contains("path=\"/api/v1/schedule\""),
         "{}",
         failure[0]
     );
     // The request line of the same request follows, with the same id and status.
     assert!(
         log.lines().any(|line| line.contains(" request ")
-            && line.contains(&format!("request_id={id}"))
+            && line.contains(&format!("request_id=\"{id}\""))
             && line.contains("status=500")),
         "{log}"
     );
@@ -302,7 +305,7 @@ async fn a_503_is_logged_once_with_its_cause_and_request_id_and_the_body_keeps_i
             .lines()
             .filter(|line| {
                 line.contains("dependency unavailable")
-                    && line.contains(&format!("request_id={id}"))
+                    && line.contains(&format!("request_id=\"{id}\""))
             })
             .collect();
         assert_eq!(lines.len(), 1, "{log}");
@@ -330,7 +333,8 @@ async fn the_503_line_of_a_failing_store_carries_every_error_under_it() {
     let line = log
         .lines()
         .find(|line| {
-            line.contains("dependency unavailable") && line.contains(&format!("request_id={id}"))
+            line.contains("dependency unavailable")
+                && line.contains(&format!("request_id=\"{id}\""))
         })
         .unwrap_or_else(|| panic!("{log}"));
     assert!(
@@ -365,7 +369,7 @@ async fn an_adapters_warning_names_the_request_it_was_logged_for() {
     // with it.
     assert!(
         log.lines().any(|line| line.contains("WARN")
-            && line.contains(&format!("request{{request_id={id}}}"))
+            && line.contains(&format!("request{{request_id=\"{id}\"}}"))
             && line.contains("fake call platform down")),
         "{log}"
     );

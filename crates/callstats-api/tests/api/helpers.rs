@@ -382,7 +382,7 @@ impl TestApp {
         let secret = ApiKeySecret::from_random_bytes(&[u8::try_from(id).unwrap(); 32]);
         let record = ApiKeyRecord {
             id,
-            name: format!("partner-{id}"),
+            name: format!("partner-{id}").into(),
             scopes: ScopeSet::parse_list(scopes).unwrap(),
             rate_limit_per_minute: rate_limit,
             allowed_origin: origin.map(Into::into),

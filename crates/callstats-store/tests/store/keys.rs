@@ -48,7 +48,7 @@ backend_tests! {
         let store = db.store(Access::ReadOnly);
         let found = store.find_key(&secret(7).digest()).await.unwrap().unwrap();
         assert_eq!(found.id, listed.id);
-        assert_eq!(found.name, "Partner Dash");
+        assert_eq!(&*found.name, "Partner Dash");
         assert_eq!(found.scopes.to_list(), "calls,kpi:aggregate,kpi:detail");
         assert_eq!(found.rate_limit_per_minute, 30);
         assert_eq!(found.allowed_origin.as_deref(), Some("dash.example.uz"));

@@ -59,7 +59,7 @@ backend_tests! {
         let range = callstats_domain::calendar::DateRange::up_to_31_days(day("2026-11-01"), day("2026-11-02")).unwrap();
         assert!(store.call_scores(range).await.unwrap().is_empty());
         let found = store.find_key(&secret(1).digest()).await.unwrap().unwrap();
-        assert_eq!(found.name, "partner");
+        assert_eq!(&*found.name, "partner");
     }
 
     async fn without_replace_a_database_holding_portal_data_is_left_as_it_is(db: &TestDatabase) {

@@ -8,60 +8,79 @@ use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arrayvec::ArrayString;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::time::FormatTime;
 
 /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
 const LENGTH: usize = 27;
-/// Where the microseconds start.
-const FRACTION: usize = 20;
+/// `YYYY-MM-DDTHH:MM:SS.`, the part cached for a second.
+const CALENDAR: usize = 20;
 
 /// tracing-subscriber's `SystemTime` format, its calendar part cached for the current second.
 pub(super) struct Timestamp;
 
 thread_local! {
-    /// The last second formatted on this thread and its text (the fraction left as it was).
-    static LAST: Cell<Option<(u64, [u8; LENGTH])>> = const { Cell::new(None) };
+    /// The last second formatted on this thread and its calendar text.
+    static LAST: Cell<Option<(u64, ArrayString<CALENDAR>)>> = const { Cell::new(None) };
 }
 
 impl FormatTime for Timestamp {
     fn format_time(&self, writer: &mut Writer<'_>) -> fmt::Result {
-        let since_epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        match text(since_epoch) {
-            Some(text) => writer.write_str(as_str(&text)),
+        let mut text = ArrayString::<LENGTH>::new();
+        if push(&mut text, since_epoch()).is_some() {
+            writer.write_str(&text)
+        } else {
             // Before 1970 or after 9999: the general format.
-            None => tracing_subscriber::fmt::time::SystemTime.format_time(writer),
+            tracing_subscriber::fmt::time::SystemTime.format_time(writer)
         }
     }
 }
 
-/// The text of `since_epoch`, or `None` outside the years 1970 to 9999.
-fn text(since_epoch: Duration) -> Option<[u8; LENGTH]> {
+/// The time since the epoch; zero for a clock set before it.
+fn since_epoch() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// Writes the time now at the end of `line`: as [`Timestamp`] writes it, but straight into the
+/// text log's line, without the writer's dynamic calls.
+pub(super) fn push_now(line: &mut String) {
+    let mut text = ArrayString::<LENGTH>::new();
+    match push(&mut text, since_epoch()) {
+        Some(()) => line.push_str(&text),
+        None => line.push_str("<unknown time>"),
+    }
+}
+
+/// Writes the text of `since_epoch` into the empty `text`, or `None` outside the years 1970 to
+/// 9999. Text kept as text (the calendar part and itoa's digits), not as bytes checked for
+/// UTF-8 on every line, and written into the line without the writer's dynamic calls
+/// (callgrind, cached `/operators`: 326 instructions a line before, 301 after).
+fn push(text: &mut ArrayString<LENGTH>, since_epoch: Duration) -> Option<()> {
     let second = since_epoch.as_secs();
-    let mut text = match LAST.get() {
-        Some((cached, text)) if cached == second => text,
+    let calendar = match LAST.get() {
+        Some((cached, calendar)) if cached == second => calendar,
         _ => {
-            let text = calendar(second)?;
-            LAST.set(Some((second, text)));
-            text
+            let calendar = calendar(second)?;
+            LAST.set(Some((second, calendar)));
+            calendar
         }
     };
-    let mut micros = since_epoch.subsec_micros();
-    for digit in text[FRACTION..FRACTION + 6].iter_mut().rev() {
-        // `micros % 10` is below 10: the conversion never fails.
-        *digit = b'0' + u8::try_from(micros % 10).unwrap_or(0);
-        micros /= 10;
-    }
-    Some(text)
+    text.try_push_str(&calendar).ok()?;
+    let mut micros = itoa::Buffer::new();
+    let micros = micros.format(since_epoch.subsec_micros());
+    text.try_push_str("000000".get(micros.len()..)?).ok()?;
+    text.try_push_str(micros).ok()?;
+    text.try_push('Z').ok()
 }
 
-/// `second`'s text with a zero fraction.
-fn calendar(second: u64) -> Option<[u8; LENGTH]> {
+/// `second`'s calendar text, up to the fraction.
+fn calendar(second: u64) -> Option<ArrayString<CALENDAR>> {
     let at = time::OffsetDateTime::from_unix_timestamp(i64::try_from(second).ok()?).ok()?;
     let formatted = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.000000Z",
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.",
         at.year(),
         u8::from(at.month()),
         at.day(),
@@ -69,19 +88,16 @@ fn calendar(second: u64) -> Option<[u8; LENGTH]> {
         at.minute(),
         at.second()
     );
-    formatted.into_bytes().try_into().ok()
-}
-
-fn as_str(text: &[u8; LENGTH]) -> &str {
-    // Only ASCII digits and punctuation are ever written into it.
-    std::str::from_utf8(text).unwrap_or("")
+    ArrayString::from(&formatted).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use super::{as_str, text};
+    use arrayvec::ArrayString;
+
+    use super::push;
 
     /// What tracing-subscriber's `SystemTime` writes, from its definition:
     /// `{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{micros:06}Z` in UTC.
@@ -116,9 +132,16 @@ mod tests {
             Duration::new(253_402_300_799, 1_000),
         ];
         for since_epoch in instants {
-            let written = text(since_epoch).map(|text| as_str(&text).to_owned());
+            let mut text = ArrayString::new();
+            let written = push(&mut text, since_epoch).map(|()| text.to_string());
             assert_eq!(written, Some(expected(since_epoch)), "{since_epoch:?}");
         }
-        assert_eq!(text(Duration::from_secs(253_402_300_800)), None);
+        assert_eq!(
+            push(
+                &mut ArrayString::new(),
+                Duration::from_secs(253_402_300_800)
+            ),
+            None
+        );
     }
 }

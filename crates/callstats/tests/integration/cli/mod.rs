@@ -198,7 +198,7 @@ backend_tests! {
 
         let key = key_from(&output);
         let found = db.store(Access::ReadOnly).find_key(&key.digest()).await.unwrap().unwrap();
-        assert_eq!(found.name, "partner");
+        assert_eq!(&*found.name, "partner");
         assert_eq!(found.scopes.to_list(), "calls,kpi:aggregate,kpi:detail");
         assert_eq!(found.rate_limit_per_minute, 30);
         assert_eq!(found.allowed_origin.as_deref(), Some("dash.example.uz"));
