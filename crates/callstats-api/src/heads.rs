@@ -36,8 +36,8 @@ impl<'a> Heads<'a> {
                 .bytes
                 .saturating_add(name.len())
                 .saturating_add(value.len());
-            // Names as text: a match compares lengths first, then a few bytes at once, where
-            // comparing `HeaderName`s one after the other cost twice as much.
+            // Names as text, matched once (measured no faster than comparing `HeaderName`s one
+            // after the other: 34 instructions a request more, within a run's noise).
             match name {
                 "authorization" => {
                     heads.authorization.get_or_insert(value);
