@@ -18,7 +18,7 @@ use actix_web::http::header::{ALLOW, HeaderValue};
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard, web};
 use bytes::Bytes;
 use callstats_application::flight::panic_message;
-use callstats_application::{Answer, ETag};
+use callstats_application::{Answer, Body, ETag, Outcome, Serving};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
@@ -43,7 +43,8 @@ use crate::negotiation::acceptable;
 use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
-    Source, Validator, Vary, csv_download, json, private_max_age, representation, set_headers,
+    NowOrLater, Source, Validator, Vary, csv_download, json, private_max_age, representation,
+    set_headers,
 };
 use crate::{ApiState, PREFIX};
 
@@ -151,7 +152,7 @@ impl<D: OpenApiFactory, H, Args> OpenApiFactory for Get<D, H, Args> {
 /// Reports the key's name, scopes and quota. Needs no scope; never cached (`X-Cache: MISS`).
 #[utoipa::path(get, path = "/ping", tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
 async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::Ping)).await
+    answer(&state, &req, Some(&UnvalidatedRequest::Ping)).await
 }
 
 /// Call volumes, peaks and service figures.
@@ -178,7 +179,7 @@ async fn calls_summary(
     req: HttpRequest,
     Query(query): Query<SummaryQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::CallsSummary(query))).await
+    answer(&state, &req, Some(&UnvalidatedRequest::CallsSummary(query))).await
 }
 
 /// Agent leaderboard.
@@ -198,7 +199,7 @@ async fn calls_agents(
     req: HttpRequest,
     Query(query): Query<AgentsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::CallsAgents(query))).await
+    answer(&state, &req, Some(&UnvalidatedRequest::CallsAgents(query))).await
 }
 
 /// Service figures per queue.
@@ -219,7 +220,7 @@ async fn calls_queues(
     req: HttpRequest,
     Query(query): Query<QueuesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::CallsQueues(query))).await
+    answer(&state, &req, Some(&UnvalidatedRequest::CallsQueues(query))).await
 }
 
 /// Service figures per 15-, 30- or 60-minute interval, for workforce management.
@@ -243,7 +244,7 @@ async fn calls_intervals(
     answer(
         &state,
         &req,
-        Some(UnvalidatedRequest::CallsIntervals(query)),
+        Some(&UnvalidatedRequest::CallsIntervals(query)),
     )
     .await
 }
@@ -257,7 +258,7 @@ async fn kpi_months(
     state: web::Data<ApiState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::KpiMonths)).await
+    answer(&state, &req, Some(&UnvalidatedRequest::KpiMonths)).await
 }
 
 /// One month's KPI sheet.
@@ -278,7 +279,7 @@ async fn kpi_month(
     answer(
         &state,
         &req,
-        Some(UnvalidatedRequest::KpiMonth(path.into_inner(), query)),
+        Some(&UnvalidatedRequest::KpiMonth(path.into_inner(), query)),
     )
     .await
 }
@@ -289,7 +290,7 @@ async fn kpi_month(
 /// views). Usernames, phones and credentials are never returned. Cached 1 minute.
 #[utoipa::path(get, path = "/operators", tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
 async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::Operators)).await
+    answer(&state, &req, Some(&UnvalidatedRequest::Operators)).await
 }
 
 /// Off-day schedule of a month.
@@ -301,7 +302,7 @@ async fn schedule(
     req: HttpRequest,
     Query(query): Query<ScheduleQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::Schedule(query))).await
+    answer(&state, &req, Some(&UnvalidatedRequest::Schedule(query))).await
 }
 
 /// Script view counts.
@@ -313,7 +314,7 @@ async fn scripts_stats(
     req: HttpRequest,
     Query(query): Query<ScriptsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, &req, Some(UnvalidatedRequest::ScriptsStats(query))).await
+    answer(&state, &req, Some(&UnvalidatedRequest::ScriptsStats(query))).await
 }
 
 /// This OpenAPI document.
@@ -337,6 +338,7 @@ async fn openapi_json(
         ),
         Vary::ENCODING,
     )
+    .value()
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
@@ -379,6 +381,7 @@ async fn problem_type(
         ),
         Vary::ENCODING,
     )
+    .value()
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
@@ -398,16 +401,17 @@ pub(crate) async fn unrouted(
 async fn answer(
     state: &ApiState,
     req: &HttpRequest,
-    asked: Option<UnvalidatedRequest>,
+    asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // Boxed, as admission, the cached answer and compression are (`admit_and_answer`,
-    // `Answers::serve`, `representation`): every future a request allocates stays within the
-    // 1,024 bytes glibc keeps in its per-thread cache. Inline, actix's box of the handler's
-    // future was 1,984 bytes: each request took the allocator's slow path with it, and made it
-    // sort the small chunks freed since, so the next request's small allocations missed the
-    // cache too. Boxed apart, the largest is `serve`'s, 928 bytes (heaptrack). Callgrind, 500
-    // cached `/operators` on one connection: 53,229 instructions a request inline, 52,933 boxed.
-    Box::pin(AssertUnwindSafe(admit_and_answer(state, req, asked.as_ref())).catch_unwind())
+    // Inline: what is awaited on the way (the key store, a shared ledger, a miss, a compressed
+    // form) is boxed apart (`Answers::serve_now`, `respond`), so this future is small, and
+    // actix's box of a handler's future stays within the 1,024 bytes glibc keeps in its
+    // per-thread cache (the largest, /calls/intervals', 952 bytes, `-Zprint-type-sizes`).
+    // Callgrind, 500 cached `/operators` on one connection: 45,488 instructions a request with
+    // this and `serve` boxed (1,616 bytes allocated, moved and freed), 44,776 this way. The
+    // request is borrowed: an `async fn` keeps a second copy of what it owns (144 bytes).
+    AssertUnwindSafe(admit_and_answer(state, req, asked))
+        .catch_unwind()
         .await
         .unwrap_or_else(|panic| Err(ApiError::internal(panic_message(panic.as_ref()))))
 }
@@ -417,38 +421,74 @@ async fn admit_and_answer(
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // Boxed: see `answer`.
     let heads = Heads::of(req.headers());
-    let served = Box::pin(state.answers.serve(
-        &caller_in(req, heads, state.trust_proxy),
-        asked,
-        acceptable(heads, req.headers()),
-    ))
-    .await;
-    let (quota, days) = (served.quota, served.days);
-    let (mut response, source) = match served.answer {
+    let outcome = {
+        let caller = caller_in(req, heads, state.trust_proxy);
+        match state
+            .answers
+            .serve_now(&caller, asked, acceptable(heads, req.headers()))
+        {
+            Serving::Ready(outcome) => outcome,
+            Serving::Pending(pending) => pending.await,
+        }
+    };
+    // Only a pointer is held across the await (see `respond`).
+    let later = match respond(state, req, heads, outcome) {
+        NowOrLater::Now(answered) => return answered,
+        NowOrLater::Later(later) => later,
+    };
+    later.await
+}
+
+/// The response to an admitted request's outcome: at once, or once its compressed form is
+/// made. Not an `async fn`: the answer's future would keep the outcome and the response being
+/// written across that await (536 bytes, `-Zprint-type-sizes`), where this boxes them only for
+/// a compressed form.
+fn respond<'a>(
+    state: &'a ApiState,
+    req: &HttpRequest,
+    heads: Heads<'_>,
+    Outcome {
+        quota,
+        days,
+        answer,
+    }: Outcome,
+) -> NowOrLater<'a, Result<HttpResponse, ApiError>> {
+    let (mut response, source) = match answer {
         Ok(Answer::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
-        Ok(Answer::Body(body)) => {
-            let source = Source::of(body.cache, body.seconds_left);
-            let cache_control = private_max_age(body.seconds_left);
-            let mut response = representation(
+        Ok(Answer::Body(Body {
+            entry,
+            csv_file_name,
+            cache,
+            seconds_left,
+        })) => {
+            let represented = representation(
                 (req, heads),
                 &state.compressed,
-                &body.entry.body,
-                (Validator::of_entry(&body.entry), cache_control),
+                &entry.body,
+                (Validator::of_entry(&entry), private_max_age(seconds_left)),
                 Vary::ACCEPT_AND_ENCODING,
-            )
-            .await;
-            if let Some(file_name) = &body.csv_file_name {
-                csv_download(&mut response, file_name);
-            }
-            (response, source)
+            );
+            let source = Source::of(cache, seconds_left);
+            let finish = move |mut response: HttpResponse| {
+                if let Some(file_name) = &csv_file_name {
+                    csv_download(&mut response, file_name);
+                }
+                set_headers(response.headers_mut(), &quota, days.as_ref(), source);
+                Ok(response)
+            };
+            return match represented {
+                NowOrLater::Now(response) => NowOrLater::Now(finish(response)),
+                NowOrLater::Later(later) => {
+                    NowOrLater::Later(Box::pin(async move { finish(later.await) }))
+                }
+            };
         }
         Ok(Answer::Unrouted) => (not_routed(req), Source::Miss),
-        Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
+        Err(err) => return NowOrLater::Now(Err(ApiError::counted(err, quota).with_days(days))),
     };
     set_headers(response.headers_mut(), &quota, days.as_ref(), source);
-    Ok(response)
+    NowOrLater::Now(Ok(response))
 }
 
 /// 405 with `Allow: GET` for a path the app has (asked with another method), 404 otherwise.

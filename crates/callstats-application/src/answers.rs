@@ -9,8 +9,9 @@
 //!   a lock per entry, and the replicas that do not get it wait for its bytes.
 //!
 //! The web layer only turns the HTTP request into a [`Caller`] and an [`UnvalidatedRequest`] (the endpoint
-//! with its typed query, not yet validated), calls [`Answers::serve`] and writes what it gets.
+//! with its typed query, not yet validated), calls [`Answers::serve_now`] and writes what it gets.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -19,12 +20,14 @@ use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
 use callstats_domain::model::KeyInfo;
+use callstats_domain::params::ParamError;
 use callstats_domain::ports::{Clock, ResponseCache};
 use callstats_domain::representation::{Acceptable, Representation};
 use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
-use callstats_domain::service::{CallStats, Caller, Gatekeeper, Response};
+use callstats_domain::service::{Admitted, CallStats, Caller, Counted, Gatekeeper, Response};
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use metrics::Counter;
 
 use crate::compute::ComputePool;
@@ -177,17 +180,41 @@ impl Answers {
         asked: Option<&UnvalidatedRequest>,
         accept: Acceptable,
     ) -> Outcome {
+        self.serve_now(caller, asked, accept).outcome().await
+    }
+
+    /// [`Answers::serve`], answered at once where nothing has to be awaited: a key known in
+    /// process memory, a ledger in process memory and a cached answer (or a refusal found on
+    /// the way). What has to be awaited (the key store, a shared ledger, a miss) is boxed
+    /// alone, with only what it needs, so that a request's own future stays small: `serve`
+    /// whole was a 1,000-byte future allocated and moved on every request, and its caller's
+    /// another 616 bytes (`-Zprint-type-sizes`).
+    pub fn serve_now<'a>(
+        &'a self,
+        caller: &'a Caller<'_>,
+        asked: Option<&'a UnvalidatedRequest>,
+        accept: Acceptable,
+    ) -> Serving<'a> {
         let access = &self.inner.access;
-        // Identifying and the cached answer are boxed apart, so that no future of a request
-        // passes the 1,024 bytes glibc keeps in its per-thread cache (`callstats_api`'s
-        // `answer` has the figures): inline, this one was 1,248 bytes (identifying: 696).
-        let admitted = match access.identify_known(caller) {
-            Some(admitted) => admitted,
-            None => match Box::pin(access.identify(caller)).await {
-                Ok(admitted) => admitted,
-                Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
-            },
-        };
+        match access.identify_known(caller) {
+            Some(admitted) => self.admitted(admitted, asked, accept),
+            None => Serving::Pending(Box::pin(async move {
+                match access.identify(caller).await {
+                    Ok(admitted) => self.admitted(admitted, asked, accept).outcome().await,
+                    Err(refused) => outcome(refused.quota, refused.days, Err(refused.error)),
+                }
+            })),
+        }
+    }
+
+    /// An admitted request parsed, then counted.
+    fn admitted(
+        &self,
+        admitted: Admitted,
+        asked: Option<&UnvalidatedRequest>,
+        accept: Acceptable,
+    ) -> Serving<'_> {
+        let access = &self.inner.access;
         let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
         let representation = Representation::choose(endpoint, accept);
         // A data request with its cache key (of the representation chosen), made once.
@@ -200,56 +227,78 @@ impl Answers {
                 })
             })
         });
-        let cache_key = match &request {
-            Some(Ok(Some((key, _)))) => Some(key.as_ref()),
-            _ => None,
+        let parsed = Parsed {
+            representation,
+            request,
         };
-        let counted = access.count(&admitted, endpoint, cache_key).await;
-        // The day fetches this request paid for (a miss's), for its day budget's headers.
-        let mut paid = 0;
-        let answer = match (counted.verdict, request) {
+        match access.count_now(&admitted, endpoint, parsed.cache_key()) {
+            Some(counted) => self.counted(&admitted, parsed, counted),
+            None => Serving::Pending(Box::pin(async move {
+                let counted = access.count(&admitted, endpoint, parsed.cache_key()).await;
+                self.counted(&admitted, parsed, counted).outcome().await
+            })),
+        }
+    }
+
+    /// A counted request answered: refused, or its answer (a miss still to compute).
+    fn counted(&self, admitted: &Admitted, parsed: Parsed, counted: Counted) -> Serving<'_> {
+        let Counted {
+            quota,
+            days,
+            verdict,
+            cached,
+        } = counted;
+        let answer = match (verdict, parsed.request) {
             (Err(err), _) => Err(err),
             (Ok(()), None) => Ok(Answer::Unrouted),
             (Ok(()), Some(Err(err))) => Err(err.into()),
-            (Ok(()), Some(Ok(valid))) => match (representation, valid) {
+            (Ok(()), Some(Ok(valid))) => match (parsed.representation, valid) {
                 (Err(not_acceptable), _) => Err(not_acceptable),
-                (Ok(_), None) => Ok(Answer::Key(access.ping(&admitted.key))),
+                (Ok(_), None) => Ok(Answer::Key(self.inner.access.ping(&admitted.key))),
                 (Ok(form), Some((key, request))) => {
                     let csv_file_name = match form {
                         Representation::Csv => request.csv_file_name(),
                         Representation::Json => None,
                     };
-                    let key_id = admitted.key.id;
-                    // A cached answer is taken here. A miss's future is boxed: it is large,
-                    // and inline it would make every request's future (a cached one's too) as
-                    // large, allocated and moved with it; a hit makes none (it had allocated
-                    // and freed one for nothing: about 230 instructions, callgrind).
-                    let found = match self.cached(counted.cached.as_ref()) {
-                        Some(entry) => Ok((entry, CacheStatus::Hit)),
-                        None => {
-                            Box::pin(self.computed((request, form), &key, key_id, &mut paid)).await
+                    match self.cached(cached.as_ref()) {
+                        // Served at the moment it was read.
+                        Some(entry) => {
+                            Ok(body(entry, csv_file_name, CacheStatus::Hit, admitted.at))
                         }
-                    };
-                    found.map(|(entry, cache)| {
-                        // A cached entry is served at the moment it was read; a computed
-                        // one, once computed.
-                        let now = match cache {
-                            CacheStatus::Hit => admitted.at,
-                            CacheStatus::Miss | CacheStatus::Stale => self.inner.clock.now(),
-                        };
-                        let seconds_left = entry.seconds_left(now);
-                        Answer::Body(Body {
-                            entry,
-                            csv_file_name,
-                            cache,
-                            seconds_left,
-                        })
-                    })
+                        None => {
+                            let miss = Miss {
+                                asked: (request, form),
+                                key,
+                                key_id: admitted.key.id,
+                                csv_file_name,
+                            };
+                            return Serving::Pending(Box::pin(self.answer_miss(miss, quota, days)));
+                        }
+                    }
                 }
             },
         };
-        let days = counted.days.map(|days| days.less(paid));
-        outcome(counted.quota, days, answer)
+        Serving::Ready(outcome(quota, days, answer))
+    }
+
+    /// The answer to a miss, and the day budget after the days computing it paid for.
+    async fn answer_miss(
+        &self,
+        miss: Miss,
+        quota: QuotaStatus,
+        days: Option<DayBudgetStatus>,
+    ) -> Outcome {
+        // Made on a miss only: its counters, shared with the work it starts, are two
+        // allocations, which a cached answer (paying for no day) had made and freed for
+        // nothing. Callgrind, cached `/operators`: 49,558 instructions a request made for each,
+        // 49,230 on a miss only.
+        let requester = Requester::key(miss.key_id);
+        let computed = self.miss(miss.asked, &miss.key, &requester).await;
+        let days = days.map(|days| days.less(requester.paid_so_far()));
+        // Served once computed.
+        let answer = computed
+            .map(|(entry, cache)| body(entry, miss.csv_file_name, cache, self.inner.clock.now()));
+        outcome(quota, days, answer)
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
@@ -268,25 +317,6 @@ impl Answers {
             None => lookups.miss.increment(1),
         }
         entry
-    }
-
-    /// The entry computed once under `key` (the request's cache key), for a miss; the days it
-    /// needs are fetched for the key `key_id`, and the fetches it paid for are added to `paid`.
-    async fn computed(
-        &self,
-        request: Asked,
-        key: &str,
-        key_id: i64,
-        paid: &mut u32,
-    ) -> Result<(Entry, CacheStatus), DomainError> {
-        // Made on a miss only: its counters, shared with the work it starts, are two
-        // allocations, which a cached answer (paying for no day) had made and freed for
-        // nothing. Callgrind, cached `/operators`: 49,558 instructions a request made for each,
-        // 49,230 on a miss only.
-        let requester = Requester::key(key_id);
-        let computed = self.miss(request, key, &requester).await;
-        *paid += requester.paid_so_far();
-        computed
     }
 
     /// A miss: the entry computed once per replica (and per deployment).
@@ -334,6 +364,70 @@ impl Answers {
 
 /// A valid request and the representation its answer is written in.
 type Asked = (ApiRequest, Representation);
+
+/// An outcome, or the work it still waits for.
+pub enum Serving<'a> {
+    /// Answered without awaiting anything.
+    Ready(Outcome),
+    /// Identifying the key in the store, counting in a shared ledger, or computing a miss.
+    Pending(BoxFuture<'a, Outcome>),
+}
+
+impl Serving<'_> {
+    /// The outcome, once what it waits for is done.
+    pub async fn outcome(self) -> Outcome {
+        match self {
+            Self::Ready(outcome) => outcome,
+            Self::Pending(pending) => pending.await,
+        }
+    }
+}
+
+/// An admitted request, parsed.
+struct Parsed {
+    /// The representation its `Accept` chose, or the 406.
+    representation: Result<Representation, DomainError>,
+    /// `None` for a path the API does not have; `Ok(None)` for /ping.
+    request: Option<Result<Option<Keyed>, ParamError>>,
+}
+
+/// A valid data request with its cache key.
+type Keyed = (Cow<'static, str>, ApiRequest);
+
+impl Parsed {
+    /// The key its answer is cached under, for a valid data request.
+    fn cache_key(&self) -> Option<&str> {
+        match &self.request {
+            Some(Ok(Some((key, _)))) => Some(key.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// A miss to compute: the request, its cache key, the key it is fetched for (whose day budget
+/// pays) and a CSV body's file name.
+struct Miss {
+    asked: Asked,
+    key: Cow<'static, str>,
+    key_id: i64,
+    csv_file_name: Option<String>,
+}
+
+/// A data endpoint's answer, served at `now` from `entry`.
+fn body(
+    entry: Entry,
+    csv_file_name: Option<String>,
+    cache: CacheStatus,
+    now: time::OffsetDateTime,
+) -> Answer {
+    let seconds_left = entry.seconds_left(now);
+    Answer::Body(Body {
+        entry,
+        csv_file_name,
+        cache,
+        seconds_left,
+    })
+}
 
 /// An answer's entry in the response cache, as [`once`] sees it.
 struct StoredAnswer {

@@ -4,11 +4,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use callstats_domain::access::{ApiKeyRecord, ApiKeySecret};
+use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest, QuotaBucket};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
-    Found, KeyLookup, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
-    MockQuotaCounter, MockRequestLedger, MockResponseCache,
+    Found, ImmediateLedger, KeyLookup, KnownKeys, MockCallDaySource, MockClock, MockKeyStore,
+    MockPortalStore, MockQuotaCounter, MockRequestLedger, MockResponseCache,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -72,21 +72,32 @@ fn answers_on(stores: Stores, ledger: MockRequestLedger, cache: Arc<dyn Response
 }
 
 fn computing_on(
-    (keys, store): Stores,
+    stores: Stores,
     ledger: MockRequestLedger,
     cache: Arc<dyn ResponseCache>,
     computing: Computing,
 ) -> Answers {
+    assembled(stores, ledger, cache, computing, |access| access)
+}
+
+/// [`computing_on`], its gatekeeper given more ports by `with`.
+fn assembled(
+    (keys, store): Stores,
+    ledger: MockRequestLedger,
+    cache: Arc<dyn ResponseCache>,
+    computing: Computing,
+    with: impl FnOnce(Gatekeeper) -> Gatekeeper,
+) -> Answers {
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
-    let access = Gatekeeper::new(
+    let access = with(Gatekeeper::new(
         Arc::new(keys),
         Arc::new(MockQuotaCounter::new()),
         Arc::new(ledger),
         clock.clone(),
         60,
-    );
+    ));
     let stats = CallStats::new(
         Arc::new(store),
         Arc::new(MockCallDaySource::new()),
@@ -483,6 +494,112 @@ async fn an_accept_excluding_json_is_a_406_after_admission_and_parameters_withou
         "{served:?}"
     );
     assert_eq!(reads.load(Ordering::SeqCst), 0);
+}
+
+/// Knows the test key with the `operators` scope, as the key cache knows a key it has read.
+struct Known;
+
+impl KnownKeys for Known {
+    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
+        (*digest == secret().digest()).then(|| KeyLookup::Found(record("operators")))
+    }
+}
+
+/// A ledger in memory: every request is the window's first, and any answer asked for is this.
+struct AtOnce(Option<Bytes>);
+
+impl ImmediateLedger for AtOnce {
+    fn count_now(&self, _: &QuotaBucket, _: Option<&QuotaBucket>, answer: Option<&str>) -> Found {
+        found(1, answer.and(self.0.clone()))
+    }
+}
+
+/// [`Answers::serve_now`]: the outcome at once, or what is pending.
+fn at_once<'a>(
+    answers: &'a Answers,
+    caller: &'a Caller<'_>,
+    asked: &'a UnvalidatedRequest,
+) -> Result<Outcome, BoxFuture<'a, Outcome>> {
+    match answers.serve_now(caller, Some(asked), Acceptable::JSON) {
+        Serving::Ready(outcome) => Ok(outcome),
+        Serving::Pending(pending) => Err(pending),
+    }
+}
+
+#[tokio::test]
+async fn what_needs_no_waiting_is_answered_at_once_and_only_the_rest_is_pending() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let in_memory = |known: bool, cached: Option<Bytes>, cache: MockResponseCache| {
+        // The awaited ledger is never asked.
+        let mut ledger = MockRequestLedger::new();
+        ledger.expect_count().never();
+        let stores = portal("operators", &reads);
+        assembled(
+            stores,
+            ledger,
+            Arc::new(cache),
+            Computing::default(),
+            |access| {
+                let access = access.with_immediate_ledger(Arc::new(AtOnce(cached)));
+                if known {
+                    access.with_known_keys(Arc::new(Known))
+                } else {
+                    access
+                }
+            },
+        )
+    };
+    let bearer = format!("Bearer {}", secret().expose());
+    let asked = UnvalidatedRequest::Operators;
+    let caller = caller(&bearer);
+    let serve_now = |answers| at_once(answers, &caller, &asked);
+    let hit = || {
+        (
+            roster_bytes(),
+            crate::ETag::of(&roster_bytes()),
+            CacheStatus::Hit,
+        )
+    };
+
+    // A key known in memory, counted in memory, its answer cached: answered at once, as
+    // `serve` answers it.
+    // The roster cached, and no other call to the cache.
+    let roster_cached = |known| {
+        in_memory(
+            known,
+            Some(roster_entry().encode()),
+            MockResponseCache::new(),
+        )
+    };
+    let cached = roster_cached(true);
+    let Ok(at_once) = serve_now(&cached) else {
+        panic!("a cached answer was left pending")
+    };
+    assert_eq!(body_of(&at_once), hit());
+    assert_eq!((at_once.quota.limit, at_once.quota.remaining), (5, 4));
+    let served = cached.serve(&caller, Some(&asked), Acceptable::JSON).await;
+    assert_eq!(at_once, served);
+
+    // A miss is pending, and computed only once awaited.
+    let mut cache = MockResponseCache::new();
+    cache.expect_get().times(1).returning(|_| None);
+    cache.expect_try_lock().times(1).returning(|_, _| true);
+    cache.expect_unlock().times(1).return_const(());
+    cache.expect_put().times(1).return_const(());
+    let missed = in_memory(true, None, cache);
+    let Err(pending) = serve_now(&missed) else {
+        panic!("a miss was answered at once")
+    };
+    assert_eq!(reads.load(Ordering::SeqCst), 0);
+    assert_eq!(body_of(&pending.await).2, CacheStatus::Miss);
+    assert_eq!(reads.load(Ordering::SeqCst), 1);
+
+    // A key not known in memory is pending too: the key store identifies it.
+    let unknown = roster_cached(false);
+    let Err(pending) = serve_now(&unknown) else {
+        panic!("a key the store has to find was answered at once")
+    };
+    assert_eq!(body_of(&pending.await), hit());
 }
 
 impl Answers {

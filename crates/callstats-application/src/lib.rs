@@ -31,7 +31,7 @@ pub mod flight;
 pub mod once;
 pub mod warmer;
 
-pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
+pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome, Serving};
 pub use call_days::{CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
 pub use entry::{ETag, Entry};

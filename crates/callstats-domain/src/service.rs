@@ -19,7 +19,7 @@ use crate::model::{
 };
 use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
-    CallDaySource, Clock, ImmediateLedger, KeyLookup, KeyStore, KnownKeys, PortalStore,
+    CallDaySource, Clock, Found, ImmediateLedger, KeyLookup, KeyStore, KnownKeys, PortalStore,
     QuotaCounter, RequestLedger,
 };
 use crate::request::{ApiRequest, Endpoint};
@@ -250,6 +250,29 @@ impl Gatekeeper {
             Ledger::Awaited(ledger) => ledger.count(&admitted.window, days_window, answer).await,
             Ledger::Immediate(ledger) => ledger.count_now(&admitted.window, days_window, answer),
         };
+        Self::counted(admitted, endpoint, found)
+    }
+
+    /// [`Gatekeeper::count`] without awaiting, when the ledger answers at once
+    /// ([`Gatekeeper::with_immediate_ledger`]); `None`, having counted nothing, otherwise.
+    #[must_use]
+    pub fn count_now(
+        &self,
+        admitted: &Admitted,
+        endpoint: Endpoint,
+        answer: Option<&str>,
+    ) -> Option<Counted> {
+        let Ledger::Immediate(ledger) = &self.ledger else {
+            return None;
+        };
+        let days_window = admitted.days.as_ref().map(|(_, days)| days);
+        let found = ledger.count_now(&admitted.window, days_window, answer);
+        Some(Self::counted(admitted, endpoint, found))
+    }
+
+    /// What the ledger `found` for a request to `endpoint` means: its windows, then the quota
+    /// (429) and scope (403) checks.
+    fn counted(admitted: &Admitted, endpoint: Endpoint, found: Found) -> Counted {
         let quota = QuotaStatus::after(
             admitted.key.rate_limit_per_minute,
             found.requests,

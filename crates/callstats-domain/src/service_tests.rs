@@ -250,8 +250,27 @@ async fn known_keys_and_an_immediate_ledger_answer_without_the_awaited_ports() {
     );
     assert_eq!(counted.verdict, Ok(()));
     assert_eq!(counted.cached, Some(Bytes::from_static(b"{}")));
-    let over = access.count(&admitted, Endpoint::CallsSummary, None).await;
+    // Counted at once by the immediate ledger, as `count` counts.
+    let over = access
+        .count_now(&admitted, Endpoint::CallsSummary, None)
+        .unwrap();
     assert!(matches!(over.verdict, Err(DomainError::RateLimited(_))));
+    assert_eq!((over.quota.remaining, over.cached), (0, None));
+    // Without one, nothing is counted at once: only `count` counts, awaiting its ledger.
+    let mut awaited = MockRequestLedger::new();
+    awaited.expect_count().never();
+    let awaited = Gatekeeper::new(
+        Arc::new(key_store(None)),
+        Arc::new(MockQuotaCounter::new()),
+        Arc::new(awaited),
+        clock(),
+        60,
+    );
+    assert!(
+        awaited
+            .count_now(&admitted, Endpoint::CallsSummary, None)
+            .is_none()
+    );
     // Another key: the store is asked, finds nothing, and the client's quota counts it.
     let other = format!(
         "Bearer {}",
