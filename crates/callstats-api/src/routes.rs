@@ -454,41 +454,42 @@ fn respond<'a>(
         answer,
     }: Outcome,
 ) -> NowOrLater<'a, Result<HttpResponse, ApiError>> {
-    let (mut response, source) = match answer {
-        Ok(Answer::Key(info)) => (json(StatusCode::OK, &info), Source::Miss),
+    let (represented, source, csv_file_name) = match answer {
+        Ok(Answer::Key(info)) => (
+            NowOrLater::Now(json(StatusCode::OK, &info)),
+            Source::Miss,
+            None,
+        ),
         Ok(Answer::Body(Body {
             entry,
             csv_file_name,
             cache,
             seconds_left,
-        })) => {
-            let represented = representation(
+        })) => (
+            representation(
                 (req, heads),
                 &state.compressed,
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),
                 Vary::ACCEPT_AND_ENCODING,
-            );
-            let source = Source::of(cache, seconds_left);
-            let finish = move |mut response: HttpResponse| {
-                if let Some(file_name) = &csv_file_name {
-                    csv_download(&mut response, file_name);
-                }
-                set_headers(response.headers_mut(), &quota, days.as_ref(), source);
-                Ok(response)
-            };
-            return match represented {
-                NowOrLater::Now(response) => NowOrLater::Now(finish(response)),
-                NowOrLater::Later(later) => {
-                    NowOrLater::Later(Box::pin(async move { finish(later.await) }))
-                }
-            };
-        }
-        Ok(Answer::Unrouted) => (not_routed(req), Source::Miss),
+            ),
+            Source::of(cache, seconds_left),
+            csv_file_name,
+        ),
+        Ok(Answer::Unrouted) => (NowOrLater::Now(not_routed(req)), Source::Miss, None),
         Err(err) => return NowOrLater::Now(Err(ApiError::counted(err, quota).with_days(days))),
     };
-    set_headers(response.headers_mut(), &quota, days.as_ref(), source);
-    NowOrLater::Now(Ok(response))
+    let finish = move |mut response: HttpResponse| {
+        if let Some(file_name) = &csv_file_name {
+            csv_download(&mut response, file_name);
+        }
+        set_headers(response.headers_mut(), &quota, days.as_ref(), source);
+        Ok(response)
+    };
+    match represented {
+        NowOrLater::Now(response) => NowOrLater::Now(finish(response)),
+        NowOrLater::Later(later) => NowOrLater::Later(Box::pin(async move { finish(later.await) })),
+    }
 }
 
 /// 405 with `Allow: GET` for a path the app has (asked with another method), 404 otherwise.
