@@ -59,8 +59,9 @@ const WARM_DAYS: u32 = 35;
 /// How long a warm-up may take before the task gives up.
 const WARM_UP_LIMIT: Duration = Duration::from_secs(600);
 /// The lifetime of a settled day that stands for the default 24 hours. Longer than a warm-up
-/// at 50,000 calls a day (about 25 s) plus the warmer's 20 s margin and two passes, so that each
-/// settled day is fetched exactly once in a window of one lifetime after the warm-up.
+/// at 50,000 calls a day (docs/performance.md, `durability`) plus the warmer's 20 s margin and
+/// two passes, so that each settled day is fetched exactly once in a window of one lifetime
+/// after the warm-up.
 const SIMULATED_DAY_SECS: u64 = 90;
 /// A revision window no warm day leaves (the oldest ended 34 days ago): none is final.
 const OPEN_REVISION_DAYS: u32 = 400;

@@ -1,8 +1,8 @@
 //! `instructions`: the instructions the release `callstats demo` executes for a cached
 //! `/operators` request (and for yesterday's `/calls/summary`, computed by the first request and
 //! cached for the others), counted by callgrind, against the bare baseline answering the same
-//! bytes (and the same bytes and headers). A busy machine hardly changes the count, where rates
-//! swing by 15 % and more between rounds (`load`).
+//! bytes (and the same bytes and headers). A busy machine hardly changes the count, where the
+//! rates of `load` swing from round to round (docs/performance.md).
 //!
 //! Callgrind counts user-space instructions of every thread of the server between a zeroing
 //! and a dump (`callgrind_control -z`, then `-d`) taken around the measured requests; the

@@ -35,8 +35,8 @@ pub struct Options {
     /// in one run on the same machine
     #[arg(long, value_name = "BINARY")]
     before: Option<PathBuf>,
-    /// How many times every target is loaded: the rates of one machine swing by 15 % and more
-    /// between rounds, so a ratio is judged on more rounds than the default
+    /// How many times every target is loaded: the rates of one machine swing from round to
+    /// round, so a ratio is judged on more rounds than the default
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
     rounds: u16,
 }
