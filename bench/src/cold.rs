@@ -163,7 +163,14 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
 
     // The warm path: a server whose warmer holds the recent days; the question is a miss of
     // the response cache (the server never answered it), over days it holds.
-    let warm = portal.serve_warm("warm", None, WARM_DAYS)?;
+    // Its warm-up from the platform: the days the servers before it kept in the portal
+    // database would come from there (what `durability` measures).
+    let warm = portal.serve_with(
+        "warm",
+        None,
+        WARM_DAYS,
+        &[("CALLSTATS_CALL_DAY_PERSIST", "false")],
+    )?;
     let warm_up = warm.wait_for_warm_up(WARM_UP_LIMIT)?;
     rows.push(Row::new(
         format!("warm-up of the last {WARM_DAYS} days, in the background (ready at once)"),

@@ -1,8 +1,9 @@
 //! `isolation`: one partner cannot take the call statistics from the others.
 //!
 //! Release build, `callstats sim --latency-ms 100 --calls-per-day 5000` as the upstream, a
-//! SQLite portal seeded with the demo data, and a fresh `callstats serve` (default settings) for
-//! each scenario, so that one scenario's kept days do not help the next. In every scenario a
+//! SQLite portal seeded with the demo data, and a fresh `callstats serve` (default settings, but
+//! for keeping no call days in the portal database the scenarios share) for each scenario, so
+//! that one scenario's kept days do not help the next. In every scenario a
 //! victim key asks one cold day every 2 s and one held day every second (a different sub-range
 //! of 14 days fetched before the scenario starts, so that each is computed from held days, not
 //! read from the response cache), while:
@@ -469,7 +470,8 @@ struct Run<T> {
 
 impl<'a> Scenario<'a> {
     fn start(portal: &Portal<'_>, name: &str, plan: &Plan, victim: &'a str) -> Result<Self> {
-        let server = portal.serve(name, None)?;
+        // No days kept in the portal database either: the scenarios share it.
+        let server = portal.serve_with(name, None, 0, &[("CALLSTATS_CALL_DAY_PERSIST", "false")])?;
         // The held days, fetched before anything else (this also times a first fetch).
         let warm = ask(&agent(), server.port, &summary_path(plan.held, ""), victim);
         if warm.status != 200 {
