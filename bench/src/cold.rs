@@ -162,9 +162,9 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     drop((replica_a, replica_b, redis));
 
     // The warm path: a server whose warmer holds the recent days; the question is a miss of
-    // the response cache (the server never answered it), over days it holds.
-    // Its warm-up from the platform: the days the servers before it kept in the portal
-    // database would come from there (what `durability` measures).
+    // the response cache (the server never answered it), over days it holds. It warms up from
+    // the platform, not from the days the servers before it kept in the portal database (what
+    // `durability` measures).
     let warm = portal.serve_with(
         "warm",
         None,

@@ -63,9 +63,9 @@ pub struct Options {
 pub fn run(options: &Options) -> Result<()> {
     let feature = (options.allocator != "glibc").then_some(options.allocator.as_str());
     let binary = binary_with(options.debug, feature)?;
-    // The hostile platform is a debug build either way: its own speed is not measured (a page
-    // of 1,000 calls takes it a few milliseconds, against the 100 ms of latency), and a second
-    // fat-LTO build of actix would cost more than the whole run.
+    // The hostile platform is a debug build either way: its own speed is not what is measured
+    // (its answers wait out the platform's latency), and a second fat-LTO build of actix would
+    // cost more than the whole run.
     xtask::cargo(
         &["build", "-p", "callstats-bench", "--bin", "hostile-platform"],
         &[],

@@ -41,6 +41,9 @@ const WINDOW_DAYS: i64 = 31;
 /// The history horizon and day budget the service runs with (its defaults).
 const HORIZON_DAYS: i64 = 400;
 const DAY_BUDGET: u64 = 124;
+/// The victim's targets where no other key's work is ahead of it in the fetch queue.
+const COLD_DAY_TARGET: &str = "200 in ≤ 3 s every time";
+const HELD_DAYS_TARGET: &str = "200 in ≤ 50 ms every time";
 
 /// One partner cannot take the call statistics from the others: `callstats serve` in front of
 /// `callstats sim` (100 ms a page) while a victim key asks a cold day every 2 s and a held one
@@ -110,27 +113,15 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
             &plan.overlapping_windows(),
         ))
     })?;
-    rows(
+    run.rows(
         &mut report,
         "60 cold 31-day windows from one key at once",
-        &[
-            (
-                "attacker",
-                run.attack.as_slice(),
-                "429 (budget) or 503 with Retry-After in < 100 ms; no 503 after a 15 s wait",
-            ),
-            (
-                "victim, cold day",
-                run.cold.as_slice(),
-                "200 in ≤ 3 s every time",
-            ),
-            (
-                "victim, held days",
-                run.held.as_slice(),
-                "200 in ≤ 50 ms every time",
-            ),
-        ],
-        run.upstream,
+        (
+            "attacker",
+            run.attack.as_slice(),
+            "429 (budget) or 503 with Retry-After in < 100 ms; no 503 after a 15 s wait",
+        ),
+        (COLD_DAY_TARGET, HELD_DAYS_TARGET),
     );
     drop(server);
 
@@ -150,27 +141,15 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         .iter()
         .filter(|reply| reply.status == 200)
         .count();
-    rows(
+    run.rows(
         &mut report,
         "120 month ranges stepping back a year at a time, 4 clients",
-        &[
-            (
-                "stepper",
-                run.attack.as_slice(),
-                "400 before the horizon, never asked upstream; ≤ 124 days fetched",
-            ),
-            (
-                "victim, cold day",
-                run.cold.as_slice(),
-                "200 in ≤ 3 s every time",
-            ),
-            (
-                "victim, held days",
-                run.held.as_slice(),
-                "200 in ≤ 50 ms every time",
-            ),
-        ],
-        run.upstream,
+        (
+            "stepper",
+            run.attack.as_slice(),
+            "400 before the horizon, never asked upstream; ≤ 124 days fetched",
+        ),
+        (COLD_DAY_TARGET, HELD_DAYS_TARGET),
     );
     writeln!(
         report,
@@ -207,30 +186,21 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         "outcome=\"circuit_open\"",
     )?;
     let breaker_lines = log_lines(dir, "throttled", "circuit opened")?;
-    rows(
+    run.rows(
         &mut report,
         &format!(
             "the sim answers 429 above {} requests a second; 8 keys ask the whole horizon",
             options.max_rps
         ),
-        &[
-            (
-                "8 keys, honouring Retry-After",
-                run.attack.as_slice(),
-                "200 in the end; the breaker never opens",
-            ),
-            (
-                "victim, cold day",
-                run.cold.as_slice(),
-                "its turn after a job of each key ahead: 200, or 503 with Retry-After at once",
-            ),
-            (
-                "victim, held days",
-                run.held.as_slice(),
-                "200 every time",
-            ),
-        ],
-        run.upstream,
+        (
+            "8 keys, honouring Retry-After",
+            run.attack.as_slice(),
+            "200 in the end; the breaker never opens",
+        ),
+        (
+            "its turn after a job of each key ahead: 200, or 503 with Retry-After at once",
+            "200 every time",
+        ),
     );
     writeln!(
         report,
@@ -256,27 +226,18 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         ))
     })?;
     let firsts: Vec<Reply> = run.attack.iter().map(|month| month.first).collect();
-    rows(
+    run.rows(
         &mut report,
         "12 cold 31-day windows from 12 keys at once",
-        &[
-            (
-                "12 keys, first answers",
-                firsts.as_slice(),
-                "the first 200 in ≤ 3 s; the others 503 with Retry-After in < 100 ms",
-            ),
-            (
-                "victim, cold day",
-                run.cold.as_slice(),
-                "its turn after a job of each of the 12 keys: 200, or 503 with Retry-After at once",
-            ),
-            (
-                "victim, held days",
-                run.held.as_slice(),
-                "200 in ≤ 50 ms every time",
-            ),
-        ],
-        run.upstream,
+        (
+            "12 keys, first answers",
+            firsts.as_slice(),
+            "the first 200 in ≤ 3 s; the others 503 with Retry-After in < 100 ms",
+        ),
+        (
+            "its turn after a job of each of the 12 keys: 200, or 503 with Retry-After at once",
+            HELD_DAYS_TARGET,
+        ),
     );
     report.push_str(
         "\nthe 12 keys of scenario 4, by when they got their 200:\n\n\
@@ -468,6 +429,35 @@ struct Run<T> {
     held: Vec<Reply>,
 }
 
+impl<T> Run<T> {
+    /// The scenario's rows: how the attacker's requests (`attack`) and the victim's were
+    /// answered, by status with the slowest of each, each against its target, then the
+    /// upstream requests.
+    fn rows(
+        &self,
+        report: &mut String,
+        scenario: &str,
+        (who, attack, target): (&str, &[Reply], &str),
+        (cold_target, held_target): (&str, &str),
+    ) {
+        let whos = [
+            (who, attack, target),
+            ("victim, cold day", self.cold.as_slice(), cold_target),
+            ("victim, held days", self.held.as_slice(), held_target),
+        ];
+        for (index, (who, replies, target)) in whos.into_iter().enumerate() {
+            let name = if index == 0 { scenario } else { "" };
+            let _ = writeln!(
+                report,
+                "| {name} | {who} | {} | {} | {target} |",
+                replies.len(),
+                by_status(replies)
+            );
+        }
+        let _ = writeln!(report, "| | upstream requests | {} | | |", self.upstream);
+    }
+}
+
 impl<'a> Scenario<'a> {
     fn start(portal: &Portal<'_>, name: &str, plan: &Plan, victim: &'a str) -> Result<Self> {
         // No days kept in the portal database either: the scenarios share it.
@@ -581,20 +571,6 @@ fn log_lines(dir: &Path, name: &str, text: &str) -> Result<usize> {
     let log = std::fs::read_to_string(dir.join(format!("{name}.log")))
         .with_context(|| format!("cannot read {name}.log"))?;
     Ok(log.lines().filter(|line| line.contains(text)).count())
-}
-
-/// The rows of one scenario: for each who, the answers by status with the slowest of each.
-fn rows(report: &mut String, scenario: &str, whos: &[(&str, &[Reply], &str)], upstream: u64) {
-    for (index, (who, replies, target)) in whos.iter().enumerate() {
-        let name = if index == 0 { scenario } else { "" };
-        let _ = writeln!(
-            report,
-            "| {name} | {who} | {} | {} | {target} |",
-            replies.len(),
-            by_status(replies)
-        );
-    }
-    let _ = writeln!(report, "| | upstream requests | {upstream} | | |");
 }
 
 #[cfg(test)]

@@ -102,66 +102,60 @@ impl Measure for Server {
         headers: &[(&str, &str)],
     ) -> Result<(Cost, HeaderMap, Vec<u8>)> {
         static AGENT: LazyLock<ureq::Agent> = LazyLock::new(agent);
-        let before = self.upstream_requests()?;
-        let started = Instant::now();
-        let (status, answer_headers, body) = get_with(
-            &AGENT,
-            &format!("127.0.0.1:{}", self.port),
-            path,
-            key,
-            headers,
-        )?;
-        let time = started.elapsed();
-        let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok((
-            Cost {
-                time,
-                upstream,
-                status,
-            },
-            answer_headers,
-            body,
-        ))
+        let authority = format!("127.0.0.1:{}", self.port);
+        let (cost, (answer_headers, body)) = costed(self, || {
+            let (status, answer_headers, body) = get_with(&AGENT, &authority, path, key, headers)?;
+            Ok((status, (answer_headers, body)))
+        })?;
+        Ok((cost, answer_headers, body))
     }
 
     fn measure_together(&self, paths: &[String], key: &str) -> Result<(Cost, Duration)> {
-        let before = self.upstream_requests()?;
         let port = self.port;
-        let started = Instant::now();
-        let (slowest, status) = std::thread::scope(|scope| -> Result<(Duration, u16)> {
-            let requests: Vec<_> = paths
-                .iter()
-                .map(|path| {
-                    scope.spawn(move || -> Result<(Duration, u16)> {
-                        let started = Instant::now();
-                        let (status, _) = get(port, path, key)?;
-                        Ok((started.elapsed(), status))
+        costed(self, || {
+            std::thread::scope(|scope| {
+                let requests: Vec<_> = paths
+                    .iter()
+                    .map(|path| {
+                        scope.spawn(move || -> Result<(Duration, u16)> {
+                            let started = Instant::now();
+                            let (status, _) = get(port, path, key)?;
+                            Ok((started.elapsed(), status))
+                        })
                     })
-                })
-                .collect();
-            let (mut slowest, mut first_failure) = (Duration::ZERO, None);
-            for request in requests {
-                let (time, status) = request
-                    .join()
-                    .map_err(|_| anyhow!("a request thread panicked"))??;
-                slowest = slowest.max(time);
-                if status != 200 {
-                    first_failure.get_or_insert(status);
+                    .collect();
+                let (mut slowest, mut first_failure) = (Duration::ZERO, None);
+                for request in requests {
+                    let (time, status) = request
+                        .join()
+                        .map_err(|_| anyhow!("a request thread panicked"))??;
+                    slowest = slowest.max(time);
+                    if status != 200 {
+                        first_failure.get_or_insert(status);
+                    }
                 }
-            }
-            Ok((slowest, first_failure.unwrap_or(200)))
-        })?;
-        let time = started.elapsed();
-        let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok((
-            Cost {
-                time,
-                upstream,
-                status,
-            },
-            slowest,
-        ))
+                Ok((first_failure.unwrap_or(200), slowest))
+            })
+        })
     }
+}
+
+/// What `work` (its requests' status, and what else it gives) cost on `server`: its wall time
+/// and the upstream requests the server made meanwhile.
+fn costed<T>(server: &Server, work: impl FnOnce() -> Result<(u16, T)>) -> Result<(Cost, T)> {
+    let before = server.upstream_requests()?;
+    let started = Instant::now();
+    let (status, given) = work()?;
+    let time = started.elapsed();
+    let upstream = server.upstream_requests()?.saturating_sub(before);
+    Ok((
+        Cost {
+            time,
+            upstream,
+            status,
+        },
+        given,
+    ))
 }
 
 /// The value of the gauge `name` (without labels), if it is set.
