@@ -170,8 +170,8 @@ mod tests {
     fn only_what_ci_and_a_contributor_run_is_a_task() {
         assert!(Cli::try_parse_from(["cargo xtask", "prometheus"]).is_ok());
         // The benchmarks are callstats-bench's (bench/).
-        for benchmark in ["load", "hostile", "soak", "unknown"] {
-            assert!(Cli::try_parse_from(["cargo xtask", benchmark]).is_err());
+        for task in ["load", "hostile", "soak", "unknown"] {
+            assert!(Cli::try_parse_from(["cargo xtask", task]).is_err());
         }
     }
 }
