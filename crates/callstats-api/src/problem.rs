@@ -165,7 +165,7 @@ impl Problem {
                 "The reverse proxy could not read the request head (a request line or a header that is not HTTP/1.1), so no replica saw it; the connection is closed. Its headers could not be read either: this answer is problem details only when the proxy could read an `Accept` asking for them."
             }
             Self::Unauthorized => {
-                "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), or the key is unknown, revoked or expired. `detail` says which."
+                "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), the two headers carry different keys, one of them was sent more than once, or the key is unknown, revoked or expired. `detail` says which."
             }
             Self::OriginNotAllowed => {
                 "The key is pinned to a domain and the request's `Origin` is another one."

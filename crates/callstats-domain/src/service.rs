@@ -7,7 +7,8 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::access::{
-    ApiKeyRecord, ClientAddress, DigestMemo, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
+    ApiKeyRecord, ClientAddress, DigestMemo, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject,
+    presented_key,
 };
 use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
@@ -32,8 +33,8 @@ pub const DEFAULT_ANON_RATE_LIMIT: u32 = 60;
 /// What a request presents about its caller.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Caller<'a> {
-    pub authorization: Option<&'a str>,
-    pub x_api_key: Option<&'a str>,
+    pub authorization: KeyHeader<'a>,
+    pub x_api_key: KeyHeader<'a>,
     pub origin: Option<&'a str>,
     /// Peer address, or the first `X-Forwarded-For` hop behind a trusted proxy.
     pub client_ip: ClientAddress,
