@@ -397,7 +397,10 @@ async fn a_key_header_sent_twice_is_401_even_with_the_same_valid_key() {
         );
     }
     assert!(
-        seen.lock().unwrap().iter().all(|name| !name.starts_with("key:")),
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|name| !name.starts_with("key:")),
         "no key's quota spent"
     );
 }

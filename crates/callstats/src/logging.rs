@@ -220,11 +220,12 @@ mod tests {
         let text =
             tracing_subscriber::registry().with(TextLayer::without_time(move || writer.clone()));
         tracing::subscriber::with_default(text, || {
-            let span = tracing::error_span!("request", request_id = "6b0155ca-3f9e02d7-00002a");
+            let span =
+                tracing::error_span!("request", request_id = "3f9e02d76b0155ca00002a51c2e4b7d8");
             span.in_scope(|| {
                 tracing::info!(
                     message = "request",
-                    request_id = "6b0155ca-3f9e02d7-00002a",
+                    request_id = "3f9e02d76b0155ca00002a51c2e4b7d8",
                     method = "GET",
                     path = "/api/v1/operators",
                     status = 200_u16,
@@ -236,8 +237,8 @@ mod tests {
         let written = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
             written,
-            " INFO request{request_id=6b0155ca-3f9e02d7-00002a}: callstats::logging::tests: \
-             request request_id=6b0155ca-3f9e02d7-00002a method=GET path=/api/v1/operators \
+            " INFO request{request_id=3f9e02d76b0155ca00002a51c2e4b7d8}: callstats::logging::tests: \
+             request request_id=3f9e02d76b0155ca00002a51c2e4b7d8 method=GET path=/api/v1/operators \
              status=200 cache=HIT reason=\"the same text, quoted\"\n"
         );
     }

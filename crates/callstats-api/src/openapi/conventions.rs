@@ -272,8 +272,8 @@ const CONTENT_ENCODING: HeaderSpec = (
 );
 pub(super) const REQUEST_ID: HeaderSpec = (
     "X-Request-Id",
-    "Identifies the request in the service's logs.",
-    string,
+    "Identifies the request in the service's logs: 32 hex digits, 128 random bits, so it tells nothing of the service's traffic or start time.",
+    || pattern("^[0-9a-f]{32}$"),
 );
 pub(super) const NOSNIFF: HeaderSpec = ("X-Content-Type-Options", "Always `nosniff`.", || {
     one_of(&["nosniff"])

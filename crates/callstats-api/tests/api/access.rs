@@ -100,7 +100,10 @@ async fn a_key_header_sent_twice_is_401_whatever_its_values_and_their_order() {
         ("Authorization", ["Bearer garbage", bearer.as_str()]),
         ("Authorization", [bearer.as_str(), bearer.as_str()]),
         // A gateway's Basic beside the partner's Bearer is two Authorization fields too.
-        ("Authorization", ["Basic Z2F0ZXdheTpzZWNyZXQ=", bearer.as_str()]),
+        (
+            "Authorization",
+            ["Basic Z2F0ZXdheTpzZWNyZXQ=", bearer.as_str()],
+        ),
     ];
     for (name, values) in cases {
         let request = values.iter().fold(
