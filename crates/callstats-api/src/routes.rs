@@ -471,7 +471,7 @@ fn respond<'a>(
                 &state.compressed,
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),
-                Vary::ACCEPT_AND_ENCODING,
+                Vary::DATA,
             ),
             Source::of(cache, seconds_left),
             csv_file_name,

@@ -131,7 +131,7 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
         Some(Endpoint::Ping) => (&[], &[], &[NO_STORE]),
         Some(_) => (
             &[IF_NONE_MATCH, ACCEPT_ENCODING],
-            &[ETAG, PRIVATE, VARY_ACCEPT],
+            &[ETAG, PRIVATE, VARY_DATA],
             &[CONTENT_ENCODING],
         ),
     };
@@ -255,10 +255,14 @@ const VARY_ENCODING: HeaderSpec = (
     "`Accept-Encoding` (sent in lower case): the body's encoding follows that request header.",
     || pattern("^[Aa]ccept-[Ee]ncoding$"),
 );
-const VARY_ACCEPT: HeaderSpec = (
+const VARY_DATA: HeaderSpec = (
     "Vary",
-    "`Accept, Accept-Encoding` (sent in lower case): the representation (JSON, CSV, or a 406) follows `Accept`, the body's encoding `Accept-Encoding`.",
-    || pattern("^[Aa]ccept, [Aa]ccept-[Ee]ncoding$"),
+    "`Accept, Accept-Encoding, Authorization, X-API-Key, Origin` (sent in lower case), on the 200 and the 304 alike: the representation (JSON, CSV, or a 406) follows `Accept`, the body's encoding `Accept-Encoding`, and what the body holds the key (its scopes choose the KPI view, and whether the answer is a 200 at all; a pinned key refuses another `Origin`). A client-side cache shared by several keys or sites keeps one answer per key and `Origin`, so it never gives one key's answer to another.",
+    || {
+        pattern(
+            "^[Aa]ccept, [Aa]ccept-[Ee]ncoding, [Aa]uthorization, [Xx]-[Aa][Pp][Ii]-[Kk]ey, [Oo]rigin$",
+        )
+    },
 );
 const CONTENT_DISPOSITION: HeaderSpec = (
     "Content-Disposition",

@@ -28,6 +28,9 @@ use time::macros::datetime;
 
 pub const CLIENT: &str = "203.0.113.9:40000";
 
+/// `Vary` of every data answer, 200 or 304, JSON or CSV.
+pub const DATA_VARY: &str = "accept, accept-encoding, authorization, x-api-key, origin";
+
 /// The portal in memory.
 #[derive(Default)]
 pub struct FakeStore {
