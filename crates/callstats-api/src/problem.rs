@@ -176,7 +176,9 @@ impl Problem {
             Self::NotFound => {
                 "The path is not an endpoint, or what it names does not exist (a KPI month without a published sheet, an unknown problem type)."
             }
-            Self::MethodNotAllowed => "The path exists but is only served with GET (`Allow: GET`).",
+            Self::MethodNotAllowed => {
+                "The path exists but is only served with GET (`Allow: GET`). A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) gets it on any path, without a key: CORS is not offered, as API keys are kept server-side; call the API from your backend."
+            }
             Self::NotAcceptable => {
                 "The request's `Accept` excludes every representation the endpoint has: JSON (`application/json`) everywhere, and CSV (`text/csv`) on /calls/agents, /calls/intervals, /calls/queues, /operators, /schedule and /scripts/stats. `error` names the endpoint's representations. Accept one of them (`*/*;q=0.1` keeps JSON acceptable)."
             }
