@@ -763,6 +763,50 @@ fn call_periods_may_start_no_earlier_than_the_history_horizon_from_today() {
     assert_eq!(unbounded.earliest_call_day(), None);
 }
 
+#[test]
+fn the_small_group_bound_keys_aggregate_kpi_bodies_apart_and_leaves_other_keys_alone() {
+    let with_bound = |rows| {
+        CallStats::new(
+            Arc::new(MockPortalStore::new()),
+            Arc::new(MockCallDaySource::new()),
+            clock(),
+            StatsSettings {
+                kpi_aggregate_min_rows: AggregateMinRows::new(rows).unwrap(),
+                ..StatsSettings::default()
+            },
+        )
+    };
+    let (default, five) = (with_bound(1), with_bound(5));
+    let aggregate = ApiRequest::KpiMonth {
+        month: month("2026-11"),
+        shift: None,
+        view: KpiView::Aggregate,
+    };
+    let json = Representation::Json;
+    assert_eq!(
+        default.cache_key(&aggregate, json),
+        aggregate.cache_key(),
+        "the default bound hides nothing: the key the specification's answer always had"
+    );
+    assert_eq!(
+        five.cache_key(&aggregate, json),
+        "v1/kpi/2026-11?granularity=aggregate&min_rows=5"
+    );
+    assert_ne!(
+        with_bound(6).cache_key(&aggregate, json),
+        five.cache_key(&aggregate, json)
+    );
+    let detail = ApiRequest::KpiMonth {
+        month: month("2026-11"),
+        shift: None,
+        view: KpiView::Detail,
+    };
+    let operators = request(Endpoint::Operators, "", "");
+    for other in [detail, operators] {
+        assert_eq!(five.cache_key(&other, json), other.cache_key());
+    }
+}
+
 #[tokio::test]
 async fn admission_reports_the_key_s_day_budget_read_on_the_same_trip() {
     let (access, seen) = access_with(Some(key("calls")), 1);

@@ -288,7 +288,13 @@ mod tests {
         use tracing_subscriber::filter::Targets;
 
         let dispatcher = "actix_http::h1::dispatcher";
-        for directives in ["debug", "trace", "warn", "", "callstats=debug,actix_web=trace"] {
+        for directives in [
+            "debug",
+            "trace",
+            "warn",
+            "",
+            "callstats=debug,actix_web=trace",
+        ] {
             let targets: Targets = super::quiet_dispatcher(directives).parse().unwrap();
             assert!(
                 !targets.would_enable(dispatcher, &Level::ERROR),
