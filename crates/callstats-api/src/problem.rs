@@ -165,7 +165,7 @@ impl Problem {
                 "The reverse proxy could not read the request head (a request line or a header that is not HTTP/1.1), so no replica saw it; the connection is closed. Its headers could not be read either: this answer is problem details only when the proxy could read an `Accept` asking for them."
             }
             Self::Unauthorized => {
-                "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), or the key is unknown, revoked or expired. `detail` says which."
+                "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), the two headers carry different keys, one of them was sent more than once, or the key is unknown, revoked or expired. `detail` says which."
             }
             Self::OriginNotAllowed => {
                 "The key is pinned to a domain and the request's `Origin` is another one."
@@ -176,7 +176,9 @@ impl Problem {
             Self::NotFound => {
                 "The path is not an endpoint, or what it names does not exist (a KPI month without a published sheet, an unknown problem type)."
             }
-            Self::MethodNotAllowed => "The path exists but is only served with GET (`Allow: GET`).",
+            Self::MethodNotAllowed => {
+                "The path exists but is only served with GET (`Allow: GET`). A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) gets it on any path, without a key: CORS is not offered, as API keys are kept server-side; call the API from your backend."
+            }
             Self::NotAcceptable => {
                 "The request's `Accept` excludes every representation the endpoint has: JSON (`application/json`) everywhere, and CSV (`text/csv`) on /calls/agents, /calls/intervals, /calls/queues, /operators, /schedule and /scripts/stats. `error` names the endpoint's representations. Accept one of them (`*/*;q=0.1` keeps JSON acceptable)."
             }

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest, QuotaBucket};
+use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest, KeyHeader, QuotaBucket};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
     Found, ImmediateLedger, KeyLookup, KnownKeys, MockCallDaySource, MockClock, MockKeyStore,
@@ -119,7 +119,7 @@ fn found(count: u64, answer: Option<Bytes>) -> Found {
 
 fn caller(authorization: &str) -> Caller<'_> {
     Caller {
-        authorization: Some(authorization),
+        authorization: KeyHeader::Once(authorization),
         ..Caller::default()
     }
 }

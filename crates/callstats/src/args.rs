@@ -17,7 +17,7 @@ use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
 };
 use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
-use callstats_domain::stats::PriorWeight;
+use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_redis::RedisSettings;
 use callstats_store::Store;
 use callstats_store::config::{
@@ -209,6 +209,16 @@ pub struct ServiceArgs {
     )]
     pub checklist_prior_weight: f64,
 
+    /// Fewest rows a KPI sheet needs for an aggregate-only key to see its distribution and
+    /// ranks (5 recommended); below it such a key gets the totals alone. 1 hides nothing.
+    #[arg(
+        long,
+        env = "CALLSTATS_KPI_AGGREGATE_MIN_ROWS",
+        default_value_t = AggregateMinRows::DEFAULT.get(),
+        value_name = "N"
+    )]
+    pub kpi_aggregate_min_rows: u32,
+
     /// Per-minute quota of each client IP for requests without a valid key.
     #[arg(long, env = "CALLSTATS_ANON_RATE_LIMIT", default_value_t = DEFAULT_ANON_RATE_LIMIT, value_name = "N")]
     pub anon_rate_limit: u32,
@@ -385,6 +395,10 @@ pub struct ServiceArgs {
 impl ServiceArgs {
     pub fn prior_weight(&self) -> Result<PriorWeight, Failure> {
         PriorWeight::new(self.checklist_prior_weight).map_err(Failure::config)
+    }
+
+    pub fn kpi_aggregate_min_rows(&self) -> Result<AggregateMinRows, Failure> {
+        AggregateMinRows::new(self.kpi_aggregate_min_rows).map_err(Failure::config)
     }
 
     /// Where answers are computed and how large they may be.

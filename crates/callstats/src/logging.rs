@@ -62,10 +62,22 @@ pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option
     }
 }
 
-/// Off unless `RUST_LOG` asks for it: actix-http's connection handler logs at ERROR each
-/// request head a client got wrong, which is the client's error, not the service's (in the
-/// shipped topology nginx answers and logs those heads).
+/// Off unless `RUST_LOG` names `actix_http`: actix-http's connection handler logs at ERROR each
+/// request head a client got wrong (`stream error: request parse error: …`), which is the
+/// client's error, not the service's (in the shipped topology nginx answers and logs those
+/// heads). A general level such as `RUST_LOG=debug` leaves it off too.
 const DISPATCHER_OFF: &str = "actix_http::h1::dispatcher=off";
+
+/// `directives` with [`DISPATCHER_OFF`] added, unless they name `actix_http` themselves.
+fn quiet_dispatcher(directives: &str) -> String {
+    if directives.contains("actix_http") {
+        directives.to_owned()
+    } else if directives.trim().is_empty() {
+        DISPATCHER_OFF.to_owned()
+    } else {
+        format!("{directives},{DISPATCHER_OFF}")
+    }
+}
 
 fn install<W>(format: LogFormat, default_level: &str, writer: W)
 where
@@ -73,8 +85,8 @@ where
 {
     let filter: Box<dyn Layer<Registry> + Send + Sync> = match std::env::var(EnvFilter::DEFAULT_ENV)
         .ok()
-        .and_then(|directives| filter(&directives))
-        .or_else(|| filter(&format!("{default_level},{DISPATCHER_OFF}")))
+        .and_then(|directives| filter(&quiet_dispatcher(&directives)))
+        .or_else(|| filter(&quiet_dispatcher(default_level)))
     {
         Some(Filter::Targets(targets)) => targets,
         Some(Filter::Env(filter)) => filter,
@@ -220,11 +232,12 @@ mod tests {
         let text =
             tracing_subscriber::registry().with(TextLayer::without_time(move || writer.clone()));
         tracing::subscriber::with_default(text, || {
-            let span = tracing::error_span!("request", request_id = "6b0155ca-3f9e02d7-00002a");
+            let span =
+                tracing::error_span!("request", request_id = "3f9e02d76b0155ca00002a51c2e4b7d8");
             span.in_scope(|| {
                 tracing::info!(
                     message = "request",
-                    request_id = "6b0155ca-3f9e02d7-00002a",
+                    request_id = "3f9e02d76b0155ca00002a51c2e4b7d8",
                     method = "GET",
                     path = "/api/v1/operators",
                     status = 200_u16,
@@ -236,8 +249,8 @@ mod tests {
         let written = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
             written,
-            " INFO request{request_id=6b0155ca-3f9e02d7-00002a}: callstats::logging::tests: \
-             request request_id=6b0155ca-3f9e02d7-00002a method=GET path=/api/v1/operators \
+            " INFO request{request_id=3f9e02d76b0155ca00002a51c2e4b7d8}: callstats::logging::tests: \
+             request request_id=3f9e02d76b0155ca00002a51c2e4b7d8 method=GET path=/api/v1/operators \
              status=200 cache=HIT reason=\"the same text, quoted\"\n"
         );
     }
@@ -267,6 +280,42 @@ mod tests {
             assert_eq!(is(directives), Some((false, true)), "{directives}");
         }
         assert_eq!(is("callstats=loud"), None);
+    }
+
+    #[test]
+    fn a_client_s_malformed_head_is_no_error_line_unless_rust_log_names_actix_http() {
+        use tracing::Level;
+        use tracing_subscriber::filter::Targets;
+
+        let dispatcher = "actix_http::h1::dispatcher";
+        for directives in [
+            "debug",
+            "trace",
+            "warn",
+            "",
+            "callstats=debug,actix_web=trace",
+        ] {
+            let targets: Targets = super::quiet_dispatcher(directives).parse().unwrap();
+            assert!(
+                !targets.would_enable(dispatcher, &Level::ERROR),
+                "{directives:?}"
+            );
+        }
+        let debug: Targets = super::quiet_dispatcher("debug").parse().unwrap();
+        assert!(debug.would_enable("actix_http::h1::decoder", &Level::DEBUG));
+        assert!(debug.would_enable("callstats_api::middleware", &Level::DEBUG));
+        for directives in ["debug,actix_http=trace", "actix_http::h1::dispatcher=error"] {
+            let targets: Targets = super::quiet_dispatcher(directives).parse().unwrap();
+            assert!(
+                targets.would_enable(dispatcher, &Level::ERROR),
+                "{directives:?}"
+            );
+        }
+        // A span filter reads as an EnvFilter, with the handler off as well.
+        assert!(
+            super::quiet_dispatcher("callstats[request]=debug")
+                .ends_with(",actix_http::h1::dispatcher=off")
+        );
     }
 
     #[test]

@@ -233,7 +233,7 @@ impl<'a> PlainVisitor<'a> {
 /// `write!` a field, 2,306 this way (the whole request 67,939 before, 66,293 after).
 impl Visit for PlainVisitor<'_> {
     /// Text is quoted (as `Debug` writes it), but for the message and the fields a request's
-    /// span and line give as text (`request_id=6b0155ca-3f9e02d7-09996a`), which are written
+    /// span and line give as text (`request_id=3f9e02d76b0155ca09996a51c2e4b7d8`), which are written
     /// bare as `%` would write them: text that never needs quotes (an id, a method, a path and
     /// a cache status). Given as text rather than through `%` or a `Debug` wrapper, they skip
     /// the formatter: `core::fmt::write` and two dynamic calls, about 120 instructions a field,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use callstats::app::{Assembly, Upstream};
 use callstats_callplatform::HttpPlatformConfig;
-use callstats_domain::stats::PriorWeight;
+use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_store::Store;
 use callstats_store::testing::TestDatabase;
 use tokio::sync::watch;
@@ -81,6 +81,7 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
         upstream,
         redis: None,
         prior_weight: PriorWeight::new(10.0).unwrap(),
+        kpi_aggregate_min_rows: AggregateMinRows::DEFAULT,
         history: callstats_domain::limits::HistoryHorizon::default(),
         anon_rate_limit: 100_000,
         trust_proxy: false,
