@@ -115,6 +115,15 @@ fn count_failure(answer: &'static str) {
     metrics::counter!("callstats_key_lookup_failures_total", "answer" => answer).increment(1);
 }
 
+/// Shows `callstats_key_lookup_failures_total` at 0 from the start (call it once the metrics
+/// recorder is installed), so that the first failures of an outage are an increase the
+/// `CallstatsPortalDatabaseDown` alert sees.
+pub fn report_no_key_lookup_failures_yet() {
+    for answer in ["last_known", "unavailable"] {
+        metrics::counter!("callstats_key_lookup_failures_total", "answer" => answer).absolute(0);
+    }
+}
+
 #[async_trait]
 impl KeyStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {

@@ -20,7 +20,9 @@ mod quota;
 mod response_cache;
 
 pub use call_days::MemoryCallDays;
-pub use key_cache::{KeyCache, LAST_KNOWN_KEY_FOR, MAX_KEY_CACHE_TTL};
+pub use key_cache::{
+    KeyCache, LAST_KNOWN_KEY_FOR, MAX_KEY_CACHE_TTL, report_no_key_lookup_failures_yet,
+};
 pub use lease::SoleLease;
 pub use ledger::MemoryLedger;
 pub use quota::MemoryQuota;
