@@ -142,6 +142,42 @@ pub async fn get(client: &reqwest::Client, base: &str, path: &str, key: &str) ->
     (status, started.elapsed())
 }
 
+/// What a client sees of one answer.
+#[derive(Debug)]
+pub struct Seen {
+    pub status: u16,
+    pub retry_after: Option<String>,
+    pub cache: Option<String>,
+    pub body: String,
+}
+
+/// GET with the key: what the client sees.
+pub async fn see(client: &reqwest::Client, base: &str, path: &str, key: &str) -> Seen {
+    let response = client
+        .get(format!("{base}{path}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap_or_else(|err| panic!("{path}: {err}"));
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|value| value.to_str().unwrap().to_owned())
+    };
+    let (status, retry_after, cache) = (
+        response.status().as_u16(),
+        header("retry-after"),
+        header("x-cache"),
+    );
+    Seen {
+        status,
+        retry_after,
+        cache,
+        body: response.text().await.unwrap(),
+    }
+}
+
 /// Polls until `path` answers `want`, or panics after `within`.
 pub async fn eventually(
     client: &reqwest::Client,

@@ -14,7 +14,7 @@ use callstats_store::testing::{Backend, TestDatabase};
 use callstats_synthetic::Generator;
 
 use crate::faults::harness::{
-    Proxy, client, eventually, get, issue_key, seed_with_key, start, start_with,
+    Proxy, client, eventually, get, issue_key, see, seed_with_key, start, start_with,
 };
 
 /// `postgres://USER@HOST:PORT/DB` split into the server's address and the URL with that
@@ -110,41 +110,6 @@ async fn an_unreachable_postgres_gives_503_and_readyz_503_and_everything_recover
     .await;
     for (path, status) in answers {
         assert_eq!(status, 200, "{path} after Postgres returned");
-    }
-}
-
-/// What a client sees of one answer.
-#[derive(Debug)]
-struct Seen {
-    status: u16,
-    retry_after: Option<String>,
-    cache: Option<String>,
-    body: String,
-}
-
-async fn see(client: &reqwest::Client, base: &str, path: &str, key: &str) -> Seen {
-    let response = client
-        .get(format!("{base}{path}"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap_or_else(|err| panic!("{path}: {err}"));
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .map(|value| value.to_str().unwrap().to_owned())
-    };
-    let (status, retry_after, cache) = (
-        response.status().as_u16(),
-        header("retry-after"),
-        header("x-cache"),
-    );
-    Seen {
-        status,
-        retry_after,
-        cache,
-        body: response.text().await.unwrap(),
     }
 }
 
