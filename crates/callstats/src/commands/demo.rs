@@ -55,6 +55,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
     let admin = migrated(args.pool.open(
         args.database_url.expose(),
         callstats_store::config::Access::ReadWrite,
+        callstats_store::config::IfMissing::Create,
     )?)
     .await?;
     let today = today_in_tashkent();
@@ -95,6 +96,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
             args.pool.open(
                 args.database_url.expose(),
                 callstats_store::config::Access::ReadWrite,
+                callstats_store::config::IfMissing::Create,
             )
         })
         .transpose()?;
@@ -102,6 +104,7 @@ pub async fn run(args: DemoArgs) -> Result<(), Failure> {
         args.pool.open(
             args.database_url.expose(),
             callstats_store::config::Access::ReadOnly,
+            callstats_store::config::IfMissing::Create,
         )?,
         archive,
         upstream,

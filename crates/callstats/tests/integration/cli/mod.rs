@@ -12,6 +12,7 @@ use callstats_store::config::Access;
 use callstats_store::testing::TestDatabase;
 
 mod service;
+mod storage;
 
 const PORTAL: &str = include_str!("../../../../callstats-store/tests/fixtures/portal.json");
 
