@@ -11,6 +11,7 @@ use callstats_store::backend_tests;
 use callstats_store::config::Access;
 use callstats_store::testing::TestDatabase;
 
+mod demo;
 mod service;
 mod storage;
 

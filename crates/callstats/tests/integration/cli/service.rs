@@ -58,8 +58,13 @@ pub(super) fn logs(dir: &Path) -> String {
 }
 
 pub(super) fn terminate(child: &Child) {
+    signal(child, "TERM");
+}
+
+/// Sends the signal `name` (`TERM`, `INT`) to `child`.
+pub(super) fn signal(child: &Child, name: &str) {
     let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([&format!("-{name}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
