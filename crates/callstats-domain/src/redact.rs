@@ -1,5 +1,5 @@
 //! What a message or a log line may show of a URL. Every URL the program shows (the database's,
-//! the call platform's, Redis's) goes through [`url`], so a password, a token in the query or a
+//! the call platform's, Redis's) goes through [`url()`], so a password, a token in the query or a
 //! user name never reaches stderr or a log.
 
 /// Shown instead of a user, a password, a query value or a fragment.

@@ -5,8 +5,8 @@
 //! `rwc` ([`IfMissing::Create`] with write access) can create the file. When neither the file
 //! nor its folder can be written by this process, SQLite cannot keep its `-shm` index of a
 //! WAL database beside it, and would refuse even to read it; the file is then opened with
-//! `immutable=1`, which reads it without locks or journal: nothing can write it (this process
-//! cannot, and SQLite writers need the folder), so nothing can change under the reads.
+//! `immutable=1`, which reads it as it is, without locks or journal: a read-only copy, which
+//! nothing is expected to change while it is served (docs/operations.md, "Storage").
 
 use std::path::{Path, PathBuf};
 

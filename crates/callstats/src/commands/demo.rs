@@ -7,12 +7,11 @@
 //! month with a published sheet (this month has only a draft, which /kpi/{month} does not show),
 //! or the list of published sheets when the database has none.
 //!
-//! The demo cannot reach a deployment (docs/security.md, "The demo"): its database and Redis
-//! come from its command line only, never from `CALLSTATS_DATABASE_URL` or
-//! `CALLSTATS_REDIS_URL`; it refuses a database holding keys it did not issue (keys named
-//! other than `demo`) before writing anything; and its key ends with it: issued to expire in
-//! [`KEY_LIFETIME`], pushed back every [`KEY_RENEWAL`] while the demo runs, revoked when it
-//! stops.
+//! The demo cannot reach a deployment (docs/security.md, "The demo reaching a deployment"): its
+//! database and Redis come from its command line only, never from `CALLSTATS_DATABASE_URL` or
+//! `CALLSTATS_REDIS_URL`; it refuses a database holding keys it did not issue (keys named other
+//! than `demo`) before writing anything; and its key ends with it: issued to expire in
+//! [`KEY_LIFETIME`], pushed back every hour while the demo runs, and revoked when it stops.
 
 use std::io::Write as _;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
-//! `callstats demo` cannot reach a deployment (docs/security.md, "The demo"): it reads its
-//! database and Redis from its command line only, refuses a database holding keys it did not
-//! issue, and its key expires within a day and is revoked when it stops; run again on the same
-//! file, it works again.
+//! `callstats demo` cannot reach a deployment (docs/security.md, "The demo reaching a deployment"):
+//! it reads its database and Redis from its command line only, refuses a database holding keys it
+//! did not issue, and its key expires within a day and is revoked when it stops; run again on the
+//! same file, it works again.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -20,25 +20,14 @@ use callstats_store::keys::{KeyListing, NewKey};
 use time::OffsetDateTime;
 
 use crate::cli::service::{
-    client, command, free_address, logs, signal, spawn, terminate, wait_exit, wait_healthy,
+    client, command, free_address, logs, server, signal, spawn, terminate, wait_exit, wait_healthy,
     work_dir,
 };
 use crate::cli::{assert_exit, portal_state};
 
-/// `callstats demo` in `dir` on `address` with one worker and no warm-up, plus `args`.
+/// `callstats demo` in `dir` on `address`, plus `args`.
 fn demo(dir: &Path, address: &str, args: &[&str]) -> Command {
-    let mut command = command(
-        dir,
-        &[
-            "demo",
-            "--bind",
-            address,
-            "--workers",
-            "1",
-            "--call-day-warm-days",
-            "0",
-        ],
-    );
+    let mut command = server(dir, "demo", address);
     command.args(args);
     command
 }

@@ -43,6 +43,14 @@ pub(super) fn command(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// `callstats SERVER` (`serve` or `demo`) in `dir` on `address`, with one worker and no
+/// warm-up of the recent call days.
+pub(super) fn server(dir: &Path, server: &str, address: &str) -> Command {
+    let mut command = command(dir, &[server, "--bind", address]);
+    command.args(["--workers", "1", "--call-day-warm-days", "0"]);
+    command
+}
+
 pub(super) fn spawn(mut command: Command, dir: &Path) -> Child {
     let log = std::fs::File::create(dir.join("stderr")).unwrap();
     command

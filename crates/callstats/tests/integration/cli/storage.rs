@@ -9,29 +9,21 @@ use std::time::Duration;
 
 use crate::cli::assert_exit;
 use crate::cli::service::{
-    client, command, free_address, logs, spawn, terminate, wait_exit, wait_healthy, work_dir,
+    client, command, free_address, logs, server, spawn, terminate, wait_exit, wait_healthy,
+    work_dir,
 };
 use crate::cli::{stderr, stdout};
 
-/// `callstats serve` on `url` with an upstream nobody needs (the portal's endpoints only), one
-/// worker and no warm-up.
+/// `callstats serve` on `url` with an upstream nobody needs (the portal's endpoints only).
 fn serve(dir: &Path, url: &str, address: &str) -> Command {
-    command(
-        dir,
-        &[
-            "serve",
-            "--database-url",
-            url,
-            "--call-platform-url",
-            "http://127.0.0.1:9",
-            "--bind",
-            address,
-            "--workers",
-            "1",
-            "--call-day-warm-days",
-            "0",
-        ],
-    )
+    let mut command = server(dir, "serve", address);
+    command.args([
+        "--database-url",
+        url,
+        "--call-platform-url",
+        "http://127.0.0.1:9",
+    ]);
+    command
 }
 
 /// A SQLite portal `folder/portal.db` made as ops make one (`migrate`, `seed --demo`, `keys
