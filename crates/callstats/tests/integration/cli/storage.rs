@@ -156,6 +156,24 @@ async fn a_read_only_sqlite_file_and_folder_are_served_with_persistence_off() {
     // The commands that made it have ended: only the file is left, in WAL mode, with no -shm
     // index beside it, which a reader would have to create.
     assert_eq!(files_in(&folder), ["portal.db"]);
+    let read_only_serve = |address: &str| {
+        let mut command = serve(&dir, &url, address);
+        command.args(["--call-day-persist", "false"]);
+        unprivileged(command)
+    };
+
+    // A journal left by a writer that did not stop cleanly holds what the snapshot would miss.
+    std::fs::write(folder.join("portal.db-wal"), b"unsaved").unwrap();
+    set_read_only(&folder, true);
+    let refused = read_only_serve(&free_address()).output().unwrap();
+    assert_exit(&refused, 2);
+    assert!(
+        stderr(&refused).contains("portal.db-wal holds transactions"),
+        "{}",
+        stderr(&refused)
+    );
+    set_read_only(&folder, false);
+    std::fs::remove_file(folder.join("portal.db-wal")).unwrap();
     set_read_only(&folder, true);
 
     let refused = unprivileged(serve(&dir, &url, &free_address()))
@@ -169,9 +187,7 @@ async fn a_read_only_sqlite_file_and_folder_are_served_with_persistence_off() {
     );
 
     let address = free_address();
-    let mut command = serve(&dir, &url, &address);
-    command.args(["--call-day-persist", "false"]);
-    let mut child = spawn(unprivileged(command), &dir);
+    let mut child = spawn(read_only_serve(&address), &dir);
     wait_healthy(&address, &mut child, &dir).await;
     assert_eq!(status(&address, "/readyz", "").await, 200);
     for path in ["/api/v1/operators", "/api/v1/kpi/months"] {
