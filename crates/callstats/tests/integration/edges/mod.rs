@@ -449,8 +449,7 @@ fn ask(demo: &Demo, stream: &mut TcpStream, path: &str) -> Answer {
 }
 
 #[test]
-fn past_its_connection_bound_new_connections_wait_until_idle_ones_time_out_and_open_ones_are_answered()
- {
+fn past_its_connection_bound_new_connections_wait_while_open_ones_are_answered() {
     // A file limit of 200 at start-up: the bound becomes 72 connections (200 less the 128 files
     // the rest of the process may need), not the 10,000 asked for.
     let demo = Demo::start_under(
