@@ -271,9 +271,9 @@ pub struct ServiceArgs {
     )]
     pub compute_threads: usize,
 
-    /// Most connections open at once; at it, a new connection makes the oldest silent (else
-    /// longest idle) one give way; when all are being answered, new ones wait in the listen
-    /// backlog. Kept below the process's file limit (raised toward it at start-up when it can be).
+    /// Most connections open at once; past it new ones wait in the listen backlog while the open
+    /// ones are served. Kept below the process's file limit (raised toward it at start-up when it
+    /// can be).
     #[arg(
         long,
         env = "CALLSTATS_MAX_CONNECTIONS",
@@ -286,7 +286,7 @@ pub struct ServiceArgs {
     #[arg(long, env = "CALLSTATS_WORKERS", default_value_t = 0, value_name = "N")]
     pub workers: usize,
 
-    /// Seconds in-flight requests may take to finish after SIGTERM or SIGINT.
+    /// Seconds in-flight requests may take to finish after SIGTERM.
     #[arg(
         long,
         env = "CALLSTATS_SHUTDOWN_TIMEOUT_SECS",

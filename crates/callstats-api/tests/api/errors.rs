@@ -163,8 +163,8 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
 /// Every log line of this test binary: a global subscriber, because tracing caches whether a
 /// call site is enabled process-wide, which a thread's own subscriber cannot rely on while
 /// other tests run. Tests find their lines by request id. It is tracing-subscriber's fmt layer,
-/// which quotes text fields (`request_id="…"`); the service's own text layer writes the request
-/// fields bare (`callstats::logging`, tested there and through the binary).
+/// as the service's text format is (`callstats::logging`), which quotes text fields
+/// (`request_id="…"`).
 #[derive(Clone, Default)]
 struct Logged(Arc<Mutex<Vec<u8>>>);
 

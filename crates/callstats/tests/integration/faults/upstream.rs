@@ -263,7 +263,7 @@ async fn the_upstreams_warning_names_the_request_it_failed_in_either_log_format(
         let names_the_request = |line: &str| match format {
             "text" => {
                 line.contains(" WARN request{")
-                    && line.contains(&format!("request{{request_id={id}}}"))
+                    && line.contains(&format!("request{{request_id=\"{id}\"}}"))
                     && line.contains("call platform unavailable")
             }
             _ => serde_json::from_str::<serde_json::Value>(line).is_ok_and(|line| {
