@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow};
 use callstats_domain::calendar::Day;
 use xtask::process::{Running, agent, free_port, in_scratch_dir, spawn, target_dir, wait_for_port};
-use xtask::serve::{PORT_WAIT, Portal, Server, binary_with, seconds, sim};
+use xtask::serve::{PORT_WAIT, Portal, Server, binary, seconds, sim};
 
 use crate::harness::ask::{Probe, Reply, ask, at_once, by_status, share_out};
 use crate::harness::days::{agents_path, plus, sub_ranges, summary_path, today};
@@ -51,18 +51,13 @@ pub struct Options {
     /// build, but its figures are not the service's
     #[arg(long)]
     debug: bool,
-    /// The global allocator of the service: glibc's, or the `callstats` crate's feature of
-    /// that name
-    #[arg(long, default_value = "glibc", value_parser = ["glibc", "mimalloc", "jemalloc"])]
-    allocator: String,
     /// Only the scenarios whose name holds this text (all of them by default)
     #[arg(long)]
     only: Option<String>,
 }
 
 pub fn run(options: &Options) -> Result<()> {
-    let feature = (options.allocator != "glibc").then_some(options.allocator.as_str());
-    let binary = binary_with(options.debug, feature)?;
+    let binary = binary(options.debug)?;
     // The hostile platform is a debug build either way: its own speed is not what is measured
     // (its answers wait out the platform's latency), and a second fat-LTO build of actix would
     // cost more than the whole run.
@@ -223,13 +218,12 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
     )?;
 
     let mut report = format!(
-        "\nhostile: a platform {} ms a page, {} build, {} allocator, `callstats serve` with its \
+        "\nhostile: a platform {} ms a page, {} build, `callstats serve` with its \
          defaults (a fresh one per scenario), today in Tashkent {today}\n\n\
          | scenario | answer | upstream requests | RSS before / peak / {} s after | /healthz (slowest) | held days (slowest) |\n\
          |---|---|---:|---|---|---|\n",
         options.latency_ms,
         build_name(options.debug),
-        options.allocator,
         SETTLE.as_secs(),
     );
     for row in rows {

@@ -18,17 +18,9 @@ pub const HIGH_QUOTA: &str = "100000000";
 
 /// Builds the `callstats` binary (release, unless `debug`) and says where it is.
 pub fn binary(debug: bool) -> Result<PathBuf> {
-    binary_with(debug, None)
-}
-
-/// [`binary`] with a feature of the `callstats` crate.
-pub fn binary_with(debug: bool, feature: Option<&str>) -> Result<PathBuf> {
     let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
     if !debug {
         build.push("--release");
-    }
-    if let Some(feature) = feature {
-        build.extend(["--features", feature]);
     }
     crate::cargo(&build, &[])?;
     Ok(target_dir()

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use actix_web::HttpRequest;
 use actix_web::http::header::HeaderValue;
-use callstats_domain::access::ClientAddress;
+use callstats_domain::access::{ClientAddress, KeyHeader};
 use callstats_domain::service::Caller;
 
 use crate::heads::Heads;
@@ -22,10 +22,19 @@ pub(crate) fn caller_in<'a>(
     trust_proxy: bool,
 ) -> Caller<'a> {
     Caller {
-        authorization: text(heads.authorization),
-        x_api_key: text(heads.x_api_key),
+        authorization: key_header(heads.authorization, heads.authorizations),
+        x_api_key: key_header(heads.x_api_key, heads.x_api_keys),
         origin: text(heads.origin),
         client_ip: client_ip(req, heads, trust_proxy),
+    }
+}
+
+/// A key header whose first field is `first`, sent `fields` times.
+fn key_header(first: Option<&HeaderValue>, fields: usize) -> KeyHeader<'_> {
+    match (text(first), fields) {
+        (_, 2..) => KeyHeader::Repeated,
+        (Some(value), _) => KeyHeader::Once(value),
+        (None, _) => KeyHeader::Absent,
     }
 }
 

@@ -3,15 +3,20 @@
 use actix_web::http::header::{HeaderMap, HeaderValue};
 
 /// The first value of each header an answer reads (the key, the Origin, the client address
-/// behind a proxy, what it accepts), and whether the ones only parsed when present are there:
+/// behind a proxy, what it accepts), how many key and `Accept` fields there are, and whether the
+/// ones only parsed when present are there:
 /// one pass over a request's few headers, where a look-up of each hashed its name and probed
 /// the map. Not faster, measured: the two passes of a request (the observer's and the
 /// answer's) cost 864 instructions, the look-ups and the pass they replace 940 (callgrind,
 /// cached `/operators`); kept as the one place that says which headers are read.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Heads<'a> {
+    /// The first `Authorization`, and how many there are.
     pub(crate) authorization: Option<&'a HeaderValue>,
+    pub(crate) authorizations: usize,
+    /// The first `X-API-Key`, and how many there are.
     pub(crate) x_api_key: Option<&'a HeaderValue>,
+    pub(crate) x_api_keys: usize,
     pub(crate) origin: Option<&'a HeaderValue>,
     pub(crate) x_forwarded_for: Option<&'a HeaderValue>,
     /// The first `Accept`, and how many there are.
@@ -41,6 +46,7 @@ impl<'a> Heads<'a> {
             match name {
                 "authorization" => {
                     heads.authorization.get_or_insert(value);
+                    heads.authorizations += 1;
                 }
                 "accept" => {
                     heads.accept.get_or_insert(value);
@@ -57,6 +63,7 @@ impl<'a> Heads<'a> {
                 "transfer-encoding" => heads.transfer_encoding = true,
                 "x-api-key" => {
                     heads.x_api_key.get_or_insert(value);
+                    heads.x_api_keys += 1;
                 }
                 "x-forwarded-for" => {
                     heads.x_forwarded_for.get_or_insert(value);
@@ -92,7 +99,9 @@ mod tests {
         headers.append(IF_NONE_MATCH, value("W/\"1\""));
         let heads = Heads::of(&headers);
         assert_eq!(heads.authorization, headers.get(AUTHORIZATION));
-        assert_eq!(heads.x_api_key, headers.get(x_api_key));
+        assert_eq!(heads.authorizations, 2);
+        assert_eq!(heads.x_api_key, headers.get(&x_api_key));
+        assert_eq!(heads.x_api_keys, 1);
         assert_eq!(heads.accept, headers.get(ACCEPT));
         assert_eq!(heads.accepts, headers.get_all(ACCEPT).count());
         assert_eq!(heads.origin, None);
@@ -109,6 +118,7 @@ mod tests {
         assert_eq!(heads.bytes, bytes.sum::<usize>());
         let none = HeaderMap::new();
         let heads = Heads::of(&none);
-        assert_eq!((heads.authorization, heads.accepts), (None, 0));
+        assert_eq!((heads.authorization, heads.authorizations), (None, 0));
+        assert_eq!((heads.x_api_keys, heads.accepts), (0, 0));
     }
 }

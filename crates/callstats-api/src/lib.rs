@@ -6,7 +6,6 @@
 //! a database, an HTTP client or Redis.
 
 mod caller;
-mod connections;
 mod document;
 mod encoding;
 mod error;
@@ -24,15 +23,9 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_http::{HttpService, Protocol, error::DispatchError};
-use actix_server::GracefulShutdownSignal;
-use actix_service::{IntoServiceFactory as _, ServiceFactoryExt as _, fn_service, map_config};
 use actix_web::body::MessageBody;
-use actix_web::dev::{
-    AppConfig, Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse,
-};
-use actix_web::http::KeepAlive;
-use actix_web::{App, web};
+use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, HttpServer, web};
 use bytes::Bytes;
 use callstats_application::{Answers, ETag};
 use utoipa_actix_web::AppExt as _;
@@ -97,24 +90,36 @@ impl ApiState {
     }
 }
 
-/// Server tuning.
+/// Server tuning: actix-web's `HttpServer` settings.
 #[derive(Debug, Clone, Copy)]
 pub struct ServerSettings {
     /// Worker threads (0: one per core).
     pub workers: usize,
     /// How long in-flight requests may run on after a stop signal.
     pub shutdown_timeout: Duration,
-    /// How long a client may take to send its request head.
+    /// How long a client may take to send a request head.
     pub client_request_timeout: Duration,
-    /// Most connections open at once, all workers together; at it an idle connection gives way
-    /// to a new one (`connections`), and when none is idle new connections wait in the listen
-    /// backlog while the open ones are served.
+    /// How long a connection may stay open idle between two requests.
+    pub keep_alive: Duration,
+    /// How long a closing connection may take to shut down.
+    pub client_disconnect_timeout: Duration,
+    /// Most connections open at once, all workers together; past it new connections wait in
+    /// the listen backlog while the open ones are served.
     pub max_connections: usize,
 }
 
 impl ServerSettings {
     pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
     pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+    /// The workers to start: `workers`, or one per core.
+    fn worker_count(&self) -> usize {
+        if self.workers > 0 {
+            self.workers
+        } else {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        }
+    }
 }
 
 impl Default for ServerSettings {
@@ -123,6 +128,8 @@ impl Default for ServerSettings {
             workers: 0,
             shutdown_timeout: Self::DEFAULT_SHUTDOWN_TIMEOUT,
             client_request_timeout: Duration::from_secs(5),
+            keep_alive: Duration::from_secs(5),
+            client_disconnect_timeout: Duration::from_secs(1),
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
         }
     }
@@ -154,68 +161,31 @@ pub fn app(
 pub struct Application {
     port: u16,
     server: Server,
-    connections: Arc<connections::Connections>,
-    stopping: GracefulShutdownSignal,
 }
 
 impl Application {
-    /// Binds the app to an already bound listener (port 0 in tests): actix-server's workers
-    /// and actix-http's HTTP/1.1 with actix-web's settings, each connection counted so that
-    /// one past the bound makes an idle one give way (`connections`). The answers actix-http
-    /// gives before a request exists (a malformed, slow or oversized head) are its own; in
-    /// the shipped topology nginx answers those cases first (deploy/nginx/nginx.conf;
-    /// docs/operations.md, "The reverse proxy").
+    /// Serves the app with actix-web's `HttpServer` on an already bound listener (port 0 in
+    /// tests). `max_connections` is shared out among the workers, as actix counts it per
+    /// worker. The answers actix-http gives before a request exists (a malformed, slow or
+    /// oversized head) are its own; in the shipped topology nginx answers those cases first
+    /// (deploy/nginx/nginx.conf; docs/operations.md, "The reverse proxy").
     pub fn build(
         listener: TcpListener,
         state: ApiState,
         settings: ServerSettings,
     ) -> std::io::Result<Self> {
-        let address = listener.local_addr()?;
-        let workers = if settings.workers > 0 {
-            settings.workers
-        } else {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        };
-        // At the bound less a connection a worker, an idle connection gives way to a new one;
-        // actix's own per-worker bound (the bound shared out, rounded down) stops accepting
-        // only when every open connection is being answered.
-        let per_worker = (settings.max_connections / workers).max(1);
-        let connections = Arc::new(connections::Connections::new(
-            settings.max_connections.saturating_sub(workers),
-        ));
-        let builder = Server::build();
-        let stopping = builder.graceful_shutdown_signal();
-        let counted = Arc::clone(&connections);
-        let server = builder
+        let port = listener.local_addr()?.port();
+        let workers = settings.worker_count();
+        let server = HttpServer::new(move || app(state.clone()))
             .workers(workers)
-            .max_concurrent_connections(per_worker)
+            .max_connections((settings.max_connections / workers).max(1))
+            .client_request_timeout(settings.client_request_timeout)
+            .keep_alive(settings.keep_alive)
+            .client_disconnect_timeout(settings.client_disconnect_timeout)
             .shutdown_timeout(settings.shutdown_timeout.as_secs())
-            .listen("callstats", listener, move || {
-                let connections = Arc::clone(&counted);
-                let app = app(state.clone())
-                    .into_factory()
-                    .map_err(|error| error.error_response());
-                let http = HttpService::build()
-                    .keep_alive(KeepAlive::Timeout(settings.client_request_timeout))
-                    .client_request_timeout(settings.client_request_timeout)
-                    .client_disconnect_timeout(Duration::from_secs(1))
-                    .h1_allow_half_closed(true)
-                    .local_addr(address)
-                    .finish(map_config(app, |()| AppConfig::default()));
-                fn_service(move |io: actix_rt::net::TcpStream| {
-                    let peer = io.peer_addr().ok();
-                    let tracked = connections.admit(io);
-                    async move { Ok::<_, DispatchError>((tracked, Protocol::Http1, peer)) }
-                })
-                .and_then(http)
-            })?
+            .listen(listener)?
             .run();
-        Ok(Self {
-            port: address.port(),
-            server,
-            connections,
-            stopping,
-        })
+        Ok(Self { port, server })
     }
 
     #[must_use]
@@ -229,23 +199,10 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until stopped; SIGINT and SIGTERM stop it gracefully, letting in-flight requests
-    /// finish.
+    /// Serves until stopped. SIGTERM (or [`ServerHandle::stop`] with `graceful`) stops it
+    /// gracefully: no new connections, idle keep-alive connections closed at once, in-flight
+    /// requests given up to the shutdown timeout to finish.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let Self {
-            server,
-            connections,
-            stopping,
-            ..
-        } = self;
-        let close_idle = async move {
-            stopping.notified().await;
-            connections.stop();
-            std::future::pending().await
-        };
-        futures::future::select(server, std::pin::pin!(close_idle))
-            .await
-            .factor_first()
-            .0
+        self.server.await
     }
 }

@@ -184,8 +184,6 @@ fn finish<B>(
         .get(X_CACHE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
-    // Text fields, not `%` or `Debug` values: the text log writes these bare without the
-    // formatter (`callstats::logging`), and the message likewise.
     tracing::info!(
         message = "request",
         request_id = id,

@@ -165,7 +165,7 @@ impl Problem {
                 "The reverse proxy could not read the request head (a request line or a header that is not HTTP/1.1), so no replica saw it; the connection is closed. Its headers could not be read either: this answer is problem details only when the proxy could read an `Accept` asking for them."
             }
             Self::Unauthorized => {
-                "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), or the key is unknown, revoked or expired. `detail` says which."
+                "No API key was sent (`Authorization: Bearer …` or `X-API-Key`), the two headers carry different keys, one of them was sent more than once, or the key is unknown, revoked or expired. `detail` says which."
             }
             Self::OriginNotAllowed => {
                 "The key is pinned to a domain and the request's `Origin` is another one."
@@ -176,7 +176,9 @@ impl Problem {
             Self::NotFound => {
                 "The path is not an endpoint, or what it names does not exist (a KPI month without a published sheet, an unknown problem type)."
             }
-            Self::MethodNotAllowed => "The path exists but is only served with GET (`Allow: GET`).",
+            Self::MethodNotAllowed => {
+                "The path exists but is only served with GET (`Allow: GET`). A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) gets it on any path, without a key: CORS is not offered, as API keys are kept server-side; call the API from your backend."
+            }
             Self::NotAcceptable => {
                 "The request's `Accept` excludes every representation the endpoint has: JSON (`application/json`) everywhere, and CSV (`text/csv`) on /calls/agents, /calls/intervals, /calls/queues, /operators, /schedule and /scripts/stats. `error` names the endpoint's representations. Accept one of them (`*/*;q=0.1` keeps JSON acceptable)."
             }
@@ -200,12 +202,14 @@ impl Problem {
                 "The call platform is busy: the request's days cannot arrive before the fetch deadline. They stay queued; retry after `Retry-After` seconds."
             }
             Self::UpstreamUnavailable => {
-                "The call platform could not be reached or answered badly. No partial figures are ever given; retry later."
+                "The call platform could not be reached or answered badly. No partial figures are ever given; retry after `Retry-After` seconds (while the circuit breaker is open, the seconds until it tries the platform again)."
             }
             Self::AnswerTooLarge => {
-                "The answer would be larger than 16 MiB (an agent leaderboard of tens of thousands of agents): ask for a shorter period."
+                "The answer would be larger than 16 MiB (an agent leaderboard of tens of thousands of agents): ask for a shorter period. Asking again unchanged gives the same answer; `Retry-After` is 60."
             }
-            Self::StoreUnavailable => "The portal database could not be reached; retry later.",
+            Self::StoreUnavailable => {
+                "The portal database could not be reached; retry after `Retry-After` seconds. Keys used in the last 10 minutes keep working meanwhile, with their cached answers."
+            }
             Self::Unavailable => {
                 "The reverse proxy could reach no replica of the service; retry later."
             }

@@ -375,9 +375,13 @@ pub(crate) struct Vary(HeaderValue);
 impl Vary {
     /// A body that depends on `Accept-Encoding` alone (the document, problem types).
     pub(crate) const ENCODING: Self = Self(HeaderValue::from_static("accept-encoding"));
-    /// A data answer: its representation (JSON, CSV or 406) follows `Accept` too.
-    pub(crate) const ACCEPT_AND_ENCODING: Self =
-        Self(HeaderValue::from_static("accept, accept-encoding"));
+    /// A data answer: its representation (JSON, CSV or 406) follows `Accept` too, and what it
+    /// holds follows the key (its scopes choose the KPI view and whether it is a 200 at all,
+    /// its pinned domain whether the `Origin` is refused), so a cache shared by two keys (or
+    /// two sites using one key) keeps an answer apart for each.
+    pub(crate) const DATA: Self = Self(HeaderValue::from_static(
+        "accept, accept-encoding, authorization, x-api-key, origin",
+    ));
 }
 
 /// `Content-Type` of a CSV answer (RFC 4180, with its header row).

@@ -14,7 +14,7 @@ use std::panic::AssertUnwindSafe;
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::Method;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{ALLOW, HeaderValue};
+use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, HeaderValue};
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard, web};
 use bytes::Bytes;
 use callstats_application::flight::panic_message;
@@ -388,12 +388,34 @@ async fn problem_type(
 }
 
 /// Answers a path or method the API does not have: the key is still checked and counted (so
-/// the response carries the quota headers), then 405 for a known path, else 404.
+/// the response carries the quota headers), then 405 for a known path, else 404. A CORS
+/// preflight is refused on any path, without a key (a browser sends none with it).
 pub(crate) async fn unrouted(
     state: web::Data<ApiState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if is_preflight(&req) {
+        return refuse_preflight(&state, &req).await;
+    }
     answer(&state, &req, None).await
+}
+
+/// A browser's CORS preflight: `OPTIONS` asking whether a cross-origin request may follow.
+fn is_preflight(req: &HttpRequest) -> bool {
+    req.method() == Method::OPTIONS && req.headers().contains_key(ACCESS_CONTROL_REQUEST_METHOD)
+}
+
+/// Keys are kept server-side (the specification), so no browser page on another site is
+/// meant to call the API: a preflight gets 405 saying so, counted against the client address's
+/// quota like any request without a key, and no `Access-Control-*` header.
+async fn refuse_preflight(state: &ApiState, req: &HttpRequest) -> Result<HttpResponse, ApiError> {
+    let quota = count_document_request(state, req).await?;
+    let mut response = method_not_allowed(
+        "CORS is not offered: API keys must be kept server-side, so call the API from your \
+         backend, not from a browser page on another site; only GET is served",
+    );
+    set_headers(response.headers_mut(), &quota, None, Source::Miss);
+    Ok(response)
 }
 
 /// Admits the request and answers it. A handler that panics answers a 500 whose cause the
@@ -471,7 +493,7 @@ fn respond<'a>(
                 &state.compressed,
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),
-                Vary::ACCEPT_AND_ENCODING,
+                Vary::DATA,
             ),
             Source::of(cache, seconds_left),
             csv_file_name,
@@ -497,18 +519,20 @@ fn respond<'a>(
 fn not_routed(req: &HttpRequest) -> HttpResponse {
     let path = req.path();
     if req.resource_map().has_resource(path) {
-        let mut response = error_json(
-            Problem::MethodNotAllowed,
-            ErrorBody::new(format!("method {} not allowed: use GET", req.method())),
-        );
-        response
-            .headers_mut()
-            .insert(ALLOW, HeaderValue::from_static("GET"));
-        response
+        method_not_allowed(format!("method {} not allowed: use GET", req.method()))
     } else {
         error_json(
             Problem::NotFound,
             ErrorBody::new(format!("no such endpoint: {path}")),
         )
     }
+}
+
+/// 405 with `Allow: GET` and `message`.
+fn method_not_allowed(message: impl Into<String>) -> HttpResponse {
+    let mut response = error_json(Problem::MethodNotAllowed, ErrorBody::new(message));
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static("GET"));
+    response
 }

@@ -223,7 +223,7 @@ impl Answers {
             asked.validate_with(admitted.view, earliest).map(|valid| {
                 valid.map(|request| {
                     let form = *representation.as_ref().unwrap_or(&Representation::Json);
-                    (request.cache_key_as(form), request)
+                    (self.inner.stats.cache_key(&request, form), request)
                 })
             })
         });

@@ -6,8 +6,9 @@
 //!   needed (a comma, a quote, a line end), by the `csv` crate's writer.
 //! - Numbers exactly as the JSON writes them, `null` as an empty field, `true`/`false`, nested
 //!   objects flattened with a dot (`title.uz`).
-//! - The formula guard (OWASP "CSV injection"): a text field that begins with `=`, `+`, `-`,
-//!   `@`, a tab or a carriage return is written with a leading `'`; numbers never are.
+//! - The formula guard (OWASP "CSV injection"): a text field that begins with a tab or a
+//!   carriage return, or whose first character after leading white space and control
+//!   characters is `=`, `+`, `-` or `@`, is written with a leading `'`; numbers never are.
 
 use std::borrow::Cow;
 
@@ -120,9 +121,14 @@ fn cell(value: &Value) -> Cow<'_, str> {
     }
 }
 
-/// `text`, with a leading `'` when a spreadsheet would take it for a formula.
+/// `text`, with a leading `'` when a spreadsheet would take it for a formula. OWASP's list of
+/// first characters, also looked for past leading white space and control characters, which
+/// some spreadsheets skip before reading a formula (`" =1+1"`, `"\n=1"`).
 fn guarded(text: &str) -> Cow<'_, str> {
-    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    let formula_after_blanks = text
+        .trim_start_matches(|c: char| c.is_whitespace() || c.is_control())
+        .starts_with(['=', '+', '-', '@']);
+    if formula_after_blanks || text.starts_with(['\t', '\r']) {
         Cow::Owned(format!("'{text}"))
     } else {
         Cow::Borrowed(text)

@@ -113,7 +113,17 @@ fn text_that_a_spreadsheet_would_take_for_a_formula_gets_a_leading_apostrophe() 
         ("@SUM(A1)", "'@SUM(A1)"),
         ("\tTab", "'\tTab"),
         ("\rCR", "'\rCR"),
+        // Past leading white space and control characters, which some spreadsheets skip.
+        (" =1+1", "' =1+1"),
+        ("\n=1", "'\n=1"),
+        ("\u{0}=1", "'\u{0}=1"),
+        ("\u{a0}\u{3000}+1", "'\u{a0}\u{3000}+1"),
+        (" \u{1b}@cmd", "' \u{1b}@cmd"),
+        ("\t ", "'\t "),
         ("a=b", "a=b"),
+        (" a=b", " a=b"),
+        ("\nline", "\nline"),
+        ("   ", "   "),
         ("'quoted", "'quoted"),
         ("", ""),
     ] {
@@ -124,6 +134,30 @@ fn text_that_a_spreadsheet_would_take_for_a_formula_gets_a_leading_apostrophe() 
             Some(written),
             "{name:?}"
         );
+    }
+}
+
+proptest::proptest! {
+    /// Whatever white space and control characters come first, a text whose first other
+    /// character starts a formula is guarded, and the guard is the one `'` put before it.
+    #[test]
+    fn a_formula_after_any_leading_blanks_is_guarded(
+        blanks in proptest::collection::vec(
+            proptest::char::ranges(vec!['\u{0}'..='\u{20}', '\u{7f}'..='\u{a0}', '\u{2000}'..='\u{200a}', '\u{3000}'..='\u{3000}'].into()),
+            0..6,
+        ),
+        first in proptest::sample::select(vec!['=', '+', '-', '@']),
+        rest in ".{0,12}",
+    ) {
+        let text: String = blanks.into_iter().chain([first]).chain(rest.chars()).collect();
+        proptest::prop_assert_eq!(guarded(&text), format!("'{text}"));
+    }
+
+    /// Numbers are never guarded, negative ones included.
+    #[test]
+    fn a_number_is_never_guarded(number in proptest::num::f64::NORMAL | proptest::num::f64::ZERO) {
+        let value = serde_json::json!(number);
+        proptest::prop_assert_eq!(cell(&value), value.to_string());
     }
 }
 

@@ -11,6 +11,7 @@ use callstats_domain::calendar::DateRange;
 use callstats_domain::call_day::{FetchedCalls, MAX_QUEUES_PER_DAY};
 use callstats_domain::error::cause_chain;
 use callstats_domain::ports::{CallPlatform, UpstreamError};
+use callstats_domain::redact;
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
 use tracing::Instrument as _;
@@ -23,6 +24,7 @@ use crate::wire::{PageIn, encode_query_value, format_instant};
 /// The adapter could not be built from its settings.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// `url` is shown redacted.
     #[error("call platform URL {url:?} is not an http(s) URL without query: {reason}")]
     BaseUrl { url: String, reason: String },
     #[error("call platform token holds characters an HTTP header cannot carry")]
@@ -36,8 +38,8 @@ pub enum BuildError {
 /// a request's URL (see [`Transient::Transport`]).
 #[derive(Debug, thiserror::Error)]
 enum FetchError {
-    #[error("circuit open after repeated failures; next probe in {retry_in_ms} ms")]
-    CircuitOpen { retry_in_ms: u128 },
+    #[error("circuit open after repeated failures; next probe in {} ms", .retry_in.as_millis())]
+    CircuitOpen { retry_in: Duration },
     #[error("the whole fetch took longer than {limit_ms} ms")]
     Deadline { limit_ms: u128 },
     #[error("no usable answer after {attempts} attempt(s)")]
@@ -111,6 +113,8 @@ impl FetchError {
             None => UpstreamError::new(reason),
         };
         match self {
+            // The breaker says when it lets a probe through: a partner may ask again then.
+            Self::CircuitOpen { retry_in } => error.with_retry_in(retry_in),
             Self::Exhausted { last, .. } => error.with_source(last),
             Self::NotJson { error: cause, .. } => error.with_source(cause),
             Self::Format(cause) => error.with_source(cause),
@@ -174,16 +178,7 @@ impl HttpCallPlatform {
     /// is installed already; this keeps aws-lc-rs (a long C build) out of the workspace.
     pub fn new(config: HttpPlatformConfig) -> Result<Self, BuildError> {
         let calls_url = calls_url(&config.base_url)?;
-        let authorization = config
-            .token
-            .as_ref()
-            .map(|token| {
-                let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose()))
-                    .map_err(|_| BuildError::Token)?;
-                value.set_sensitive(true);
-                Ok(value)
-            })
-            .transpose()?;
+        let authorization = authorization(&config)?;
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
@@ -210,7 +205,7 @@ impl HttpCallPlatform {
             metrics::counter!("callstats_upstream_fetches_total", "outcome" => "circuit_open")
                 .increment(1);
             FetchError::CircuitOpen {
-                retry_in_ms: refused.retry_in.as_millis(),
+                retry_in: refused.retry_in,
             }
         })?;
         if permit.is_probe() {
@@ -500,10 +495,36 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// `{base}/calls`, checking the base is an http(s) URL without query or fragment.
+impl HttpPlatformConfig {
+    /// What [`HttpCallPlatform::new`] refuses in these settings (the base URL, the token), for
+    /// a caller to report as a setting's error before anything starts.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        calls_url(&self.base_url)?;
+        authorization(self).map(drop)
+    }
+}
+
+/// The `Authorization` header of the token, if one is set; marked sensitive, so the HTTP
+/// client never shows it.
+fn authorization(config: &HttpPlatformConfig) -> Result<Option<HeaderValue>, BuildError> {
+    config
+        .token
+        .as_ref()
+        .map(|token| {
+            let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose()))
+                .map_err(|_| BuildError::Token)?;
+            value.set_sensitive(true);
+            Ok(value)
+        })
+        .transpose()
+}
+
+/// `{base}/calls`, checking the base is an http(s) URL without credentials, query or fragment.
+/// The error shows the URL redacted (`redact::url`): a rejected URL may hold the very secret
+/// that made it wrong.
 fn calls_url(base: &str) -> Result<String, BuildError> {
     let invalid = |reason: &str| BuildError::BaseUrl {
-        url: base.to_owned(),
+        url: redact::url(base),
         reason: reason.to_owned(),
     };
     let parsed = reqwest::Url::parse(base).map_err(|e| invalid(&e.to_string()))?;
@@ -592,6 +613,22 @@ mod tests {
                 matches!(calls_url(bad), Err(BuildError::BaseUrl { .. })),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn a_rejected_base_url_is_shown_without_its_secrets() {
+        for (bad, secret) in [
+            ("http://u:S3cret@127.0.0.1:1", "S3cret"),
+            ("http://u@127.0.0.1:1", "u@"),
+            ("http://127.0.0.1:1/?token=t0k3n", "t0k3n"),
+            ("http://127.0.0.1:1/#t0k3n", "t0k3n"),
+            ("http://u:S3cret@[::1", "S3cret"),
+        ] {
+            let config = HttpPlatformConfig::new(bad, None);
+            let shown = config.validate().unwrap_err().to_string();
+            assert!(!shown.contains(secret), "{bad}: {shown}");
+            assert!(!format!("{config:?}").contains(secret), "{bad}: {config:?}");
         }
     }
 

@@ -4,6 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use callstats_domain::limits::DayBounds;
+use callstats_domain::redact;
 
 /// The bearer token the upstream wants. It cannot be printed: `Debug` shows `[redacted]`, and
 /// there is no `Display`; only the adapter reads it, to build the `Authorization` header.
@@ -28,8 +29,8 @@ impl fmt::Debug for BearerToken {
 }
 
 /// Everything the adapter needs. Build it with [`HttpPlatformConfig::new`], which fills in the
-/// defaults below, then override single fields.
-#[derive(Debug, Clone)]
+/// defaults below, then override single fields. `Debug` shows the base URL redacted.
+#[derive(Clone)]
 pub struct HttpPlatformConfig {
     /// Base address; requests go to `{base_url}/calls`. (`CALLSTATS_CALL_PLATFORM_URL`)
     pub base_url: String,
@@ -61,6 +62,27 @@ pub struct HttpPlatformConfig {
     pub breaker_threshold: u32,
     /// How long an open breaker refuses fetches before it lets one probe through. Default 30 s.
     pub breaker_open_for: Duration,
+}
+
+impl fmt::Debug for HttpPlatformConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpPlatformConfig")
+            .field("base_url", &redact::url(&self.base_url))
+            .field("token", &self.token)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("fetch_timeout", &self.fetch_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .field("retry_backoff_max", &self.retry_backoff_max)
+            .field("page_limit", &self.page_limit)
+            .field("max_page_bytes", &self.max_page_bytes)
+            .field("bounds", &self.bounds)
+            .field("in_flight_bytes", &self.in_flight_bytes)
+            .field("breaker_threshold", &self.breaker_threshold)
+            .field("breaker_open_for", &self.breaker_open_for)
+            .finish()
+    }
 }
 
 impl HttpPlatformConfig {

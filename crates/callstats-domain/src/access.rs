@@ -243,6 +243,9 @@ pub enum Unauthorized {
     MalformedAuthorization,
     #[error("conflicting API keys: 'Authorization' and 'X-API-Key' carry different keys")]
     Conflicting,
+    /// A key header sent more than once (its name).
+    #[error("more than one '{0}' header: send the API key in one header field")]
+    Repeated(&'static str),
     #[error("invalid API key")]
     Invalid,
     #[error("API key revoked")]
@@ -251,17 +254,49 @@ pub enum Unauthorized {
     Expired,
 }
 
+/// One of the key headers (`Authorization`, `X-API-Key`) as a request carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyHeader<'a> {
+    #[default]
+    Absent,
+    /// One field of that name, with its value.
+    Once(&'a str),
+    /// Two fields or more of that name, whatever their values.
+    Repeated,
+}
+
+impl<'a> KeyHeader<'a> {
+    /// The value, `None` when absent; refused when repeated, `name` naming the header.
+    fn value(self, name: &'static str) -> Result<Option<&'a str>, Unauthorized> {
+        match self {
+            Self::Absent => Ok(None),
+            Self::Once(value) => Ok(Some(value)),
+            Self::Repeated => Err(Unauthorized::Repeated(name)),
+        }
+    }
+}
+
+impl<'a> From<Option<&'a str>> for KeyHeader<'a> {
+    fn from(value: Option<&'a str>) -> Self {
+        value.map_or(Self::Absent, Self::Once)
+    }
+}
+
 /// Extracts the presented key from the two header forms.
 ///
+/// Each header may be sent once: two fields of one name are refused even when their values
+/// agree, since which of them counts would depend on who reads them (the first wins in one
+/// reader, the last in a gateway), as two headers carrying different keys are.
 /// `Authorization` must use the Bearer scheme (case-insensitive); when both headers are present
 /// they must carry the same key. An `Authorization` of another scheme (say `Basic`, added by a
 /// gateway) is ignored when `X-API-Key` is present, and malformed otherwise. A value that is not
 /// in the key format is `Invalid` at once.
 pub fn presented_key<'a>(
-    authorization: Option<&'a str>,
-    x_api_key: Option<&'a str>,
+    authorization: KeyHeader<'a>,
+    x_api_key: KeyHeader<'a>,
 ) -> Result<PresentedKey<'a>, Unauthorized> {
-    let header = x_api_key.map(str::trim);
+    let authorization = authorization.value("Authorization")?;
+    let header = x_api_key.value("X-API-Key")?.map(str::trim);
     let bearer = match authorization.map(bearer_token) {
         None => None,
         Some(Ok(token)) => Some(token),
@@ -467,6 +502,14 @@ mod tests {
     use super::*;
     use time::macros::datetime;
 
+    /// [`presented_key`] of one field of each header given.
+    fn presented<'a>(
+        authorization: Option<&'a str>,
+        x_api_key: Option<&'a str>,
+    ) -> Result<PresentedKey<'a>, Unauthorized> {
+        presented_key(authorization.into(), x_api_key.into())
+    }
+
     const KEY: &str = "cs_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 
     #[test]
@@ -588,20 +631,20 @@ mod tests {
     #[test]
     fn key_is_read_from_either_header_form() {
         assert_eq!(
-            presented_key(Some(&format!("Bearer {KEY}")), None)
+            presented(Some(&format!("Bearer {KEY}")), None)
                 .unwrap()
                 .expose(),
             KEY
         );
         assert_eq!(
-            presented_key(Some(&format!("bearer {KEY}")), None)
+            presented(Some(&format!("bearer {KEY}")), None)
                 .unwrap()
                 .expose(),
             KEY
         );
-        assert_eq!(presented_key(None, Some(KEY)).unwrap().expose(), KEY);
+        assert_eq!(presented(None, Some(KEY)).unwrap().expose(), KEY);
         assert_eq!(
-            presented_key(Some(&format!("Bearer {KEY}")), Some(KEY))
+            presented(Some(&format!("Bearer {KEY}")), Some(KEY))
                 .unwrap()
                 .expose(),
             KEY
@@ -610,23 +653,51 @@ mod tests {
 
     #[test]
     fn missing_malformed_and_conflicting_credentials_are_unauthorized() {
-        assert_eq!(presented_key(None, None), Err(Unauthorized::Missing));
+        assert_eq!(presented(None, None), Err(Unauthorized::Missing));
         assert_eq!(
-            presented_key(Some(&format!("Basic {KEY}")), None),
+            presented(Some(&format!("Basic {KEY}")), None),
             Err(Unauthorized::MalformedAuthorization)
         );
         assert_eq!(
-            presented_key(Some(KEY), None),
+            presented(Some(KEY), None),
             Err(Unauthorized::MalformedAuthorization)
         );
         assert_eq!(
-            presented_key(Some("Bearer nope"), None),
+            presented(Some("Bearer nope"), None),
             Err(Unauthorized::Invalid)
         );
         let other = KEY.replace('A', "B");
         assert_eq!(
-            presented_key(Some(&format!("Bearer {KEY}")), Some(&other)),
+            presented(Some(&format!("Bearer {KEY}")), Some(&other)),
             Err(Unauthorized::Conflicting)
+        );
+    }
+
+    #[test]
+    fn a_key_header_sent_twice_is_unauthorized_whatever_the_values_and_the_other_header() {
+        let bearer = format!("Bearer {KEY}");
+        for other in [
+            KeyHeader::Absent,
+            KeyHeader::Once(KEY),
+            KeyHeader::Once(&bearer),
+            KeyHeader::Repeated,
+        ] {
+            assert_eq!(
+                presented_key(KeyHeader::Repeated, other),
+                Err(Unauthorized::Repeated("Authorization")),
+                "{other:?}"
+            );
+        }
+        for other in [KeyHeader::Absent, KeyHeader::Once(&bearer)] {
+            assert_eq!(
+                presented_key(other, KeyHeader::Repeated),
+                Err(Unauthorized::Repeated("X-API-Key")),
+                "{other:?}"
+            );
+        }
+        assert_eq!(
+            Unauthorized::Repeated("X-API-Key").to_string(),
+            "more than one 'X-API-Key' header: send the API key in one header field"
         );
     }
 
@@ -669,12 +740,12 @@ mod tests {
             "",
         ] {
             assert_eq!(
-                presented_key(Some(authorization), Some(KEY)).map(|key| key.digest()),
+                presented(Some(authorization), Some(KEY)).map(|key| key.digest()),
                 Ok(ApiKeySecret::parse(KEY).unwrap().digest()),
                 "{authorization}"
             );
             assert_eq!(
-                presented_key(Some(authorization), None),
+                presented(Some(authorization), None),
                 Err(Unauthorized::MalformedAuthorization),
                 "{authorization} alone"
             );
@@ -682,20 +753,20 @@ mod tests {
         // A Bearer header is never ignored: it must agree with X-API-Key and be well formed.
         for bearer in [format!("Bearer {other}"), "bearer nope".to_owned()] {
             assert_eq!(
-                presented_key(Some(&bearer), Some(KEY)),
+                presented(Some(&bearer), Some(KEY)),
                 Err(Unauthorized::Conflicting),
                 "{bearer}"
             );
         }
         for bearer in ["Bearer", "Bearer ", "Bearer\tx"] {
             assert_eq!(
-                presented_key(Some(bearer), Some(KEY)),
+                presented(Some(bearer), Some(KEY)),
                 Err(Unauthorized::MalformedAuthorization),
                 "{bearer:?}"
             );
         }
         assert_eq!(
-            presented_key(Some("Basic Z2F0ZXdheTpzZWNyZXQ="), Some("nope")),
+            presented(Some("Basic Z2F0ZXdheTpzZWNyZXQ="), Some("nope")),
             Err(Unauthorized::Invalid)
         );
     }

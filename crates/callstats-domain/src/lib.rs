@@ -21,6 +21,7 @@ pub mod model;
 mod openapi;
 pub mod params;
 pub mod ports;
+pub mod redact;
 pub mod representation;
 pub mod request;
 pub mod scope;

@@ -486,9 +486,15 @@ pub struct KpiAggregate {
     pub sheet: Sheet,
     pub currency: &'static str,
     pub operator_count: usize,
+    /// The sums over every row: for a small group too, the group's total.
     pub totals: KpiTotals,
-    pub distribution: Distribution,
-    pub ranks: Vec<Rank>,
+    /// Null when the sheet has at least one row but fewer than the deployment's minimum for
+    /// showing a group's spread and ranks (`CALLSTATS_KPI_AGGREGATE_MIN_ROWS`: 1 by default,
+    /// so never; 5 recommended), as each figure of so small a group is close to one person's
+    /// pay.
+    pub distribution: Option<Distribution>,
+    /// One anonymous entry per row; null when `distribution` is.
+    pub ranks: Option<Vec<Rank>>,
 }
 
 /// The body of /kpi/{month}, tagged by `granularity`.

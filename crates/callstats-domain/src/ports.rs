@@ -79,6 +79,9 @@ pub struct UpstreamError {
     /// What failed, in a few words of the adapter's.
     pub reason: String,
     pub kind: UpstreamFailure,
+    /// When asking again may succeed, when the adapter knows (a breaker's remaining open
+    /// period, a day's rest after an unusable answer).
+    pub retry_in: Option<Duration>,
     #[source]
     source: Option<Cause>,
 }
@@ -116,8 +119,16 @@ impl UpstreamError {
         Self {
             reason: reason.into(),
             kind,
+            retry_in: None,
             source: None,
         }
+    }
+
+    /// The same, asking again being expected to succeed in `wait`.
+    #[must_use]
+    pub const fn with_retry_in(mut self, wait: Duration) -> Self {
+        self.retry_in = Some(wait);
+        self
     }
 
     /// The same, caused by `source`.

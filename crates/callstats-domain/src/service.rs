@@ -1,13 +1,15 @@
 //! Use cases: each combines ports with the pure logic of [`crate::stats`] for one endpoint, so
 //! the web layer only parses, calls one of these and writes the answer.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::Serialize;
 
 use crate::access::{
-    ApiKeyRecord, ClientAddress, DigestMemo, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
+    ApiKeyRecord, ClientAddress, DigestMemo, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject,
+    presented_key,
 };
 use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
@@ -22,9 +24,10 @@ use crate::ports::{
     CallDaySource, Clock, Found, ImmediateLedger, KeyLookup, KeyStore, KnownKeys, PortalStore,
     QuotaCounter, RequestLedger,
 };
+use crate::representation::Representation;
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
-use crate::stats::{self, PriorWeight};
+use crate::stats::{self, AggregateMinRows, PriorWeight};
 
 /// Default per-minute quota of requests without a valid key, per client IP.
 pub const DEFAULT_ANON_RATE_LIMIT: u32 = 60;
@@ -32,8 +35,8 @@ pub const DEFAULT_ANON_RATE_LIMIT: u32 = 60;
 /// What a request presents about its caller.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Caller<'a> {
-    pub authorization: Option<&'a str>,
-    pub x_api_key: Option<&'a str>,
+    pub authorization: KeyHeader<'a>,
+    pub x_api_key: KeyHeader<'a>,
     pub origin: Option<&'a str>,
     /// Peer address, or the first `X-Forwarded-For` hop behind a trusted proxy.
     pub client_ip: ClientAddress,
@@ -55,8 +58,9 @@ pub struct Admitted {
     pub at: time::OffsetDateTime,
 }
 
-/// A request refused before it was counted against a key (401, an Origin 403, or 429 for the
-/// address's anonymous quota), with the windows its rate-limit headers report.
+/// A request refused before it was counted against a key (401, an Origin 403, 429 for the
+/// address's anonymous quota, or 503 when the key store failed), with the windows its
+/// rate-limit headers report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused {
     pub quota: QuotaStatus,
@@ -166,11 +170,15 @@ impl Gatekeeper {
     /// anonymous per-IP quota, which turns its answer into a 429 once exceeded: key guessing
     /// stays slow, and a valid key is not held back by it, with one exception: a key created
     /// in the last 10 seconds, presented from an address that is over that quota, is refused
-    /// until the replica has read the new key's digest.
+    /// until the replica has read the new key's digest. A key the key store could not check
+    /// (it failed) is not a bad key: its 503 counts against no quota and is never a 429.
     pub async fn identify(&self, caller: &Caller<'_>) -> Result<Admitted, Refused> {
         let now = self.clock.now();
         let key = match self.authenticate(caller, now).await {
             Ok(key) => key,
+            Err(err @ DomainError::StoreUnavailable(_)) => {
+                return Err(self.refuse_unchecked(caller, now, err).await);
+            }
             Err(err) => return Err(self.refuse_anonymously(caller, err).await),
         };
         let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
@@ -321,6 +329,23 @@ impl Gatekeeper {
         }
     }
 
+    /// A request whose key could not be checked: counted against no quota, its headers show
+    /// the address's anonymous window as it stands.
+    async fn refuse_unchecked(
+        &self,
+        caller: &Caller<'_>,
+        now: time::OffsetDateTime,
+        error: DomainError,
+    ) -> Refused {
+        let bucket = QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), now);
+        let count = self.quota.peek(&bucket).await;
+        Refused {
+            quota: QuotaStatus::current(self.anon_rate_limit, count, &bucket),
+            days: None,
+            error,
+        }
+    }
+
     /// The presented key's record. A key that is not among the digests the key cache read
     /// recently (a guess, or a key created in the last seconds) is not looked up for an
     /// address already over its anonymous quota: a flood of guesses from one address costs the
@@ -378,6 +403,9 @@ pub struct StatsSettings {
     pub prior_weight: PriorWeight,
     /// How far back call periods may reach.
     pub history: HistoryHorizon,
+    /// The fewest rows a KPI sheet needs for an aggregate-only key to see its distribution and
+    /// ranks.
+    pub kpi_aggregate_min_rows: AggregateMinRows,
 }
 
 /// Any body of a cacheable endpoint.
@@ -489,6 +517,25 @@ impl CallStats {
     #[must_use]
     pub fn earliest_call_day_at(&self, now: time::OffsetDateTime) -> Option<EarliestDay> {
         self.settings.history.earliest(Day::of(now))
+    }
+
+    /// The response-cache key of `request` in `form`: [`ApiRequest::cache_key_as`], plus the
+    /// small-group bound for an aggregate KPI body when it hides anything, so that a body made
+    /// under one bound is never served under another (replicas sharing a cache while the
+    /// setting changes, or a cache that outlives a restart).
+    #[must_use]
+    pub fn cache_key(&self, request: &ApiRequest, form: Representation) -> Cow<'static, str> {
+        let key = request.cache_key_as(form);
+        let min_rows = self.settings.kpi_aggregate_min_rows;
+        match request {
+            ApiRequest::KpiMonth {
+                view: KpiView::Aggregate,
+                ..
+            } if min_rows != AggregateMinRows::DEFAULT => {
+                Cow::Owned(format!("{key}&min_rows={}", min_rows.get()))
+            }
+            _ => key,
+        }
     }
 
     /// Answers any parsed request; the call days it fetches are fetched for `requester`.
@@ -707,7 +754,12 @@ impl CallStats {
             self.store.sheet_content(sheet.id).await?.ok_or_else(|| {
                 DomainError::NotFound(format!("no published KPI sheet for {month}"))
             })?;
-        Ok(stats::kpi_month(sheet, content, view))
+        Ok(stats::kpi_month(
+            sheet,
+            content,
+            view,
+            self.settings.kpi_aggregate_min_rows,
+        ))
     }
 
     /// /operators: the roster, staff set apart. Reads [`PortalStore::operators`].

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use super::*;
-use crate::access::{ApiKeySecret, KeyDigest, Unauthorized};
+use crate::access::{ApiKeySecret, KeyDigest, KeyHeader, Unauthorized};
 use crate::calendar::Day;
 use crate::limits::OverBudget;
 use crate::model::{
@@ -143,8 +143,8 @@ fn gatekeeper(store: MockKeyStore, quota: MockQuotaCounter) -> Gatekeeper {
 
 fn caller(authorization: Option<&str>) -> Caller<'_> {
     Caller {
-        authorization,
-        x_api_key: None,
+        authorization: authorization.into(),
+        x_api_key: KeyHeader::Absent,
         origin: None,
         client_ip: IP,
     }
@@ -289,7 +289,7 @@ async fn admit_reads_the_x_api_key_header_too() {
     let (access, _) = access_with(Some(key("calls")), 1);
     let raw = secret().expose().to_owned();
     let caller = Caller {
-        x_api_key: Some(&raw),
+        x_api_key: KeyHeader::Once(&raw),
         ..caller(None)
     };
     assert!(
@@ -366,12 +366,42 @@ async fn conflicting_headers_are_401() {
         .expose()
         .to_owned();
     let caller = Caller {
-        x_api_key: Some(&other),
+        x_api_key: KeyHeader::Once(&other),
         ..caller(Some(&auth))
     };
     assert_eq!(
         admit(&access, &caller, Endpoint::Ping).await.key,
         Err(Unauthorized::Conflicting.into())
+    );
+}
+
+#[tokio::test]
+async fn a_key_header_sent_twice_is_401_even_with_the_same_valid_key() {
+    let (access, seen) = access_with(Some(key("calls")), 1);
+    let raw = secret().expose().to_owned();
+    let repeated = [
+        Caller {
+            x_api_key: KeyHeader::Repeated,
+            ..caller(None)
+        },
+        Caller {
+            authorization: KeyHeader::Repeated,
+            x_api_key: KeyHeader::Once(&raw),
+            ..caller(None)
+        },
+    ];
+    for (caller, name) in repeated.iter().zip(["X-API-Key", "Authorization"]) {
+        assert_eq!(
+            admit(&access, caller, Endpoint::Ping).await.key,
+            Err(Unauthorized::Repeated(name).into())
+        );
+    }
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|name| !name.starts_with("key:")),
+        "no key's quota spent"
     );
 }
 
@@ -472,7 +502,7 @@ async fn a_basic_authorization_beside_a_valid_x_api_key_is_ignored() {
         "basic",
     ] {
         let caller = Caller {
-            x_api_key: Some(&raw),
+            x_api_key: KeyHeader::Once(&raw),
             ..caller(Some(authorization))
         };
         let admission = admit(&access, &caller, Endpoint::CallsSummary).await;
@@ -529,23 +559,48 @@ async fn key_without_the_endpoint_scope_is_403_naming_it() {
 }
 
 #[tokio::test]
-async fn store_failure_during_key_lookup_is_503() {
-    let mut store = MockKeyStore::new();
-    store
-        .expect_find_seen_key()
-        .returning(|_| Err(StoreError::new("connection refused")));
-    let mut quota = MockQuotaCounter::new();
-    quota.expect_increment().return_const(1_u64);
-    let access = gatekeeper(store, quota);
-    let auth = bearer();
-    assert_eq!(
-        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
-            .await
-            .key,
-        Err(DomainError::StoreUnavailable(StoreError::new(
-            "connection refused"
-        )))
-    );
+async fn a_key_the_store_could_not_check_is_503_and_counts_against_no_quota() {
+    // A key the store fails to look up, from an address far over its anonymous quota; and a
+    // key the key cache has not seen, from an address under it, whose look-up fails.
+    for (seen_from_address, unseen) in [(1_000_u64, false), (3, true)] {
+        let mut store = MockKeyStore::new();
+        if unseen {
+            store
+                .expect_find_seen_key()
+                .returning(|_| Ok(KeyLookup::Unseen));
+            store
+                .expect_find_key()
+                .times(1)
+                .returning(|_| Err(StoreError::new("connection refused")));
+        } else {
+            store
+                .expect_find_seen_key()
+                .returning(|_| Err(StoreError::new("connection refused")));
+        }
+        let mut quota = MockQuotaCounter::new();
+        quota.expect_increment().never();
+        quota.expect_peek().return_const(seen_from_address);
+        let access = gatekeeper(store, quota);
+        let auth = bearer();
+        let admission = admit(&access, &caller(Some(&auth)), Endpoint::Ping).await;
+        assert_eq!(
+            admission.key,
+            Err(DomainError::StoreUnavailable(StoreError::new(
+                "connection refused"
+            ))),
+            "{seen_from_address} requests seen"
+        );
+        assert_eq!(
+            admission.quota,
+            QuotaStatus {
+                limit: 60,
+                remaining: 60_u32.saturating_sub(u32::try_from(seen_from_address).unwrap()),
+                reset_seconds: 30,
+                exceeded: false,
+            },
+            "the address's window as it stands"
+        );
+    }
 }
 
 #[tokio::test]
@@ -731,6 +786,50 @@ fn call_periods_may_start_no_earlier_than_the_history_horizon_from_today() {
         },
     );
     assert_eq!(unbounded.earliest_call_day(), None);
+}
+
+#[test]
+fn the_small_group_bound_keys_aggregate_kpi_bodies_apart_and_leaves_other_keys_alone() {
+    let with_bound = |rows| {
+        CallStats::new(
+            Arc::new(MockPortalStore::new()),
+            Arc::new(MockCallDaySource::new()),
+            clock(),
+            StatsSettings {
+                kpi_aggregate_min_rows: AggregateMinRows::new(rows).unwrap(),
+                ..StatsSettings::default()
+            },
+        )
+    };
+    let (default, five) = (with_bound(1), with_bound(5));
+    let aggregate = ApiRequest::KpiMonth {
+        month: month("2026-11"),
+        shift: None,
+        view: KpiView::Aggregate,
+    };
+    let json = Representation::Json;
+    assert_eq!(
+        default.cache_key(&aggregate, json),
+        aggregate.cache_key(),
+        "the default bound hides nothing: the key the specification's answer always had"
+    );
+    assert_eq!(
+        five.cache_key(&aggregate, json),
+        "v1/kpi/2026-11?granularity=aggregate&min_rows=5"
+    );
+    assert_ne!(
+        with_bound(6).cache_key(&aggregate, json),
+        five.cache_key(&aggregate, json)
+    );
+    let detail = ApiRequest::KpiMonth {
+        month: month("2026-11"),
+        shift: None,
+        view: KpiView::Detail,
+    };
+    let operators = request(Endpoint::Operators, "", "");
+    for other in [detail, operators] {
+        assert_eq!(five.cache_key(&other, json), other.cache_key());
+    }
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 // Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
 #![cfg(test)]
 
-use callstats_domain::access::{origin_host, presented_key};
+use callstats_domain::access::{KeyHeader, origin_host, presented_key};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow, QueueName};
@@ -320,8 +320,8 @@ proptest! {
         let _ = Direction::parse(&raw);
         let _ = ScriptsLimit::parse(&raw);
         let _ = Shift::parse(&raw);
-        let _ = presented_key(Some(&raw), Some(&raw));
-        let _ = presented_key(Some(&raw), None);
+        let _ = presented_key(KeyHeader::Once(&raw), KeyHeader::Once(&raw));
+        let _ = presented_key(KeyHeader::Once(&raw), KeyHeader::Absent);
         let _ = origin_host(&raw);
         let _ = AgentNumber::new(&raw);
     }

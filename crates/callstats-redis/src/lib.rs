@@ -18,6 +18,7 @@ use bytes::Bytes;
 use callstats_domain::access::QuotaBucket;
 use callstats_domain::breaker::{Breaker, Permit, Transition};
 use callstats_domain::ports::{Found, QuotaCounter, RequestLedger, ResponseCache};
+use callstats_domain::redact;
 use callstats_memory::MemoryQuota;
 use redis::aio::ConnectionManager;
 
@@ -29,8 +30,8 @@ pub mod testing;
 pub use call_days::RedisCallDays;
 pub use lease::RedisLease;
 
-/// How to reach Redis.
-#[derive(Debug, Clone)]
+/// How to reach Redis. `Debug` shows the URL redacted.
+#[derive(Clone)]
 pub struct RedisSettings {
     /// `redis://host:port[/db]`.
     pub url: String,
@@ -56,10 +57,33 @@ impl RedisSettings {
     }
 }
 
-/// The URL could not be used.
+impl std::fmt::Debug for RedisSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSettings")
+            .field("url", &redact::url(&self.url))
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .field("retry_after", &self.retry_after)
+            .finish()
+    }
+}
+
+/// The URL could not be used; it is shown redacted (`redact::url`).
 #[derive(Debug, thiserror::Error)]
-#[error("invalid Redis URL: {0}")]
-pub struct InvalidRedisUrl(String);
+#[error("invalid Redis URL {url}: {reason}")]
+pub struct InvalidRedisUrl {
+    url: String,
+    reason: String,
+}
+
+impl InvalidRedisUrl {
+    fn new(url: &str, error: &redis::RedisError) -> Self {
+        Self {
+            url: redact::url(url),
+            reason: error.to_string(),
+        }
+    }
+}
 
 /// One lazily connected, self-reconnecting connection shared by the adapters, with the
 /// outage bookkeeping.
@@ -79,14 +103,14 @@ impl Redis {
         // client. Err only means one is installed already.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = redis::Client::open(settings.url.as_str())
-            .map_err(|e| InvalidRedisUrl(e.to_string()))?;
+            .map_err(|e| InvalidRedisUrl::new(&settings.url, &e))?;
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(settings.timeout))
             .set_response_timeout(Some(settings.timeout))
             .set_number_of_retries(1)
             .set_max_delay(settings.retry_after);
         let connection = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| InvalidRedisUrl(e.to_string()))?;
+            .map_err(|e| InvalidRedisUrl::new(&settings.url, &e))?;
         Ok(Arc::new(Self {
             connection,
             breaker: Breaker::new(1, settings.retry_after),
@@ -434,6 +458,18 @@ return {1, count}";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redis_url_is_never_shown_with_its_password() {
+        let settings = RedisSettings::new("redis://:S3cret@cache:6379/not-a-db");
+        assert!(!format!("{settings:?}").contains("S3cret"));
+        let Err(error) = Redis::new(settings) else {
+            panic!("a database that is not a number is refused");
+        };
+        let shown = error.to_string();
+        assert!(shown.contains("redis://***@cache:6379/not-a-db"), "{shown}");
+        assert!(!shown.contains("S3cret"), "{shown}");
+    }
 
     #[test]
     fn every_adapter_gets_its_own_random_lock_token() {

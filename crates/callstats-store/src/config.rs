@@ -4,6 +4,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use callstats_domain::redact;
+
 /// Default pool size for Postgres: enough for a small server on two cores.
 pub const DEFAULT_POSTGRES_POOL_SIZE: usize = 8;
 /// Default pool size for SQLite: reads run on blocking threads, one file serialises writes.
@@ -18,7 +20,8 @@ pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum DatabaseUrl {
     /// `postgres://` or `postgresql://`, passed to the driver as given.
     Postgres(String),
-    /// The SQLite file, created when missing (its directory must exist).
+    /// The SQLite file (created when missing only by a store that may create it,
+    /// [`IfMissing::Create`]; its directory must exist).
     Sqlite(PathBuf),
 }
 
@@ -37,6 +40,14 @@ pub enum ConfigError {
     ZeroPoolSize,
     #[error("could not build the connection pool: {0}")]
     Pool(String),
+    #[error("the SQLite database {0} cannot be opened: {1}")]
+    SqlitePath(String, String),
+    #[error(
+        "{0}-wal holds transactions not yet written to {0}, and neither the file nor its folder \
+         can be written here, so they would be ignored: run `callstats migrate` on it once \
+         where it is writable (SQLite then folds them in), then make it read-only again"
+    )]
+    UnsavedWal(String),
 }
 
 impl DatabaseUrl {
@@ -53,7 +64,7 @@ impl DatabaseUrl {
         if raw.starts_with("postgres://") || raw.starts_with("postgresql://") {
             return Ok(Self::Postgres(raw.to_owned()));
         }
-        Err(ConfigError::UnsupportedUrl(redact(raw)))
+        Err(ConfigError::UnsupportedUrl(redact::url(raw)))
     }
 
     /// The name of the backend, for messages.
@@ -66,11 +77,12 @@ impl DatabaseUrl {
     }
 }
 
-/// The URL with any password replaced, safe for logs and messages.
+/// The URL as messages and logs show it: a Postgres URL without its user, password and query
+/// values (`redact::url`), a SQLite file as its path.
 impl fmt::Display for DatabaseUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Postgres(url) => f.write_str(&redact(url)),
+            Self::Postgres(url) => f.write_str(&redact::url(url)),
             Self::Sqlite(path) => write!(f, "sqlite://{}", path.display()),
         }
     }
@@ -82,38 +94,6 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
-/// The URL with its password (`user:password@`, or a `password=` query parameter) replaced by
-/// `***`. A URL that does not parse (an unencoded `/`, `?` or `@` in a password, say) is shown
-/// as its scheme alone: what cannot be parsed cannot be known to hold no password.
-fn redact(raw: &str) -> String {
-    let Ok(mut url) = url::Url::parse(raw) else {
-        let scheme = raw.split_once("://").map_or("", |(scheme, _)| scheme);
-        return format!("{scheme}://[unparseable URL, not shown]");
-    };
-    if url.password().is_some() {
-        // Only URLs that cannot have a password refuse one; this one has one.
-        let _ = url.set_password(Some("***"));
-    }
-    if url
-        .query_pairs()
-        .any(|(name, _)| name.eq_ignore_ascii_case("password"))
-    {
-        let pairs: Vec<(String, String)> = url
-            .query_pairs()
-            .map(|(name, value)| {
-                let value = if name.eq_ignore_ascii_case("password") {
-                    "***".to_owned()
-                } else {
-                    value.into_owned()
-                };
-                (name.into_owned(), value)
-            })
-            .collect();
-        url.query_pairs_mut().clear().extend_pairs(pairs);
-    }
-    url.to_string()
-}
-
 /// Whether the store's sessions may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -123,11 +103,24 @@ pub enum Access {
     ReadWrite,
 }
 
+/// What a store does when its SQLite file does not exist (Postgres has no such choice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfMissing {
+    /// Create an empty database on the first connection (`migrate`, `seed`, `keys`, `demo`).
+    /// A read-only store never creates one.
+    Create,
+    /// Never create one: each connection fails while the file is missing, so a file deleted
+    /// under a running `serve` makes its queries fail instead of a new empty database appearing.
+    Fail,
+}
+
 /// Everything the pool needs.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
     pub url: DatabaseUrl,
     pub access: Access,
+    /// Whether a missing SQLite file is created (default: [`IfMissing::Fail`]).
+    pub if_missing: IfMissing,
     /// Most connections open at once.
     pub pool_size: usize,
     /// Bound on opening a connection and on waiting for a free one.
@@ -137,7 +130,7 @@ pub struct StoreConfig {
 }
 
 impl StoreConfig {
-    /// The defaults for this backend.
+    /// The defaults for this backend; a missing SQLite file is not created.
     #[must_use]
     pub fn new(url: DatabaseUrl, access: Access) -> Self {
         let pool_size = match url {
@@ -147,6 +140,7 @@ impl StoreConfig {
         Self {
             url,
             access,
+            if_missing: IfMissing::Fail,
             pool_size,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             statement_timeout: DEFAULT_STATEMENT_TIMEOUT,
@@ -189,43 +183,24 @@ mod tests {
     }
 
     #[test]
-    fn passwords_never_appear_when_a_url_is_shown() {
-        let url =
-            DatabaseUrl::parse("postgres://app:s3cret@db:5432/portal?sslmode=disable").unwrap();
+    fn a_postgres_url_is_shown_without_its_user_password_or_query_values() {
+        let url = DatabaseUrl::parse(
+            "postgres://app:s3cret@db:5432/portal?sslmode=disable&sslpassword=k3y",
+        )
+        .unwrap();
         assert_eq!(
             url.to_string(),
-            "postgres://app:***@db:5432/portal?sslmode=disable"
+            "postgres://***@db:5432/portal?sslmode=***&sslpassword=***"
         );
-        assert!(!format!("{url:?}").contains("s3cret"));
-        let err = DatabaseUrl::parse("mysql://root:hunter2@db/portal").unwrap_err();
+        let debug = format!("{url:?}");
+        assert!(
+            !debug.contains("s3cret") && !debug.contains("k3y"),
+            "{debug}"
+        );
+        let err = DatabaseUrl::parse("mysql://root:hunter2@db/portal?password=x2").unwrap_err();
         assert!(!err.to_string().contains("hunter2"), "{err}");
-    }
-
-    #[test]
-    fn passwords_in_the_query_or_with_reserved_characters_are_never_shown() {
-        for (raw, secret) in [
-            (
-                "postgres://app@db/portal?password=hunter2&sslmode=require",
-                "hunter2",
-            ),
-            (
-                "postgres://app@db/portal?sslmode=require&PASSWORD=Hunter3",
-                "Hunter3",
-            ),
-            ("postgres://app:pa/ss@db:5432/portal", "pa/ss"),
-            ("postgres://app:pa?ss@db:5432/portal", "pa?ss"),
-            ("postgres://app:p@ss@db:5432/portal", "p@ss"),
-            ("postgres://app:p%40ss@db:5432/portal", "p%40ss"),
-        ] {
-            let shown = DatabaseUrl::parse(raw).unwrap().to_string();
-            assert!(!shown.contains(secret), "{raw} shown as {shown}");
-            assert!(shown.starts_with("postgres://"), "{shown}");
-        }
-        assert_eq!(
-            DatabaseUrl::parse("postgres://app@db/portal?password=x&sslmode=require")
-                .unwrap()
-                .to_string(),
-            "postgres://app@db/portal?password=***&sslmode=require"
-        );
+        assert!(!err.to_string().contains("x2"), "{err}");
+        let unparsed = DatabaseUrl::parse("postgres://app:pa/ss@db:5432/portal").unwrap();
+        assert!(!unparsed.to_string().contains("pa/ss"), "{unparsed}");
     }
 }

@@ -5,7 +5,7 @@ use callstats_domain::access::{ApiKeySecret, DEFAULT_RATE_LIMIT};
 use callstats_domain::ports::StoreError;
 use callstats_domain::scope::ScopeSet;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
 
 use crate::pool::with_connection;
@@ -196,6 +196,34 @@ impl Store {
             .collect::<Result<_, _>>()?)
     }
 
+    /// Moves the expiry of key `id` to `until` when the key is still usable at `now` (neither
+    /// revoked nor expired: an ended key stays ended). Returns whether it was moved.
+    pub async fn extend_key(
+        &self,
+        id: i64,
+        until: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<bool, KeyError> {
+        let (until, now) = (until.unix_timestamp(), now.unix_timestamp());
+        let moved = with_connection!(&self.pools, |conn| {
+            diesel::update(
+                api_keys::table
+                    .filter(api_keys::id.eq(id))
+                    .filter(api_keys::revoked_at_unix.is_null())
+                    .filter(
+                        api_keys::expires_at_unix
+                            .is_null()
+                            .or(api_keys::expires_at_unix.gt(now)),
+                    ),
+            )
+            .set(api_keys::expires_at_unix.eq(until))
+            .execute(conn)
+            .await
+        })
+        .map_err(query_failed)?;
+        Ok(moved > 0)
+    }
+
     /// Revokes the key with this id or, when no key has that id, every key with this name.
     /// Revoking a revoked key changes nothing (its first revocation time stays).
     pub async fn revoke_keys(
@@ -206,9 +234,13 @@ impl Store {
         let id = id_or_name.trim().parse::<i64>().ok();
         let name = id_or_name.trim().to_owned();
         let revoked_at = now.unix_timestamp();
+        // Two statements, not one transaction: a SQLite transaction that reads before it writes
+        // fails at once ("database is locked") when another connection wrote in between (a
+        // running service persisting call days), where a lone UPDATE waits its turn. A key
+        // revoked between the two counts as already revoked.
         let (matching, revoked): (Vec<KeyRow>, Vec<KeyRow>) =
             with_connection!(&self.pools, |conn| {
-                conn.transaction::<_, diesel::result::Error, _>(async |conn| {
+                async {
                     let by_id = match id {
                         Some(id) => {
                             api_keys::table
@@ -238,8 +270,8 @@ impl Store {
                     .returning(KeyRow::as_returning())
                     .get_results(conn)
                     .await?;
-                    Ok((matching, revoked))
-                })
+                    Ok::<_, diesel::result::Error>((matching, revoked))
+                }
                 .await
             })
             .map_err(query_failed)?;

@@ -57,6 +57,7 @@ mod rows;
 mod schema;
 mod seed;
 mod spawning;
+mod sqlite;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;

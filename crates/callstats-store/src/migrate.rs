@@ -68,6 +68,16 @@ impl Store {
         })
     }
 
+    /// Versions of the migrations applied so far: none on a new database, which has no table
+    /// but the migrations' own.
+    pub async fn applied_migrations(&self) -> Result<Vec<String>, MigrationError> {
+        with_harness!(&self.pools, |harness, _migrations| {
+            harness
+                .applied_migrations()
+                .map(|versions| versions.iter().map(ToString::to_string).collect())
+        })
+    }
+
     /// Names of the migrations not yet applied (`serve` refuses to start while there are any).
     pub async fn pending_migrations(&self) -> Result<Vec<String>, MigrationError> {
         with_harness!(&self.pools, |harness, migrations| {

@@ -18,6 +18,7 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use crate::config::{Access, ConfigError, DatabaseUrl, StoreConfig};
+use crate::sqlite::SqliteFile;
 
 /// The embedded backend's connection: a synchronous SQLite connection whose calls run on
 /// tokio's blocking threads.
@@ -74,28 +75,39 @@ impl Instrumentation for QueryCounter {
     }
 }
 
-/// Builds the pool for `config`. Nothing connects yet: a database that is down now makes the
+/// Builds the pool for `config`, and says whether it reads a SQLite file as a read-only
+/// snapshot ([`SqliteFile`]). Nothing connects yet: a database that is down now makes the
 /// first queries fail with [`StoreError`], and the pool connects again once it is back.
-pub(crate) fn build(config: &StoreConfig, counter: &QueryCounter) -> Result<Pools, ConfigError> {
+pub(crate) fn build(
+    config: &StoreConfig,
+    counter: &QueryCounter,
+) -> Result<(Pools, bool), ConfigError> {
     if config.pool_size == 0 {
         return Err(ConfigError::ZeroPoolSize);
     }
     match &config.url {
         DatabaseUrl::Postgres(url) => {
-            let manager =
-                manager::<AsyncPgConnection>(url, postgres_session_sql(config), counter, |url| {
-                    crate::tls::establish(url).boxed()
-                });
-            pool(manager, config).map(Pools::Postgres)
+            // A connection broken by a database restart reports itself broken, so no ping per
+            // checkout is needed.
+            let manager = manager::<AsyncPgConnection>(
+                url,
+                postgres_session_sql(config),
+                counter,
+                |url| crate::tls::establish(url).boxed(),
+                RecyclingMethod::Fast,
+            );
+            Ok((pool(manager, config).map(Pools::Postgres)?, false))
         }
         DatabaseUrl::Sqlite(path) => {
+            let file = SqliteFile::new(path, config.access, config.if_missing)?;
             let manager = manager::<SqliteConn>(
-                &path.to_string_lossy(),
+                &file.uri,
                 sqlite_session_sql(config),
                 counter,
                 |url| SqliteConn::establish(url).boxed(),
+                file.still_there(),
             );
-            pool(manager, config).map(Pools::Sqlite)
+            Ok((pool(manager, config).map(Pools::Sqlite)?, file.read_only))
         }
     }
 }
@@ -104,12 +116,14 @@ pub(crate) fn build(config: &StoreConfig, counter: &QueryCounter) -> Result<Pool
 type Establish<C> = fn(&str) -> BoxFuture<'_, ConnectionResult<C>>;
 
 /// A manager whose new connections are opened with `establish`, run `session_sql` first and
-/// report their statements to `counter`.
+/// report their statements to `counter`, and whose idle ones are checked with `recycling`
+/// before they are used again.
 fn manager<C>(
     url: &str,
     session_sql: String,
     counter: &QueryCounter,
     establish: Establish<C>,
+    recycling: RecyclingMethod<C>,
 ) -> AsyncDieselConnectionManager<C>
 where
     C: AsyncConnection + SimpleAsyncConnection + 'static,
@@ -131,9 +145,7 @@ where
         }
         .boxed()
     });
-    // A connection broken by a database restart reports itself broken (and a SQLite file
-    // connection does not break), so no ping per checkout is needed.
-    manager_config.recycling_method = RecyclingMethod::Fast;
+    manager_config.recycling_method = recycling;
     AsyncDieselConnectionManager::new_with_config(url, manager_config)
 }
 
@@ -168,16 +180,17 @@ fn postgres_session_sql(config: &StoreConfig) -> String {
     )
 }
 
-/// Pragmas of every SQLite connection: foreign keys on, WAL so the API's reads do not wait
-/// for a seed, a busy timeout instead of an immediate "database is locked", and `query_only`
-/// for the API's pool.
+/// Pragmas of every SQLite connection: foreign keys on, a busy timeout instead of an immediate
+/// "database is locked", `query_only` for the API's pool, and for a pool that writes, WAL (kept
+/// in the file, so the API's reads do not wait for a seed). A read-only pool leaves the journal
+/// mode as the file has it: setting it is a write.
 fn sqlite_session_sql(config: &StoreConfig) -> String {
-    let query_only = match config.access {
-        Access::ReadOnly => "ON",
-        Access::ReadWrite => "OFF",
+    let (query_only, journal) = match config.access {
+        Access::ReadOnly => ("ON", ""),
+        Access::ReadWrite => ("OFF", " PRAGMA journal_mode = WAL;"),
     };
     format!(
-        "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; \
+        "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON;{journal} \
          PRAGMA synchronous = NORMAL; PRAGMA query_only = {query_only};",
         config.statement_timeout.as_millis()
     )

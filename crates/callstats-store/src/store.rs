@@ -39,6 +39,8 @@ pub struct PoolStatus {
 pub struct Store {
     pub(crate) pools: Pools,
     pub(crate) url: DatabaseUrl,
+    /// A SQLite file read as an immutable snapshot (see [`Store::read_only_file`]).
+    read_only_file: bool,
     queries: QueryCounter,
 }
 
@@ -55,11 +57,21 @@ impl Store {
     /// now is an error of each call (and the store recovers when it is back), not of this one.
     pub fn open(config: &StoreConfig) -> Result<Self, ConfigError> {
         let queries = QueryCounter::default();
+        let (pools, read_only_file) = pool::build(config, &queries)?;
         Ok(Self {
-            pools: pool::build(config, &queries)?,
+            pools,
             url: config.url.clone(),
+            read_only_file,
             queries,
         })
+    }
+
+    /// Whether this is a SQLite file that neither it nor its folder lets this process write
+    /// (a read-only mount, a file and folder without write permission): it is read as an
+    /// immutable snapshot, without locks or journal, and every write fails.
+    #[must_use]
+    pub const fn read_only_file(&self) -> bool {
+        self.read_only_file
     }
 
     /// Statements sent by this store's connections so far.

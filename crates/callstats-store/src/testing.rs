@@ -21,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 
-use crate::config::{Access, DatabaseUrl, StoreConfig};
+use crate::config::{Access, DatabaseUrl, IfMissing, StoreConfig};
 use crate::store::Store;
 
 /// Where the Postgres tests find their server.
@@ -136,12 +136,17 @@ impl TestDatabase {
         &self.url
     }
 
+    /// The store configuration of this database; a store that may write creates the SQLite
+    /// file, as the admin commands do.
     #[must_use]
     pub fn config(&self, access: Access) -> StoreConfig {
-        StoreConfig::new(
-            DatabaseUrl::parse(&self.url).expect("test database URL"),
-            access,
-        )
+        StoreConfig {
+            if_missing: IfMissing::Create,
+            ..StoreConfig::new(
+                DatabaseUrl::parse(&self.url).expect("test database URL"),
+                access,
+            )
+        }
     }
 
     /// A store on this database with the given access, not migrated.

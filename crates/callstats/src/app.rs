@@ -18,7 +18,7 @@ use callstats_domain::ports::{
     RequestLedger, ResponseCache,
 };
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
-use callstats_domain::stats::PriorWeight;
+use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_memory::{
     KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota, SoleLease,
 };
@@ -52,6 +52,9 @@ pub struct Assembly {
     /// Shared cache and quota; `None` keeps both in process.
     pub redis: Option<RedisSettings>,
     pub prior_weight: PriorWeight,
+    /// The fewest rows a KPI sheet needs for an aggregate-only key to see its distribution and
+    /// ranks.
+    pub kpi_aggregate_min_rows: AggregateMinRows,
     /// How far back call periods may reach.
     pub history: HistoryHorizon,
     pub anon_rate_limit: u32,
@@ -84,6 +87,7 @@ impl Assembly {
             upstream,
             redis: args.redis(),
             prior_weight: args.prior_weight()?,
+            kpi_aggregate_min_rows: args.kpi_aggregate_min_rows()?,
             history: HistoryHorizon::new(args.call_history_days),
             anon_rate_limit: args.anon_rate_limit,
             trust_proxy: args.trust_proxy,
@@ -222,6 +226,7 @@ impl Assembly {
             StatsSettings {
                 prior_weight: self.prior_weight,
                 history: self.history,
+                kpi_aggregate_min_rows: self.kpi_aggregate_min_rows,
             },
         );
         let answers = Answers::new(access, stats, shared.cache, self.computing, self.clock);
@@ -314,6 +319,7 @@ impl Listen {
                 report_memory_bound(bound);
             }
             callstats_application::call_days::report_no_stale_answers_yet();
+            callstats_memory::report_no_key_lookup_failures_yet();
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }

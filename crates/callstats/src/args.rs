@@ -17,11 +17,11 @@ use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
 };
 use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
-use callstats_domain::stats::PriorWeight;
+use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_redis::RedisSettings;
 use callstats_store::Store;
 use callstats_store::config::{
-    Access, DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT, DatabaseUrl, StoreConfig,
+    Access, DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT, DatabaseUrl, IfMissing, StoreConfig,
 };
 use clap::{ArgAction, Args};
 
@@ -87,7 +87,8 @@ impl Mebibytes {
 /// The portal database of the admin commands (`migrate`, `seed`, `keys`) and `serve`.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
-    /// Portal database: sqlite://PATH (a file, created when missing) or postgres://USER@HOST/DB.
+    /// Portal database: sqlite://PATH (a file; created when missing, except by serve) or
+    /// postgres://USER@HOST/DB.
     #[arg(
         long,
         env = "CALLSTATS_DATABASE_URL",
@@ -102,15 +103,20 @@ pub struct DatabaseArgs {
 }
 
 impl DatabaseArgs {
-    /// A store that may write (migrations, seeding, keys).
+    /// A store that may write (migrations, seeding, keys), creating a missing SQLite file.
     pub fn open_admin(&self) -> Result<Store, Failure> {
-        self.pool
-            .open(self.database_url.expose(), Access::ReadWrite)
+        self.pool.open(
+            self.database_url.expose(),
+            Access::ReadWrite,
+            IfMissing::Create,
+        )
     }
 
-    /// The API's store: its sessions cannot write.
-    pub fn open_api(&self) -> Result<Store, Failure> {
-        self.pool.open(self.database_url.expose(), Access::ReadOnly)
+    /// A store on a database that must exist (`serve`): a missing SQLite file is a
+    /// configuration error, and is never created.
+    pub fn open_existing(&self, access: Access) -> Result<Store, Failure> {
+        self.pool
+            .open(self.database_url.expose(), access, IfMissing::Fail)
     }
 }
 
@@ -142,14 +148,28 @@ pub struct PoolArgs {
 
 impl PoolArgs {
     /// Opens (without connecting) a store on `url`.
-    pub fn open(&self, url: &str, access: Access) -> Result<Store, Failure> {
-        Store::open(&self.store_config(url, access)?).map_err(Failure::config)
+    pub fn open(&self, url: &str, access: Access, if_missing: IfMissing) -> Result<Store, Failure> {
+        Store::open(&self.store_config(url, access, if_missing)?).map_err(Failure::config)
     }
 
-    /// The store configuration for `url`; a URL or bound that cannot work is a configuration
-    /// error (exit 2).
-    pub fn store_config(&self, url: &str, access: Access) -> Result<StoreConfig, Failure> {
+    /// The store configuration for `url`; a URL or bound that cannot work, or a SQLite file
+    /// that is missing and may not be created, is a configuration error (exit 2).
+    pub fn store_config(
+        &self,
+        url: &str,
+        access: Access,
+        if_missing: IfMissing,
+    ) -> Result<StoreConfig, Failure> {
         let url = DatabaseUrl::parse(url).map_err(Failure::config)?;
+        if let DatabaseUrl::Sqlite(path) = &url
+            && if_missing == IfMissing::Fail
+            && !path.exists()
+        {
+            return Err(Failure::config(anyhow!(
+                "no SQLite database at {}: serve never creates one; create it with `callstats migrate` (and load data with `callstats seed`)",
+                path.display()
+            )));
+        }
         let (connect, statement) = (
             self.db_connect_timeout_secs.0,
             self.db_statement_timeout_secs.0,
@@ -161,6 +181,7 @@ impl PoolArgs {
         }
         let defaults = StoreConfig::new(url, access);
         Ok(StoreConfig {
+            if_missing,
             pool_size: self.db_pool_size.unwrap_or(defaults.pool_size),
             connect_timeout: connect,
             statement_timeout: statement,
@@ -209,6 +230,16 @@ pub struct ServiceArgs {
     )]
     pub checklist_prior_weight: f64,
 
+    /// Fewest rows a KPI sheet needs for an aggregate-only key to see its distribution and
+    /// ranks (5 recommended); below it such a key gets the totals alone. 1 hides nothing.
+    #[arg(
+        long,
+        env = "CALLSTATS_KPI_AGGREGATE_MIN_ROWS",
+        default_value_t = AggregateMinRows::DEFAULT.get(),
+        value_name = "N"
+    )]
+    pub kpi_aggregate_min_rows: u32,
+
     /// Per-minute quota of each client IP for requests without a valid key.
     #[arg(long, env = "CALLSTATS_ANON_RATE_LIMIT", default_value_t = DEFAULT_ANON_RATE_LIMIT, value_name = "N")]
     pub anon_rate_limit: u32,
@@ -240,9 +271,9 @@ pub struct ServiceArgs {
     )]
     pub compute_threads: usize,
 
-    /// Most connections open at once; at it, a new connection makes the oldest silent (else
-    /// longest idle) one give way; when all are being answered, new ones wait in the listen
-    /// backlog. Kept below the process's file limit (raised toward it at start-up when it can be).
+    /// Most connections open at once; past it new ones wait in the listen backlog while the open
+    /// ones are served. Kept below the process's file limit (raised toward it at start-up when it
+    /// can be).
     #[arg(
         long,
         env = "CALLSTATS_MAX_CONNECTIONS",
@@ -255,7 +286,7 @@ pub struct ServiceArgs {
     #[arg(long, env = "CALLSTATS_WORKERS", default_value_t = 0, value_name = "N")]
     pub workers: usize,
 
-    /// Seconds in-flight requests may take to finish after SIGTERM or SIGINT.
+    /// Seconds in-flight requests may take to finish after SIGTERM.
     #[arg(
         long,
         env = "CALLSTATS_SHUTDOWN_TIMEOUT_SECS",
@@ -387,6 +418,10 @@ impl ServiceArgs {
         PriorWeight::new(self.checklist_prior_weight).map_err(Failure::config)
     }
 
+    pub fn kpi_aggregate_min_rows(&self) -> Result<AggregateMinRows, Failure> {
+        AggregateMinRows::new(self.kpi_aggregate_min_rows).map_err(Failure::config)
+    }
+
     /// Where answers are computed and how large they may be.
     pub fn computing(&self) -> Result<Computing, Failure> {
         let max_body_bytes = usize::try_from(self.max_body_mb.bytes())
@@ -442,8 +477,13 @@ impl ServiceArgs {
 #[derive(Debug, Clone, Args)]
 pub struct PlatformArgs {
     /// Base address of the upstream call platform (the client calls {URL}/calls).
-    #[arg(long, env = "CALLSTATS_CALL_PLATFORM_URL", value_name = "URL")]
-    pub call_platform_url: Option<String>,
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_PLATFORM_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub call_platform_url: Option<Secret>,
 
     /// Bearer token for the upstream call platform.
     #[arg(
@@ -595,18 +635,19 @@ pub struct PlatformArgs {
 }
 
 impl PlatformArgs {
-    /// The HTTP adapter's configuration, or `None` when no upstream URL is set.
+    /// The HTTP adapter's configuration, or `None` when no upstream URL is set. A URL or token
+    /// the adapter would refuse is a configuration error (exit 2), its URL shown redacted.
     pub fn http_config(&self) -> Result<Option<HttpPlatformConfig>, Failure> {
         let Some(url) = &self.call_platform_url else {
             return Ok(None);
         };
-        if url.trim().is_empty() {
+        if url.expose().trim().is_empty() {
             return Err(Failure::config(anyhow!(
                 "CALLSTATS_CALL_PLATFORM_URL is empty"
             )));
         }
-        Ok(Some(HttpPlatformConfig {
-            base_url: url.clone(),
+        let config = HttpPlatformConfig {
+            base_url: url.expose().to_owned(),
             token: self
                 .call_platform_token
                 .as_ref()
@@ -627,7 +668,9 @@ impl PlatformArgs {
             in_flight_bytes: self.call_day_in_flight_mb.saturating_mul(1024 * 1024),
             breaker_threshold: self.call_platform_breaker_threshold,
             breaker_open_for: self.call_platform_breaker_open_ms.0,
-        }))
+        };
+        config.validate().map_err(Failure::config)?;
+        Ok(Some(config))
     }
 }
 

@@ -1,25 +1,18 @@
-//! Structured logs on stderr: tracing-subscriber's text format without colours by default
-//! (written by a layer of our own, `text.rs`, with the fmt layer's bytes), one JSON object per
-//! line with `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
+//! Structured logs on stderr: tracing-subscriber's text format without colours by default, one
+//! JSON object per line with `CALLSTATS_LOG_FORMAT=json`. `RUST_LOG` overrides the level.
 //!
-//! Servers write a line per request, so their lines go through a writer thread of their own
-//! (`batch.rs`): a worker formats its line, appends it to a shared buffer and moves on; the
-//! thread writes the buffer out in batches. No line is dropped (a full buffer makes the worker
-//! wait), and everything pending is written when the returned guard is dropped, i.e. when
-//! `main` returns.
-
-mod batch;
-mod text;
-mod timestamp;
-
-pub use batch::LogGuard;
+//! Servers write through tracing-appender's non-blocking writer, lossless: a worker hands its
+//! line to a thread of its own and moves on, and waits only when that thread is far behind, so
+//! no line is dropped. Its guard writes out what is still queued when `main` returns.
 
 use clap::ValueEnum;
-use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing::Subscriber;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::{Layer, SubscriberExt as _};
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::{EnvFilter, Registry};
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -42,87 +35,71 @@ pub enum LogWriter {
 /// Installs the subscriber; `default_level` applies when `RUST_LOG` is unset. Keep the guard
 /// alive until the program ends: dropping it writes out what is still queued.
 #[must_use = "dropping the guard stops the log writer"]
-pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<LogGuard> {
+pub fn init(format: LogFormat, default_level: &str, writer: LogWriter) -> Option<WorkerGuard> {
+    let filter = filter(
+        std::env::var(EnvFilter::DEFAULT_ENV).ok().as_deref(),
+        default_level,
+    );
+    let registry = tracing_subscriber::registry().with(filter);
     match writer {
         LogWriter::Direct => {
-            install(format, default_level, std::io::stderr);
+            registry.with(layer(format, std::io::stderr)).init();
             None
         }
-        LogWriter::Background => match batch::spawn(std::io::stderr()) {
-            Ok((writer, guard)) => {
-                install(format, default_level, writer);
-                Some(guard)
-            }
-            // No thread to write with: each line is written directly instead.
-            Err(_) => {
-                install(format, default_level, std::io::stderr);
-                None
-            }
-        },
+        LogWriter::Background => {
+            let (writer, guard) = NonBlockingBuilder::default()
+                .lossy(false)
+                .thread_name("callstats-log")
+                .finish(std::io::stderr());
+            registry.with(layer(format, writer)).init();
+            Some(guard)
+        }
     }
 }
 
-/// Off unless `RUST_LOG` asks for it: actix-http's connection handler logs at ERROR each
-/// request head a client got wrong, which is the client's error, not the service's (in the
-/// shipped topology nginx answers and logs those heads).
+/// Off unless `RUST_LOG` names `actix_http`: actix-http's connection handler logs at ERROR each
+/// request head a client got wrong (`stream error: request parse error: …`), which is the
+/// client's error, not the service's (in the shipped topology nginx answers and logs those
+/// heads). A general level such as `RUST_LOG=debug` leaves it off too.
 const DISPATCHER_OFF: &str = "actix_http::h1::dispatcher=off";
 
-fn install<W>(format: LogFormat, default_level: &str, writer: W)
+/// `directives` with [`DISPATCHER_OFF`] added, unless they name `actix_http` themselves.
+fn quiet_dispatcher(directives: &str) -> String {
+    if directives.contains("actix_http") {
+        directives.to_owned()
+    } else if directives.trim().is_empty() {
+        DISPATCHER_OFF.to_owned()
+    } else {
+        format!("{directives},{DISPATCHER_OFF}")
+    }
+}
+
+/// `RUST_LOG`'s directives when they are valid, else `default_level`; either with actix-http's
+/// connection handler off unless they name it.
+fn filter(rust_log: Option<&str>, default_level: &str) -> EnvFilter {
+    rust_log
+        .and_then(|directives| EnvFilter::try_new(quiet_dispatcher(directives)).ok())
+        .unwrap_or_else(|| EnvFilter::new(quiet_dispatcher(default_level)))
+}
+
+/// tracing-subscriber's formatter writing to `writer`, without colours: the same bytes whether
+/// a person or a log collector reads them.
+fn layer<S, W>(format: LogFormat, writer: W) -> Box<dyn Layer<S> + Send + Sync>
 where
+    S: Subscriber + for<'a> LookupSpan<'a>,
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let filter: Box<dyn Layer<Registry> + Send + Sync> = match std::env::var(EnvFilter::DEFAULT_ENV)
-        .ok()
-        .and_then(|directives| filter(&directives))
-        .or_else(|| filter(&format!("{default_level},{DISPATCHER_OFF}")))
-    {
-        Some(Filter::Targets(targets)) => targets,
-        Some(Filter::Env(filter)) => filter,
-        None => Box::new(LevelFilter::INFO),
-    };
-    let registry = tracing_subscriber::registry().with(filter);
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_writer(writer);
     match format {
-        // No colours: the same bytes whether a person or a log collector reads them.
-        LogFormat::Text => registry.with(text::TextLayer::new(writer)).init(),
-        LogFormat::Json => registry
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_ansi(false)
-                    .with_timer(timestamp::Timestamp)
-                    .with_writer(writer)
-                    .json()
-                    .flatten_event(true)
-                    .with_current_span(false),
-            )
-            .init(),
+        LogFormat::Text => fmt.boxed(),
+        LogFormat::Json => fmt
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .boxed(),
     }
-}
-
-/// The filter `RUST_LOG`'s `directives` write, or `None` when they do not read as one. As
-/// `Targets` when they name only targets with levels, nearly always: it decides
-/// once for each callsite. As `EnvFilter` when they filter by a span or a field's value: it then
-/// also looks every span up in a locked map when the span is made, entered, left and closed,
-/// which the other filter spares each request (callgrind, cached `/operators`: 124 instructions
-/// a request, measured in an earlier round; docs/architecture.md, "Tooling").
-fn filter(directives: &str) -> Option<Filter> {
-    // A span or a field is named in brackets (`target[span{field=value}]=level`); `Targets`
-    // would read such a directive as its target alone.
-    let targets = (!directives.contains('['))
-        .then(|| directives.parse::<Targets>().ok())
-        .flatten();
-    match targets {
-        Some(targets) => Some(Filter::Targets(Box::new(targets))),
-        None => EnvFilter::try_new(directives)
-            .ok()
-            .map(|filter| Filter::Env(Box::new(filter))),
-    }
-}
-
-/// The two filters [`filter`] reads directives as.
-#[derive(Debug)]
-enum Filter {
-    Targets(Box<Targets>),
-    Env(Box<EnvFilter>),
 }
 
 #[cfg(test)]
@@ -131,7 +108,7 @@ mod tests {
 
     use tracing_subscriber::layer::SubscriberExt as _;
 
-    use super::text::TextLayer;
+    use super::{LogFormat, filter, layer};
 
     /// A writer into a shared buffer.
     #[derive(Clone, Default)]
@@ -139,10 +116,7 @@ mod tests {
 
     impl std::io::Write for Buffer {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .map_err(|_| std::io::ErrorKind::Other)?
-                .extend_from_slice(bytes);
+            self.0.lock().unwrap().extend_from_slice(bytes);
             Ok(bytes.len())
         }
 
@@ -151,134 +125,141 @@ mod tests {
         }
     }
 
-    /// Logs a span and events within it and outside it, as the service does.
-    fn log_some_lines() {
-        let span = tracing::error_span!("request", request_id = %"67a-00002a", route = tracing::field::Empty);
-        span.in_scope(|| {
-            tracing::warn!(reason = "no usable answer: \"quoted\"", attempts = 3_u64, "call platform unavailable");
-            span.record("route", "/api/v1/operators");
-            let inner = tracing::info_span!("fetch", day = %"2026-11-25");
-            inner.in_scope(|| {
-                tracing::info!(r#type = %"HIT", ok = true, ratio = 0.5_f64, path = %"/api/v1/operators", "request");
-            });
-            tracing::error!("{} and {}", "a message", 7);
-        });
-        let empty = tracing::info_span!("quiet");
-        empty.in_scope(|| tracing::debug!(text = "plain"));
-        tracing::info!(status = 200_u16, offset = -7_i64, cache = ?Some("MISS"));
-    }
-
-    /// The lines `subscriber` writes into `buffer` for [`log_some_lines`].
-    fn lines_of<S>(subscriber: S, buffer: &Buffer) -> String
-    where
-        S: tracing::Subscriber + Send + Sync + 'static,
-    {
-        tracing::subscriber::with_default(subscriber, log_some_lines);
-        let bytes = buffer
-            .0
-            .lock()
-            .map(|bytes| bytes.clone())
-            .unwrap_or_default();
-        String::from_utf8(bytes).unwrap_or_default()
-    }
-
-    #[test]
-    fn the_text_layer_writes_what_the_fmt_layer_writes_without_colours() {
-        let (fmt_buffer, text_buffer) = (Buffer::default(), Buffer::default());
-        let writer = fmt_buffer.clone();
-        let fmt = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .without_time()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || writer.clone())
-            .finish();
-        let writer = text_buffer.clone();
-        let text =
-            tracing_subscriber::registry().with(TextLayer::without_time(move || writer.clone()));
-        let expected = lines_of(fmt, &fmt_buffer);
-        let written = lines_of(text, &text_buffer);
-        assert_eq!(written, expected);
-        assert_eq!(written.lines().count(), 5, "{written}");
-        assert!(
-            written.contains(r#" WARN request{request_id=67a-00002a}: callstats::logging::tests: call platform unavailable reason="no usable answer: \"quoted\"" attempts=3"#),
-            "{written}"
-        );
-        assert!(
-            written.contains(r#"request{request_id=67a-00002a route="/api/v1/operators"}:fetch{day=2026-11-25}: "#),
-            "{written}"
-        );
-        assert!(
-            written.contains("status=200 offset=-7 cache=Some(\"MISS\")"),
-            "{written}"
-        );
-    }
-
-    #[test]
-    fn the_request_fields_given_as_text_are_written_bare_like_other_text_is_quoted() {
+    /// The lines the service's subscriber writes for `log`, under `RUST_LOG=rust_log` (or
+    /// unset) with `info` as the default level.
+    fn lines(format: LogFormat, rust_log: Option<&str>, log: impl FnOnce()) -> Vec<String> {
         let buffer = Buffer::default();
         let writer = buffer.clone();
-        let text =
-            tracing_subscriber::registry().with(TextLayer::without_time(move || writer.clone()));
-        tracing::subscriber::with_default(text, || {
-            let span = tracing::error_span!("request", request_id = "6b0155ca-3f9e02d7-00002a");
-            span.in_scope(|| {
-                tracing::info!(
-                    message = "request",
-                    request_id = "6b0155ca-3f9e02d7-00002a",
-                    method = "GET",
-                    path = "/api/v1/operators",
-                    status = 200_u16,
-                    cache = "HIT",
-                    reason = "the same text, quoted",
-                );
-            });
-        });
-        let written = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
-        assert_eq!(
-            written,
-            " INFO request{request_id=6b0155ca-3f9e02d7-00002a}: callstats::logging::tests: \
-             request request_id=6b0155ca-3f9e02d7-00002a method=GET path=/api/v1/operators \
-             status=200 cache=HIT reason=\"the same text, quoted\"\n"
+        let subscriber = tracing_subscriber::registry()
+            .with(filter(rust_log, "info"))
+            .with(layer(format, move || writer.clone()));
+        tracing::subscriber::with_default(subscriber, log);
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        text.lines().map(str::to_owned).collect()
+    }
+
+    /// A request's line and a line logged within its span, as the middleware writes them.
+    fn a_request() {
+        let span = tracing::error_span!("request", request_id = "67a-00002a");
+        span.in_scope(|| tracing::warn!(reason = "refused", "call platform unavailable"));
+        tracing::info!(
+            message = "request",
+            request_id = "67a-00002a",
+            method = "GET",
+            path = "/api/v1/operators",
+            status = 200_u16,
+            latency_us = 10_u64,
+            cache = "HIT",
         );
     }
 
     #[test]
-    fn targets_and_levels_filter_as_targets_and_span_filters_as_an_env_filter() {
-        use super::Filter;
-
-        let is = |directives: &str| {
-            super::filter(directives).map(|filter| match filter {
-                Filter::Targets(_) => (true, false),
-                Filter::Env(_) => (false, true),
-            })
+    fn json_lines_carry_the_request_fields_by_name_and_the_request_span() {
+        let lines = lines(LogFormat::Json, None, a_request);
+        let [warning, request] = lines.as_slice() else {
+            panic!("{lines:?}")
         };
-        for directives in [
-            "info,actix_http::h1::dispatcher=off",
-            "warn",
-            "callstats=debug,callstats_api::middleware=off",
+        let warning: serde_json::Value = serde_json::from_str(warning).unwrap();
+        assert_eq!(warning["level"], "WARN");
+        assert_eq!(warning["message"], "call platform unavailable");
+        assert_eq!(warning["spans"][0]["name"], "request");
+        assert_eq!(warning["spans"][0]["request_id"], "67a-00002a");
+        let request: serde_json::Value = serde_json::from_str(request).unwrap();
+        for (field, value) in [
+            ("message", serde_json::json!("request")),
+            ("request_id", serde_json::json!("67a-00002a")),
+            ("method", serde_json::json!("GET")),
+            ("path", serde_json::json!("/api/v1/operators")),
+            ("status", serde_json::json!(200)),
+            ("latency_us", serde_json::json!(10)),
+            ("cache", serde_json::json!("HIT")),
+            ("level", serde_json::json!("INFO")),
         ] {
-            assert_eq!(is(directives), Some((true, false)), "{directives}");
+            assert_eq!(request[field], value, "{field} in {request}");
         }
-        for directives in [
-            "callstats[request]=debug",
-            "warn,[{request_id=abc}]=trace",
-            "callstats[{cause}]=warn",
-        ] {
-            assert_eq!(is(directives), Some((false, true)), "{directives}");
-        }
-        assert_eq!(is("callstats=loud"), None);
+        let timestamp = request["timestamp"].as_str().unwrap();
+        assert!(
+            timestamp.starts_with("20") && timestamp.ends_with('Z'),
+            "{timestamp}"
+        );
     }
 
     #[test]
-    fn text_lines_start_with_the_time() {
-        let buffer = Buffer::default();
-        let writer = buffer.clone();
-        let text = tracing_subscriber::registry().with(TextLayer::new(move || writer.clone()));
-        let written = lines_of(text, &buffer);
-        let first = written.lines().next().unwrap_or_default();
+    fn text_lines_start_with_the_time_and_have_no_colours() {
+        let lines = lines(LogFormat::Text, None, a_request);
+        let [warning, request] = lines.as_slice() else {
+            panic!("{lines:?}")
+        };
         // `2026-11-25T16:22:44.426346Z  WARN request{…`
-        assert_eq!(first.get(26..28), Some("Z "), "{first}");
-        assert!(first.starts_with("20"), "{first}");
-        assert_eq!(first.get(28..33), Some(" WARN"), "{first}");
+        assert_eq!(warning.get(26..33), Some("Z  WARN"), "{warning}");
+        assert!(
+            warning.ends_with(
+                r#" WARN request{request_id="67a-00002a"}: callstats::logging::tests: call platform unavailable reason="refused""#
+            ),
+            "{warning}"
+        );
+        assert!(
+            request.ends_with(
+                r#" INFO callstats::logging::tests: request request_id="67a-00002a" method="GET" path="/api/v1/operators" status=200 latency_us=10 cache="HIT""#
+            ),
+            "{request}"
+        );
+        assert!(!lines.concat().contains('\u{1b}'), "{lines:?}");
+    }
+
+    /// What actix-http's connection handler logs of a head a client got wrong, and lines at
+    /// other levels and targets.
+    fn a_malformed_head() {
+        tracing::error!(target: "actix_http::h1::dispatcher", "stream error: request parse error");
+        tracing::debug!(target: "actix_http::h1::decoder", "a decoder line");
+        tracing::debug!("a debug line");
+        tracing::info!("an info line");
+    }
+
+    fn lines_at(rust_log: Option<&str>) -> Vec<String> {
+        lines(LogFormat::Text, rust_log, a_malformed_head)
+    }
+
+    #[test]
+    fn by_default_the_level_is_the_commands_and_actix_https_connection_handler_is_off() {
+        let lines = lines_at(None);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].ends_with("an info line"), "{lines:?}");
+    }
+
+    #[test]
+    fn rust_log_overrides_the_default_and_an_invalid_one_is_ignored() {
+        let debug = lines_at(Some("debug"));
+        assert_eq!(debug.len(), 3, "{debug:?}");
+        assert!(debug.iter().any(|line| line.ends_with("a decoder line")));
+        let invalid = lines_at(Some("callstats=loud"));
+        assert_eq!(invalid.len(), 1, "the default: {invalid:?}");
+        assert!(invalid[0].ends_with("an info line"), "{invalid:?}");
+    }
+
+    #[test]
+    fn a_client_s_malformed_head_is_no_error_line_unless_rust_log_names_actix_http() {
+        let names_the_head =
+            |lines: &[String]| lines.iter().any(|line| line.contains("stream error"));
+        for directives in [
+            "debug",
+            "trace",
+            "warn",
+            "",
+            "callstats=debug,actix_web=trace",
+        ] {
+            assert!(
+                !names_the_head(&lines_at(Some(directives))),
+                "{directives:?}"
+            );
+        }
+        for directives in ["debug,actix_http=trace", "actix_http::h1::dispatcher=error"] {
+            assert!(
+                names_the_head(&lines_at(Some(directives))),
+                "{directives:?}"
+            );
+        }
+        // A span filter, with the handler off as well.
+        assert!(!names_the_head(&lines_at(Some("callstats[request]=debug"))));
     }
 }

@@ -11,14 +11,6 @@ use std::process::ExitCode;
 use callstats::{cli, commands, logging};
 use clap::Parser as _;
 
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[cfg(feature = "jemalloc")]
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let log_writer = logging::init(

@@ -1,5 +1,6 @@
 //! Settings that must never be printed (the upstream token, URLs that may carry a password):
-//! `Debug` shows `[redacted]`, there is no `Display`, and the value is read with `expose`.
+//! `Debug` shows `[redacted]`, there is no `Display`, and the value is read with `expose`. A
+//! message that names such a URL shows it through `callstats_domain::redact::url`.
 
 use std::convert::Infallible;
 use std::fmt;
@@ -50,6 +51,12 @@ mod tests {
                 "--database-url",
                 "postgres://app:dbpass@db/portal",
             ],
+            vec![
+                "callstats",
+                "serve",
+                "--call-platform-url",
+                "http://u:platformpass@127.0.0.1:1",
+            ],
             vec!["callstats", "sim", "--token", "tok-3f9a"],
             vec![
                 "callstats",
@@ -60,7 +67,7 @@ mod tests {
         ] {
             let parsed = Cli::try_parse_from(&args).unwrap();
             let shown = format!("{parsed:?} {parsed:#?}");
-            for secret in ["tok-3f9a", "redispass", "dbpass"] {
+            for secret in ["tok-3f9a", "redispass", "dbpass", "platformpass"] {
                 assert!(!shown.contains(secret), "{args:?} shows {secret}: {shown}");
             }
         }

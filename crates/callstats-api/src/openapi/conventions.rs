@@ -87,7 +87,7 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
     add_conventions(operation, endpoint);
 }
 
-const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text beginning with `=`, `+`, `-`, `@`, a tab or a carriage return written with a leading `'`), with its own `ETag`; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
+const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text written with a leading `'` when it begins with a tab or a carriage return or when its first character after leading white space and control characters is `=`, `+`, `-` or `@`, as OWASP's CSV injection guidance says), with its own `ETag`; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
 
 /// The `text/csv` content of a CSV endpoint's 200: its columns, and an example made from the
 /// JSON example's first rows by the service's own CSV writer.
@@ -131,7 +131,7 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
         Some(Endpoint::Ping) => (&[], &[], &[NO_STORE]),
         Some(_) => (
             &[IF_NONE_MATCH, ACCEPT_ENCODING],
-            &[ETAG, PRIVATE, VARY_ACCEPT],
+            &[ETAG, PRIVATE, VARY_DATA],
             &[CONTENT_ENCODING],
         ),
     };
@@ -255,10 +255,14 @@ const VARY_ENCODING: HeaderSpec = (
     "`Accept-Encoding` (sent in lower case): the body's encoding follows that request header.",
     || pattern("^[Aa]ccept-[Ee]ncoding$"),
 );
-const VARY_ACCEPT: HeaderSpec = (
+const VARY_DATA: HeaderSpec = (
     "Vary",
-    "`Accept, Accept-Encoding` (sent in lower case): the representation (JSON, CSV, or a 406) follows `Accept`, the body's encoding `Accept-Encoding`.",
-    || pattern("^[Aa]ccept, [Aa]ccept-[Ee]ncoding$"),
+    "`Accept, Accept-Encoding, Authorization, X-API-Key, Origin` (sent in lower case), on the 200 and the 304 alike: the representation (JSON, CSV, or a 406) follows `Accept`, the body's encoding `Accept-Encoding`, and what the body holds the key (its scopes choose the KPI view, and whether the answer is a 200 at all; a pinned key refuses another `Origin`). A client-side cache shared by several keys or sites keeps one answer per key and `Origin`, so it never gives one key's answer to another.",
+    || {
+        pattern(
+            "^[Aa]ccept, [Aa]ccept-[Ee]ncoding, [Aa]uthorization, [Xx]-[Aa][Pp][Ii]-[Kk]ey, [Oo]rigin$",
+        )
+    },
 );
 const CONTENT_DISPOSITION: HeaderSpec = (
     "Content-Disposition",
@@ -272,8 +276,8 @@ const CONTENT_ENCODING: HeaderSpec = (
 );
 pub(super) const REQUEST_ID: HeaderSpec = (
     "X-Request-Id",
-    "Identifies the request in the service's logs.",
-    string,
+    "Identifies the request in the service's logs: 32 hex digits, 128 random bits, so it tells nothing of the service's traffic or start time.",
+    || pattern("^[0-9a-f]{32}$"),
 );
 pub(super) const NOSNIFF: HeaderSpec = ("X-Content-Type-Options", "Always `nosniff`.", || {
     one_of(&["nosniff"])

@@ -11,7 +11,7 @@ use callstats_domain::model::{
 use callstats_domain::params::{Direction, IntervalMinutes, ScriptsLimit, SlThreshold};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::{KpiView, ScopeSet};
-use callstats_domain::stats;
+use callstats_domain::stats::{self, AggregateMinRows};
 use serde_json::Value;
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::{Content, RefOr};
@@ -98,17 +98,24 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             ]))),
         )],
         Endpoint::KpiMonth => [
-            ("detail", KpiView::Detail),
-            ("aggregate", KpiView::Aggregate),
+            ("detail", KpiView::Detail, AggregateMinRows::DEFAULT),
+            ("aggregate", KpiView::Aggregate, AggregateMinRows::DEFAULT),
+            // The same two rows where the deployment sets the recommended minimum of 5.
+            (
+                "small group",
+                KpiView::Aggregate,
+                AggregateMinRows::RECOMMENDED,
+            ),
         ]
         .into_iter()
-        .map(|(name, view)| {
+        .map(|(name, view, min_rows)| {
             (
                 name,
                 value(serde_json::to_value(stats::kpi_month(
                     sample.sheet.clone(),
                     sample.content.clone(),
                     view,
+                    min_rows,
                 ))),
             )
         })

@@ -87,6 +87,44 @@ async fn missing_invalid_conflicting_expired_and_revoked_keys_are_401() {
 }
 
 #[actix_web::test]
+async fn a_key_header_sent_twice_is_401_whatever_its_values_and_their_order() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let (valid, bearer) = (key.secret.as_str(), format!("Bearer {}", key.secret));
+    let cases = [
+        ("X-API-Key", [valid, "garbage"]),
+        ("X-API-Key", ["garbage", valid]),
+        ("X-API-Key", [valid, valid]),
+        ("Authorization", [bearer.as_str(), "Bearer garbage"]),
+        ("Authorization", ["Bearer garbage", bearer.as_str()]),
+        ("Authorization", [bearer.as_str(), bearer.as_str()]),
+        // A gateway's Basic beside the partner's Bearer is two Authorization fields too.
+        (
+            "Authorization",
+            ["Basic Z2F0ZXdheTpzZWNyZXQ=", bearer.as_str()],
+        ),
+    ];
+    for (name, values) in cases {
+        let request = values.iter().fold(
+            TestRequest::get().uri("/api/v1/calls/summary?start=2026-11-20"),
+            |request, value| request.append_header((name, *value)),
+        );
+        let answer = send(&service, request).await;
+        assert_eq!(answer.status, 401, "{name}: {values:?}");
+        assert_eq!(
+            answer.json()["error"],
+            format!("more than one '{name}' header: send the API key in one header field"),
+            "{name}: {values:?}"
+        );
+        assert_eq!(answer.header("x-ratelimit-limit"), "60", "anonymous quota");
+    }
+    // Once each, the same key in both headers is still read.
+    let once = get("/api/v1/ping", &key).insert_header(("X-API-Key", valid));
+    assert_eq!(send(&service, once).await.status, 200);
+}
+
+#[actix_web::test]
 async fn a_key_pinned_to_a_domain_refuses_other_origins_with_403() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, Some("dash.example.uz"));

@@ -53,7 +53,7 @@ async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_le
         // Whole seconds left on the service's clock (the test's, standing still): the whole
         // lifetime.
         assert_eq!(max_age(&first), lifetime, "{uri}");
-        assert_eq!(first.header("vary"), "accept, accept-encoding", "{uri}");
+        assert_eq!(first.header("vary"), DATA_VARY, "{uri}");
         assert_eq!(first.header("cache-status"), "callstats; fwd=miss", "{uri}");
         assert!(first.headers.get("content-encoding").is_none(), "{uri}");
 
@@ -66,6 +66,59 @@ async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_le
             format!("callstats; hit; ttl={lifetime}"),
             "{uri}"
         );
+    }
+}
+
+#[actix_web::test]
+async fn answers_whose_body_follows_the_key_vary_on_both_key_headers_and_the_origin() {
+    let app = TestApp::new();
+    let detail = app.key(1, "kpi:detail", 120, None);
+    let aggregate = app.key(2, "kpi:aggregate", 120, None);
+    let pinned = app.key(3, "kpi:aggregate", 120, Some("dash.example"));
+    let without = app.key(4, "calls", 120, None);
+    let service = app.service().await;
+    let uri = "/api/v1/kpi/2026-11";
+    let named = send(&service, get(uri, &detail)).await;
+    let anonymous = send(&service, get(uri, &aggregate)).await;
+    // One URL, two bodies: a cache that did not vary on the key would serve one for the other.
+    assert_ne!(named.header("etag"), anonymous.header("etag"));
+    let site = || with(get(uri, &pinned), "origin", "https://dash.example");
+    let from_site = send(&service, site()).await;
+    let asked = [
+        (&named, get(uri, &detail)),
+        (&anonymous, get(uri, &aggregate)),
+        (&from_site, site()),
+    ];
+    for (answer, again) in asked {
+        assert_eq!(answer.status, 200);
+        let varies: Vec<&str> = answer.header("vary").split(", ").collect();
+        for header in ["authorization", "x-api-key", "origin", "accept"] {
+            assert!(varies.contains(&header), "{varies:?}");
+        }
+        let revalidated = send(
+            &service,
+            with(again, "if-none-match", answer.header("etag")),
+        )
+        .await;
+        assert_eq!(revalidated.status, 304);
+        assert_eq!(
+            revalidated.header("vary"),
+            DATA_VARY,
+            "a 304 varies as its 200"
+        );
+    }
+    // What another key or site is refused is never kept by any cache.
+    let refused = [
+        send(&service, get(uri, &without)).await,
+        send(
+            &service,
+            with(get(uri, &pinned), "origin", "https://evil.example"),
+        )
+        .await,
+    ];
+    for answer in refused {
+        assert_eq!(answer.status, 403);
+        assert_eq!(answer.header("cache-control"), "no-store");
     }
 }
 
@@ -100,7 +153,7 @@ async fn a_matching_if_none_match_gets_304_without_a_body_and_is_counted() {
                 .header("cache-control")
                 .starts_with("private, max-age=")
         );
-        assert_eq!(answer.header("vary"), "accept, accept-encoding");
+        assert_eq!(answer.header("vary"), DATA_VARY);
         assert_eq!(answer.header("x-cache"), "HIT");
         assert!(
             answer
@@ -180,7 +233,7 @@ async fn gzip_and_br_bodies_decode_to_the_same_bytes_under_the_same_validator() 
             let vary = if uri.ends_with("openapi.json") {
                 "accept-encoding"
             } else {
-                "accept, accept-encoding"
+                DATA_VARY
             };
             assert_eq!(answer.header("vary"), vary, "{uri}");
             assert_eq!(

@@ -1,3 +1,6 @@
+use callstats_domain::service::StatsSettings;
+use callstats_domain::stats::AggregateMinRows;
+
 use crate::helpers::*;
 
 #[actix_web::test]
@@ -144,6 +147,40 @@ async fn kpi_without_shift_shows_the_lowest_sorting_shift() {
             {"rank": 3, "kpi_percent": 0.78, "payout": 4_200_000.0}
         ])
     );
+}
+
+#[actix_web::test]
+async fn a_small_sheet_shows_an_aggregate_key_its_totals_alone() {
+    let bound = |rows| StatsSettings {
+        kpi_aggregate_min_rows: AggregateMinRows::new(rows).unwrap(),
+        ..StatsSettings::default()
+    };
+    // The sheet has 3 rows: under a minimum of 4 its distribution and ranks are withheld.
+    let app = TestApp::with_stats(bound(4));
+    let aggregate = app.key(1, "kpi:aggregate", 120, None);
+    let detail = app.key(2, "kpi:detail", 120, None);
+    let service = app.service().await;
+    let body = send(&service, get("/api/v1/kpi/2026-11", &aggregate))
+        .await
+        .json();
+    assert_eq!(body["granularity"], "aggregate");
+    assert_eq!(body["operator_count"], 3);
+    assert_eq!(body["totals"]["payout"], 8_700_000.0, "the group's total");
+    assert_eq!(body["distribution"], serde_json::Value::Null);
+    assert_eq!(body["ranks"], serde_json::Value::Null);
+    let named = send(&service, get("/api/v1/kpi/2026-11", &detail))
+        .await
+        .json();
+    assert_eq!(named["operators"].as_array().map(Vec::len), Some(3));
+    // At the minimum, the sheet is shown whole.
+    let app = TestApp::with_stats(bound(3));
+    let aggregate = app.key(1, "kpi:aggregate", 120, None);
+    let service = app.service().await;
+    let body = send(&service, get("/api/v1/kpi/2026-11", &aggregate))
+        .await
+        .json();
+    assert_eq!(body["ranks"].as_array().map(Vec::len), Some(3));
+    assert!(body["distribution"]["kpi_percent"].is_object());
 }
 
 #[actix_web::test]

@@ -163,8 +163,8 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
 /// Every log line of this test binary: a global subscriber, because tracing caches whether a
 /// call site is enabled process-wide, which a thread's own subscriber cannot rely on while
 /// other tests run. Tests find their lines by request id. It is tracing-subscriber's fmt layer,
-/// which quotes text fields (`request_id="…"`); the service's own text layer writes the request
-/// fields bare (`callstats::logging`, tested there and through the binary).
+/// as the service's text format is (`callstats::logging`), which quotes text fields
+/// (`request_id="…"`).
 #[derive(Clone, Default)]
 struct Logged(Arc<Mutex<Vec<u8>>>);
 
@@ -272,6 +272,63 @@ async fn unknown_paths_are_404_and_other_methods_405_with_allow_get() {
     }
     let no_key = send(&service, TestRequest::delete().uri("/api/v1/ping")).await;
     assert_eq!(no_key.status, 401, "the key is checked first");
+}
+
+#[actix_web::test]
+async fn a_cors_preflight_is_405_saying_cors_is_not_offered_without_a_key_on_any_path() {
+    let app = TestApp::new();
+    let pinned = app.key(1, "calls", 120, Some("dash.example"));
+    let service = app.service().await;
+    let preflight = |uri: &str| {
+        TestRequest::default()
+            .method(actix_web::http::Method::OPTIONS)
+            .uri(uri)
+            .insert_header(("Origin", "https://dash.example"))
+            .insert_header(("Access-Control-Request-Method", "GET"))
+            .insert_header(("Access-Control-Request-Headers", "x-api-key"))
+    };
+    for uri in [
+        "/api/v1/calls/summary?start=2026-11-20",
+        "/api/v1/kpi/2026-11",
+        "/api/v1/nope",
+        "/healthz",
+    ] {
+        let answer = send(&service, preflight(uri)).await;
+        assert_eq!(
+            (answer.status, answer.header("allow")),
+            (405, "GET"),
+            "{uri}"
+        );
+        let error = answer.json()["error"].as_str().unwrap().to_owned();
+        assert!(
+            error.starts_with("CORS is not offered: API keys must be kept server-side"),
+            "{error}"
+        );
+        assert_eq!(answer.header("cache-control"), "no-store");
+        assert_eq!(
+            answer.header("x-ratelimit-limit"),
+            "60",
+            "the address's quota"
+        );
+        assert!(
+            answer
+                .headers
+                .keys()
+                .all(|name| !name.as_str().starts_with("access-control-")),
+            "{uri}: no CORS header promises what is not offered"
+        );
+    }
+    // Without Access-Control-Request-Method an OPTIONS is any other method: the key first.
+    let options = TestRequest::default()
+        .method(actix_web::http::Method::OPTIONS)
+        .uri("/api/v1/ping");
+    assert_eq!(send(&service, options).await.status, 401);
+    let with_key = get("/api/v1/ping", &pinned).method(actix_web::http::Method::OPTIONS);
+    let with_key = send(&service, with_key).await;
+    assert_eq!(
+        (with_key.status, with_key.json()["error"].as_str()),
+        (405, Some("method OPTIONS not allowed: use GET"))
+    );
 }
 
 #[actix_web::test]

@@ -28,6 +28,9 @@ use time::macros::datetime;
 
 pub const CLIENT: &str = "203.0.113.9:40000";
 
+/// `Vary` of every data answer, 200 or 304, JSON or CSV.
+pub const DATA_VARY: &str = "accept, accept-encoding, authorization, x-api-key, origin";
+
 /// The portal in memory.
 #[derive(Default)]
 pub struct FakeStore {
@@ -336,6 +339,24 @@ impl TestApp {
     }
 
     pub fn with(store: FakeStore, platform: FakePlatform, trust_proxy: bool) -> Self {
+        Self::with_settings(store, platform, trust_proxy, StatsSettings::default())
+    }
+
+    /// The demo data with these settings of the statistics.
+    pub fn with_stats(settings: StatsSettings) -> Self {
+        let platform = FakePlatform {
+            calls: calls(),
+            ..FakePlatform::default()
+        };
+        Self::with_settings(portal(), platform, false, settings)
+    }
+
+    fn with_settings(
+        store: FakeStore,
+        platform: FakePlatform,
+        trust_proxy: bool,
+        stats: StatsSettings,
+    ) -> Self {
         let store = Arc::new(store);
         let platform = Arc::new(platform);
         let clock = TestClock::at(datetime!(2026-11-21 06:15:30 UTC));
@@ -356,12 +377,7 @@ impl TestApp {
             clock.clone(),
             settings,
         );
-        let stats = CallStats::new(
-            store.clone(),
-            Arc::new(call_days),
-            clock.clone(),
-            StatsSettings::default(),
-        );
+        let stats = CallStats::new(store.clone(), Arc::new(call_days), clock.clone(), stats);
         let answers = Answers::new(
             access,
             stats,

@@ -52,12 +52,62 @@ pub fn select_sheet(
     })
 }
 
-/// The body for `view`: named rows for detail, anonymous figures for aggregate.
+/// The fewest rows a sheet needs for an aggregate-only key to see its `distribution` and
+/// `ranks`: in a smaller group each row is close to one person's pay (a sheet of one row is one
+/// salary), so such a key gets the group's totals alone. 1, the default, hides nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AggregateMinRows(u32);
+
+/// A bound of 0 rows, which would mean the same as 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the KPI aggregate's minimum number of rows must be at least 1 (1 hides nothing), got 0")]
+pub struct InvalidAggregateMinRows;
+
+impl AggregateMinRows {
+    pub const DEFAULT: Self = Self(1);
+    /// What operators are advised to set: a group of 5 no longer points at one person's pay.
+    pub const RECOMMENDED: Self = Self(5);
+
+    pub const fn new(rows: u32) -> Result<Self, InvalidAggregateMinRows> {
+        if rows == 0 {
+            Err(InvalidAggregateMinRows)
+        } else {
+            Ok(Self(rows))
+        }
+    }
+
+    #[must_use]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// Whether a sheet of `rows` rows is too small to show its rows' figures (an empty sheet
+    /// has none to hide).
+    #[must_use]
+    pub fn hides(self, rows: usize) -> bool {
+        rows > 0 && usize::try_from(self.0).is_ok_and(|bound| rows < bound)
+    }
+}
+
+impl Default for AggregateMinRows {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// The body for `view`: named rows for detail, anonymous figures for aggregate, whose
+/// `distribution` and `ranks` are null for a sheet of fewer rows than `min_rows`.
 #[must_use]
-pub fn kpi_month(sheet: Sheet, content: SheetContent, view: KpiView) -> KpiMonthResponse {
+pub fn kpi_month(
+    sheet: Sheet,
+    content: SheetContent,
+    view: KpiView,
+    min_rows: AggregateMinRows,
+) -> KpiMonthResponse {
     let operators = rounded_rows(content.operators);
     let totals = totals(&operators);
     let operator_count = operators.len();
+    let shown = !min_rows.hides(operator_count);
     match view {
         KpiView::Detail => KpiMonthResponse::Detail(KpiDetail {
             sheet,
@@ -72,11 +122,11 @@ pub fn kpi_month(sheet: Sheet, content: SheetContent, view: KpiView) -> KpiMonth
             currency: CURRENCY,
             operator_count,
             totals,
-            distribution: Distribution {
+            distribution: shown.then(|| Distribution {
                 payout: spread(operators.iter().filter_map(|r| r.payout).collect(), round2),
                 kpi_percent: spread(operators.iter().map(|r| r.kpi_percent).collect(), round4),
-            },
-            ranks: ranks(&operators),
+            }),
+            ranks: shown.then(|| ranks(&operators)),
         }),
     }
 }
@@ -279,6 +329,7 @@ mod tests {
                 operators: rows,
             },
             KpiView::Detail,
+            AggregateMinRows::RECOMMENDED,
         ) {
             KpiMonthResponse::Detail(d) => d,
             KpiMonthResponse::Aggregate(_) => panic!("expected detail"),
@@ -286,6 +337,13 @@ mod tests {
     }
 
     fn aggregate(rows: Vec<KpiOperatorRow>) -> KpiAggregate {
+        aggregate_of_at_least(rows, AggregateMinRows::DEFAULT)
+    }
+
+    fn aggregate_of_at_least(
+        rows: Vec<KpiOperatorRow>,
+        min_rows: AggregateMinRows,
+    ) -> KpiAggregate {
         match kpi_month(
             sheet(1, "2026-11", "day"),
             SheetContent {
@@ -293,6 +351,7 @@ mod tests {
                 ..SheetContent::default()
             },
             KpiView::Aggregate,
+            min_rows,
         ) {
             KpiMonthResponse::Aggregate(a) => a,
             KpiMonthResponse::Detail(_) => panic!("expected aggregate"),
@@ -387,18 +446,19 @@ mod tests {
             row(2, Some("2"), 0.7, None),
             row(3, None, 0.9, Some(300.0)),
         ]);
-        let payout = a.distribution.payout.unwrap();
+        let distribution = a.distribution.unwrap();
+        let payout = distribution.payout.unwrap();
         assert_eq!(
             (payout.min, payout.median, payout.max, payout.avg),
             (100.0, 200.0, 300.0, 200.0)
         );
-        let kpi = a.distribution.kpi_percent.unwrap();
+        let kpi = distribution.kpi_percent.unwrap();
         assert_eq!(
             (kpi.min, kpi.p25, kpi.median, kpi.max),
             (0.5, 0.6, 0.7, 0.9)
         );
         let none = aggregate(vec![row(1, Some("1"), 0.5, None)]);
-        assert_eq!(none.distribution.payout, None);
+        assert_eq!(none.distribution.unwrap().payout, None);
     }
 
     #[test]
@@ -411,6 +471,7 @@ mod tests {
         ]);
         let got: Vec<(u32, f64, Option<f64>)> = a
             .ranks
+            .unwrap()
             .iter()
             .map(|r| (r.rank, r.kpi_percent, r.payout))
             .collect();
@@ -433,10 +494,64 @@ mod tests {
         ]);
         assert_eq!(
             a.ranks
+                .unwrap()
                 .iter()
                 .map(|r| (r.rank, r.payout))
                 .collect::<Vec<_>>(),
             [(1, Some(1.0)), (1, None)]
+        );
+    }
+
+    #[test]
+    fn a_sheet_of_fewer_rows_than_the_bound_shows_its_totals_but_no_distribution_or_ranks() {
+        let rows = |n: u32| -> Vec<KpiOperatorRow> {
+            (1..=n)
+                .map(|i| row(i, Some("101"), 0.5, Some(1000.0 * f64::from(i))))
+                .collect()
+        };
+        let five = AggregateMinRows::new(5).unwrap();
+        let one = aggregate_of_at_least(rows(1), five);
+        assert_eq!((one.distribution, one.ranks), (None, None));
+        assert_eq!((one.operator_count, one.totals.payout), (1, Some(1000.0)));
+        let four = aggregate_of_at_least(rows(4), five);
+        assert_eq!((four.distribution, four.ranks.as_ref()), (None, None));
+        assert_eq!(
+            four.totals.payout,
+            Some(10_000.0),
+            "the group's total stays"
+        );
+        let json = serde_json::to_value(KpiMonthResponse::Aggregate(four)).unwrap();
+        assert_eq!(
+            (&json["distribution"], &json["ranks"]),
+            (&serde_json::Value::Null, &serde_json::Value::Null)
+        );
+        let at_the_bound = aggregate_of_at_least(rows(5), five);
+        assert_eq!(at_the_bound.ranks.map(|ranks| ranks.len()), Some(5));
+        assert!(at_the_bound.distribution.is_some());
+        // The default hides nothing, a single row included; an empty sheet has nothing to hide.
+        let single = aggregate(rows(1));
+        assert_eq!(single.ranks.map(|ranks| ranks.len()), Some(1));
+        let empty = aggregate_of_at_least(Vec::new(), five);
+        assert_eq!(empty.ranks, Some(Vec::new()));
+        assert_eq!(AggregateMinRows::new(0), Err(InvalidAggregateMinRows));
+    }
+
+    #[test]
+    fn the_bound_changes_no_detail_body() {
+        let detail_at = |min_rows| {
+            kpi_month(
+                sheet(1, "2026-11", "day"),
+                SheetContent {
+                    operators: vec![row(5, Some("101"), 0.9, Some(100.0))],
+                    ..SheetContent::default()
+                },
+                KpiView::Detail,
+                min_rows,
+            )
+        };
+        assert_eq!(
+            detail_at(AggregateMinRows::DEFAULT),
+            detail_at(AggregateMinRows::new(100).unwrap())
         );
     }
 

@@ -13,7 +13,7 @@ pub mod summary;
 pub use agents::{PriorWeight, agent_leaderboard, agents_response};
 pub use freshness::{Freshness, freshness};
 pub use intervals::intervals_response;
-pub use kpi::{kpi_month, select_sheet};
+pub use kpi::{AggregateMinRows, kpi_month, select_sheet};
 pub use portal::{roster, schedule, sheet_listing, top_scripts};
 pub use queues::queues_response;
 pub use summary::call_summary;

@@ -120,6 +120,29 @@ backend_tests! {
         assert!(matches!(admin.revoke_keys("nobody", now).await, Err(KeyError::NotFound(_))));
         assert!(matches!(admin.revoke_keys("999", now).await, Err(KeyError::NotFound(_))));
     }
+
+    async fn extending_a_key_moves_its_expiry_only_while_it_is_usable(db: &TestDatabase) {
+        let admin = db.migrated_store().await;
+        let now = datetime!(2026-11-21 06:00:00 UTC);
+        let day_later = datetime!(2026-11-22 06:00:00 UTC);
+        let create = |name: &str, byte: u8, expires_at| {
+            let key = NewKey::new(name, ScopeSet::all()).unwrap().expires_at(expires_at);
+            let admin = &admin;
+            async move { admin.create_key(&key, &secret(byte), now).await.unwrap().id }
+        };
+        let live = create("live", 1, day_later).await;
+        let expired = create("expired", 2, now).await;
+        let revoked = create("revoked", 3, day_later).await;
+        admin.revoke_keys("revoked", now).await.unwrap();
+
+        let two_days_later = datetime!(2026-11-23 06:00:00 UTC);
+        assert!(admin.extend_key(live, two_days_later, now).await.unwrap());
+        assert!(!admin.extend_key(expired, two_days_later, now).await.unwrap());
+        assert!(!admin.extend_key(revoked, two_days_later, now).await.unwrap());
+        assert!(!admin.extend_key(999, two_days_later, now).await.unwrap());
+        let expiries: Vec<_> = admin.list_keys().await.unwrap().iter().map(|k| k.expires_at).collect();
+        assert_eq!(expiries, [Some(two_days_later), Some(now), Some(day_later)]);
+    }
 }
 
 #[test]

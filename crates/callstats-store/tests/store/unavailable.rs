@@ -8,7 +8,7 @@ use callstats_domain::calendar::DateRange;
 use callstats_domain::error::cause_chain;
 use callstats_domain::ports::{KeyStore, PortalStore, StoreError};
 use callstats_store::Store;
-use callstats_store::config::{Access, DatabaseUrl, StoreConfig};
+use callstats_store::config::{Access, DatabaseUrl, IfMissing, StoreConfig};
 use callstats_store::testing::{Backend, TestDatabase};
 
 use crate::support::{day, month, seeded};
@@ -61,13 +61,70 @@ async fn a_sqlite_file_that_cannot_be_opened_is_an_error_until_it_can() {
     assert_eq!(every_read_fails(&store).await.len(), 7);
 
     std::fs::create_dir_all(&missing).unwrap();
-    let admin = Store::open(&StoreConfig::new(
-        DatabaseUrl::parse(&url).unwrap(),
-        Access::ReadWrite,
-    ))
+    let admin = Store::open(&StoreConfig {
+        if_missing: IfMissing::Create,
+        ..StoreConfig::new(DatabaseUrl::parse(&url).unwrap(), Access::ReadWrite)
+    })
     .unwrap();
     admin.migrate().await.unwrap();
     assert_eq!(store.operators().await.unwrap(), []);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_sqlite_file_is_created_only_by_a_store_that_may_create_it() {
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let path = std::path::PathBuf::from(db.url().trim_start_matches("sqlite://"));
+    for access in [Access::ReadOnly, Access::ReadWrite] {
+        let store = Store::open(&StoreConfig {
+            access,
+            ..short_timeouts(db.url())
+        })
+        .unwrap();
+        assert_eq!(every_read_fails(&store).await.len(), 7);
+        assert!(store.migrate().await.is_err(), "{access:?}");
+        assert!(!path.exists(), "{access:?} created {}", path.display());
+    }
+    let creating = StoreConfig {
+        if_missing: IfMissing::Create,
+        ..short_timeouts(db.url())
+    };
+    let reader = Store::open(&creating).unwrap();
+    assert_eq!(every_read_fails(&reader).await.len(), 7);
+    assert!(!path.exists(), "a read-only store never creates the file");
+    let admin = Store::open(&StoreConfig {
+        access: Access::ReadWrite,
+        ..creating
+    })
+    .unwrap();
+    admin.migrate().await.unwrap();
+    assert!(path.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_file_deleted_under_open_connections_fails_every_read_and_is_not_recreated() {
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let path = std::path::PathBuf::from(db.url().trim_start_matches("sqlite://"));
+    let reader = seeded(&db).await;
+    let writer = Store::open(&StoreConfig {
+        access: Access::ReadWrite,
+        ..short_timeouts(db.url())
+    })
+    .unwrap();
+    // Connections open on the file, as a running service holds them.
+    assert_eq!(reader.operators().await.unwrap().len(), 4);
+    assert!(writer.list_keys().await.unwrap().is_empty());
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.clone().into_os_string();
+        file.push(suffix);
+        let _ = std::fs::remove_file(file);
+    }
+    assert_eq!(every_read_fails(&reader).await.len(), 7);
+    assert!(writer.list_keys().await.is_err());
+    assert!(
+        !path.exists(),
+        "a new database appeared at {}",
+        path.display()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

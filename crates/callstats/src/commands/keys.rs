@@ -151,7 +151,8 @@ fn scopes_text(scopes: ScopeSet) -> String {
     }
 }
 
-fn timestamp(at: OffsetDateTime) -> String {
+/// An instant as `keys list` shows it: RFC 3339, in UTC.
+pub(crate) fn timestamp(at: OffsetDateTime) -> String {
     at.format(&Rfc3339)
         .unwrap_or_else(|_| at.unix_timestamp().to_string())
 }

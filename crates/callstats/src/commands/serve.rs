@@ -1,8 +1,10 @@
 //! `callstats serve`: the production server. It refuses to start (exit 2) without an upstream
-//! call platform, or with migrations pending unless `--migrate` is given.
+//! call platform, without its SQLite file (it never creates one), with migrations pending
+//! unless `--migrate` is given, or with persistence on over a SQLite file it cannot write.
 
 use anyhow::anyhow;
 use callstats_domain::error::cause_chain;
+use callstats_store::config::Access;
 use clap::Args;
 
 use crate::app::{Assembly, Listen, Upstream};
@@ -30,7 +32,19 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
             "CALLSTATS_CALL_PLATFORM_URL (--call-platform-url) is required: the address of the upstream call platform"
         ))
     })?;
-    let admin = args.database.open_admin()?;
+    let admin = args.database.open_existing(Access::ReadWrite)?;
+    if admin.read_only_file() {
+        if args.service.call_day_persist {
+            return Err(Failure::config(anyhow!(
+                "{} cannot be written here (neither the file nor its folder): start with --call-day-persist false to serve it read-only",
+                admin.url()
+            )));
+        }
+        tracing::info!(
+            database = %admin.url(),
+            "the SQLite file cannot be written here: served read-only, as it is now"
+        );
+    }
     let pending = admin.pending_migrations().await.map_err(|err| {
         anyhow!(
             "cannot read the migration state of {}: {}",
@@ -52,10 +66,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let archive = args
         .service
         .call_day_persist
-        .then(|| args.database.open_admin())
+        .then(|| args.database.open_existing(Access::ReadWrite))
         .transpose()?;
     let service = Assembly::from_args(
-        args.database.open_api()?,
+        args.database.open_existing(Access::ReadOnly)?,
         archive,
         Upstream::Http(upstream),
         &args.service,

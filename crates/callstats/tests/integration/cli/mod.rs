@@ -11,7 +11,9 @@ use callstats_store::backend_tests;
 use callstats_store::config::Access;
 use callstats_store::testing::TestDatabase;
 
+mod demo;
 mod service;
+mod storage;
 
 const PORTAL: &str = include_str!("../../../../callstats-store/tests/fixtures/portal.json");
 

@@ -12,18 +12,19 @@ use callstats_domain::scope::ScopeSet;
 use callstats_sim::{SimOptions, spawn_sim};
 use callstats_store::backend_tests;
 use callstats_store::keys::NewKey;
+use callstats_store::testing::TestDatabase;
 use time::OffsetDateTime;
 
 use crate::cli::{assert_exit, stderr, stdout};
 
 /// A loopback address nothing listens on right now.
-fn free_address() -> String {
+pub(super) fn free_address() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().to_string()
 }
 
 /// A directory of its own for one process; removed by the test.
-fn work_dir(name: &str) -> PathBuf {
+pub(super) fn work_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("callstats-svc-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -31,7 +32,7 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 /// `callstats ARGS` with a clean environment for the service settings, logs in `dir/stderr`.
-fn command(dir: &Path, args: &[&str]) -> Command {
+pub(super) fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_callstats"));
     command.args(args).current_dir(dir).env_remove("RUST_LOG");
     for (name, _) in std::env::vars() {
@@ -42,7 +43,15 @@ fn command(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
-fn spawn(mut command: Command, dir: &Path) -> Child {
+/// `callstats SERVER` (`serve` or `demo`) in `dir` on `address`, with one worker and no
+/// warm-up of the recent call days.
+pub(super) fn server(dir: &Path, server: &str, address: &str) -> Command {
+    let mut command = command(dir, &[server, "--bind", address]);
+    command.args(["--workers", "1", "--call-day-warm-days", "0"]);
+    command
+}
+
+pub(super) fn spawn(mut command: Command, dir: &Path) -> Child {
     let log = std::fs::File::create(dir.join("stderr")).unwrap();
     command
         .stdin(Stdio::null())
@@ -52,20 +61,25 @@ fn spawn(mut command: Command, dir: &Path) -> Child {
         .unwrap()
 }
 
-fn logs(dir: &Path) -> String {
+pub(super) fn logs(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
 }
 
-fn terminate(child: &Child) {
+pub(super) fn terminate(child: &Child) {
+    signal(child, "TERM");
+}
+
+/// Sends the signal `name` (`TERM`, `INT`) to `child`.
+pub(super) fn signal(child: &Child, name: &str) {
     let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([&format!("-{name}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
 }
 
 /// Waits for the process to end, at most `limit` (then kills it and fails).
-fn wait_exit(child: &mut Child, limit: Duration, dir: &Path) -> ExitStatus {
+pub(super) fn wait_exit(child: &mut Child, limit: Duration, dir: &Path) -> ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -79,7 +93,7 @@ fn wait_exit(child: &mut Child, limit: Duration, dir: &Path) -> ExitStatus {
     }
 }
 
-fn client() -> reqwest::Client {
+pub(super) fn client() -> reqwest::Client {
     callstats_callplatform::install_crypto_provider();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(60))
@@ -89,7 +103,7 @@ fn client() -> reqwest::Client {
 
 /// Polls `GET http://{address}/healthz` until it answers 200 (within 90 s: a debug build
 /// migrating and seeding on a busy machine).
-async fn wait_healthy(address: &str, child: &mut Child, dir: &Path) {
+pub(super) async fn wait_healthy(address: &str, child: &mut Child, dir: &Path) {
     let client = client();
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
@@ -126,8 +140,16 @@ fn serve_without_a_call_platform_url_exits_2_saying_which_setting() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Makes the database exist, not migrated: an empty SQLite file (`serve` never creates one).
+fn unmigrated(db: &TestDatabase) {
+    if let Some(path) = db.url().strip_prefix("sqlite://") {
+        std::fs::File::create(path).unwrap();
+    }
+}
+
 backend_tests! {
     async fn serve_with_pending_migrations_exits_2_naming_migrate(db: &TestDatabase) {
+        unmigrated(db);
         let dir = work_dir(&format!("pending-{:?}", db.backend()));
         let output = command(&dir, &["serve", "--bind", &free_address()])
             .env("CALLSTATS_DATABASE_URL", db.url())
@@ -142,6 +164,7 @@ backend_tests! {
     }
 
     async fn serve_with_migrate_applies_them_and_answers_healthz(db: &TestDatabase) {
+        unmigrated(db);
         let dir = work_dir(&format!("migrate-{:?}", db.backend()));
         let address = free_address();
         let mut child = spawn(

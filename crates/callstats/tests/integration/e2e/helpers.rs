@@ -11,7 +11,7 @@ use callstats::commands::keys::issue;
 use callstats_application::SystemClock;
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::scope::ScopeSet;
-use callstats_domain::stats::PriorWeight;
+use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_domain::testing::TestClock;
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 use callstats_store::Store;
@@ -183,6 +183,7 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
         upstream: Upstream::Http(upstream),
         redis: None,
         prior_weight: PriorWeight::new(10.0).unwrap(),
+        kpi_aggregate_min_rows: AggregateMinRows::DEFAULT,
         history: callstats_domain::limits::HistoryHorizon::default(),
         anon_rate_limit: spawn.anon_rate_limit,
         trust_proxy: false,

@@ -1,8 +1,10 @@
 //! SIGTERM under load, on the real binary: requests in flight complete, new connections are
-//! refused, and the process exits 0.
+//! refused, idle connections do not hold the stop, and the process exits 0.
 
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use callstats_sim::{SimOptions, spawn_sim};
 
@@ -70,4 +72,64 @@ async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_an
         .await
         .unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+/// Reads from `stream` until the server closes it (at most 20 s); gives how long that took.
+fn closed_after(stream: &mut TcpStream) -> Duration {
+    let started = Instant::now();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut buffer = [0_u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return started.elapsed(),
+            Ok(_) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {
+                return started.elapsed();
+            }
+            Err(err) => panic!("still open after {:?}: {err}", started.elapsed()),
+        }
+    }
+}
+
+#[test]
+fn sigterm_closes_idle_connections_at_once_rather_than_waiting_for_their_timeouts() {
+    let mut demo = Demo::start("sigterm-idle", |_, command| {
+        command.args(["--shutdown-timeout-secs", "20"]);
+    });
+    // One connection idle after an answer (kept alive for 5 s), one that never sent a byte
+    // (given 5 s for its head).
+    let mut idle = TcpStream::connect(("127.0.0.1", demo.port)).unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut answer = [0_u8; 12];
+    idle.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    let mut silent = TcpStream::connect(("127.0.0.1", demo.port)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+
+    let signalled = Instant::now();
+    let pid = demo.pid().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (what, stream) in [("idle", &mut idle), ("silent", &mut silent)] {
+        let waited = closed_after(stream);
+        assert!(
+            waited < Duration::from_secs(3),
+            "{what}: closed after {waited:?}"
+        );
+    }
+    let status = demo.wait_for_exit(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0));
+    let stopped = signalled.elapsed();
+    assert!(
+        stopped < Duration::from_secs(10),
+        "stopped {stopped:?} after the signal, with a 20 s shutdown timeout"
+    );
 }

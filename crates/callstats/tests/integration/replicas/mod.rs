@@ -24,7 +24,7 @@ use callstats::commands::keys::issue;
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::access::ApiKeySecret;
 use callstats_domain::scope::ScopeSet;
-use callstats_domain::stats::PriorWeight;
+use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_redis::RedisSettings;
 use callstats_redis::testing::{shared_redis_url, unique_prefix};
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
@@ -64,6 +64,7 @@ impl Replica {
             upstream: Upstream::Http(HttpPlatformConfig::new(upstream, None)),
             redis,
             prior_weight: PriorWeight::new(10.0).unwrap(),
+            kpi_aggregate_min_rows: AggregateMinRows::DEFAULT,
             history: callstats_domain::limits::HistoryHorizon::default(),
             anon_rate_limit: 60,
             trust_proxy: false,
