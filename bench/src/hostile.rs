@@ -26,7 +26,7 @@ use callstats_domain::calendar::Day;
 use xtask::process::{Running, agent, free_port, in_scratch_dir, spawn, target_dir, wait_for_port};
 use xtask::serve::{PORT_WAIT, Portal, Server, binary, seconds, sim};
 
-use crate::harness::ask::{Probe, Reply, ask, at_once, by_status, share_out};
+use crate::harness::ask::{Connect, Probe, Reply, ask, at_once, by_status, share_out};
 use crate::harness::days::{agents_path, plus, sub_ranges, summary_path, today};
 use crate::harness::metrics::Measure as _;
 use crate::harness::table::mebibytes;
@@ -382,17 +382,26 @@ impl Scenario {
         let before = rss_kib(pid)?;
         let upstream_before = server.upstream_requests()?;
         let every = Duration::from_millis(250);
+        // Each probe on a new connection, so that a scenario holding the server's connections
+        // shows in them.
         let healthz = Probe::start(
             server.port,
             "",
             std::iter::repeat_with(|| "/healthz".to_owned()),
             every,
+            Connect::Anew,
         );
         let ranges: Vec<String> = sub_ranges(held.0, held.1)
             .into_iter()
             .flat_map(|range| [summary_path(range, ""), agents_path(range)])
             .collect();
-        let held_days = Probe::start(server.port, key, ranges.into_iter().cycle(), every);
+        let held_days = Probe::start(
+            server.port,
+            key,
+            ranges.into_iter().cycle(),
+            every,
+            Connect::Anew,
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(Mutex::new(before));
         let sampler = sample_rss(pid, &stop, &peak);

@@ -29,7 +29,7 @@ use callstats_domain::calendar::Day;
 use xtask::process::{agent, get, in_scratch_dir};
 use xtask::serve::{Portal, Server, binary, seconds, sim};
 
-use crate::harness::ask::{Probe, Reply, ask, at_once, by_status, share_out};
+use crate::harness::ask::{Connect, Probe, Reply, ask, at_once, by_status, share_out};
 use crate::harness::days::{sub_ranges, summary_path, today};
 use crate::harness::metrics::{Measure as _, UPSTREAM_COUNTER, counter};
 use crate::harness::{build_name, print};
@@ -495,12 +495,14 @@ impl<'a> Scenario<'a> {
             self.victim,
             cold_paths.into_iter(),
             Duration::from_secs(2),
+            Connect::KeptAlive,
         );
         let held = Probe::start(
             port,
             self.victim,
             self.held.clone().into_iter(),
             Duration::from_secs(1),
+            Connect::KeptAlive,
         );
         std::thread::sleep(Duration::from_secs(2));
         let attack = attack();

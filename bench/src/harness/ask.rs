@@ -99,6 +99,16 @@ pub fn share_out(
     })
 }
 
+/// How a probe connects.
+#[derive(Debug, Clone, Copy)]
+pub enum Connect {
+    /// One connection, kept alive: as a partner's client asks.
+    KeptAlive,
+    /// A new connection for every request: as a load balancer's health check asks, and as a
+    /// new client meets a server whose connections are taken.
+    Anew,
+}
+
 /// Asks its paths in turn, one every `every`, in a thread of its own until stopped or until the
 /// paths run out.
 pub struct Probe {
@@ -112,18 +122,22 @@ impl Probe {
         key: &str,
         paths: impl Iterator<Item = String> + Send + 'static,
         every: Duration,
+        connect: Connect,
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let (key, stopped) = (key.to_owned(), Arc::clone(&stop));
         let thread = std::thread::spawn(move || {
-            let agent = agent();
+            let kept = agent();
             let mut replies = Vec::new();
             for path in paths {
                 if stopped.load(Ordering::SeqCst) {
                     break;
                 }
                 let started = Instant::now();
-                replies.push(ask(&agent, port, &path, &key));
+                replies.push(match connect {
+                    Connect::KeptAlive => ask(&kept, port, &path, &key),
+                    Connect::Anew => ask(&agent(), port, &path, &key),
+                });
                 std::thread::sleep(every.saturating_sub(started.elapsed()));
             }
             replies
