@@ -12,35 +12,44 @@ test:
 ci:
     cargo xtask ci
 
-# Domain benchmarks: throughput and allocations.
+# The benchmarks (docs/performance.md). Domain throughput (criterion) and allocations (dhat),
+# and the call platform's 31-day fetch from the sim.
 bench:
-    cargo xtask bench
+    cargo bench -p callstats-domain -p callstats-callplatform --bench '*'
 
-# Load measurement: `callstats demo` against a bare actix-web baseline, with wrk.
+# Load: `callstats demo` against a bare actix-web baseline, with wrk.
 load:
-    cargo xtask load
+    cargo measure load
 
 # The instructions a cached request costs the server against the same baseline, counted by
 # callgrind: steady where the load's rates swing (needs valgrind).
 instructions:
-    cargo xtask instructions
+    cargo measure instructions
+
+# One replica, one with Redis, two sharing Redis, under wrk (needs wrk and redis-server).
+replicas-load:
+    cargo measure replicas-load
 
 # Cold path: uncached queries against a sim with 100 ms upstream latency (needs redis-server).
 cold:
-    cargo xtask cold
+    cargo measure cold
 
 # Durability: restarts, a Redis flush, final days and the platform down, against the sim at 100 ms
 # a page, at 5,000 and 50,000 calls a day (needs redis-server).
 durability:
-    cargo xtask durability
+    cargo measure durability
 
-# Isolation: a hostile partner and a rate-limited platform against a victim key (not in CI).
+# Isolation: a hostile partner and a rate-limited platform against a victim key.
 isolation:
-    cargo xtask isolation
+    cargo measure isolation
 
-# A hostile platform and slow clients against the service: answers, RSS, latency (not in CI).
+# A hostile platform and slow clients against the service: answers, RSS, latency.
 hostile:
-    cargo xtask hostile
+    cargo measure hostile
+
+# Bounded loopback soak, ten minutes by default.
+soak:
+    cargo measure soak
 
 fmt:
     cargo fmt --all
@@ -76,7 +85,3 @@ grafana:
 # --stand-ins builds the registry images from Debian's packages (needs docker and debootstrap).
 compose:
     cargo xtask compose --stand-ins
-
-# Bounded loopback soak, ten minutes by default (not in CI).
-soak:
-    cargo xtask soak

@@ -17,7 +17,8 @@ use std::process::{Command, Output};
 use anyhow::{Context as _, Result, bail};
 
 use crate::process::target_dir;
-use crate::schemathesis::{Demo, venv};
+use crate::schemathesis::venv;
+use crate::serve::Demo;
 
 /// The generator and type checker releases CI runs; bump them deliberately.
 const OPENAPI_PYTHON_CLIENT_VERSION: &str = "0.29.1";

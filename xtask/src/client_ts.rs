@@ -17,7 +17,8 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::lint_openapi::SPECTRAL_CLI_VERSION;
 use crate::process::target_dir;
-use crate::schemathesis::{Demo, succeed};
+use crate::schemathesis::succeed;
+use crate::serve::Demo;
 
 /// The generator, client and compiler releases CI runs; bump them deliberately. openapi-typescript
 /// 7 declares TypeScript 5 as its peer, so not 6 or 7.

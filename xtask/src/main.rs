@@ -3,28 +3,16 @@
 
 mod client;
 mod client_ts;
-mod cold;
 mod compose;
-mod durability;
 mod grafana;
-mod hostile;
-mod instructions;
-mod isolation;
 mod lint_openapi;
-mod load;
-mod process;
 mod prometheus;
-mod replicas_load;
 mod schemathesis;
-mod serve;
-mod soak;
-mod wrk;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
+// The library's modules under the names the tasks use (`crate::process`, `crate::serve`).
+use xtask::{cargo, process, serve, workspace};
 
 /// Project automation for callstats.
 #[derive(Debug, Parser)]
@@ -39,30 +27,8 @@ enum Task {
     /// Format check, clippy (-D warnings), the whole test suite, the consumer crate
     /// (examples/consumer), docs (-D warnings)
     Ci,
-    /// The whole test suite (cargo test --workspace)
-    Test,
-    /// The benchmarks: domain throughput (criterion) and allocations (dhat), and the call
-    /// platform's 31-day fetch from the sim (wall time, records/s, peak memory)
-    Bench,
     /// Regenerate docs/openapi.json from the code
     Openapi,
-    /// Release build, then wrk on a cached endpoint: one replica with the in-process cache,
-    /// one with Redis, two sharing Redis; requests/s, p99, Redis commands/request (needs wrk
-    /// and redis-server)
-    ReplicasLoad(replicas_load::Options),
-    /// Release build, `callstats demo` and a bare actix-web baseline on loopback, loaded with
-    /// wrk in 3 rounds (`--rounds N`): median req/s and p50/p99 of a cached endpoint, a
-    /// computed-then-cached one, the baseline answering each one's very bytes, and the
-    /// baseline answering 150 bytes; the ratio cached / baseline (target >= 0.8), of the
-    /// medians and round by round. The demo logs at its default level (info, a line per
-    /// request) unless RUST_LOG is set; `--before BINARY` loads an earlier build's demo in the
-    /// same rounds and prints its ratio too
-    Load(load::Options),
-    /// Release build, then `callstats demo` and the baseline under callgrind: the instructions
-    /// a cached /operators request costs the server against the baseline answering the same
-    /// bytes, and the same bytes and headers: a count a busy machine hardly changes, where
-    /// rates swing (needs valgrind); `--before BINARY` counts an earlier build's demo too
-    Instructions(instructions::Options),
     /// The ops journey of docs/operations.md on a real Docker engine with docker-compose.yml as
     /// shipped: the image built (classic builder and BuildKit), `--profile demo` up, a key
     /// issued, every endpoint through nginx, a HIT from the other replica, api1 stopped under
@@ -71,33 +37,6 @@ enum Task {
     /// and time as markdown. Never pulls: `--stand-ins` builds the registry images it needs from
     /// Debian's packages
     Compose(compose::Options),
-    /// The cold path: `callstats serve` in front of `callstats sim` answering every page after
-    /// a delay; time and upstream requests of uncached 31-day queries (settled days, the same
-    /// days through another endpoint, a window slid to today, 4 at once, two replicas sharing
-    /// Redis), then a server whose warmer holds the last 35 days (its warm-up, and a cache miss
-    /// over the last 31 days ending today), and the peak RSS of both, as a markdown table;
-    /// needs redis-server
-    Cold(cold::Options),
-    /// What the service keeps of what it learned (settled days in the database, final days,
-    /// stale if error): `callstats serve` in front of `callstats sim` answering every page after
-    /// a delay, at 5,000 and 50,000 calls a day (`--calls-per-day`): the 35 warm days' warm-up
-    /// again after a restart without Redis and after a Redis flush, 31 days read from the
-    /// database, the warmer's upstream requests over one simulated day with and without final
-    /// days, the table's bytes a day, and 31 days asked with the platform down past their
-    /// lifetime; as a markdown table; needs redis-server and redis-cli
-    Durability(durability::Options),
-    /// A hostile upstream (100,000 agents a day, endless pages, ids of 4 KB, a duration of
-    /// 1e308, a leap second), the horizon filling the call-day cache, chunked GETs without a
-    /// body and 2,000 idle connections under ulimit -n 1024: each scenario's answer, upstream
-    /// requests, RSS before, at its peak and 30 s after, and the slowest /healthz and held-day
-    /// answers meanwhile, as markdown
-    Hostile(hostile::Options),
-    /// One partner cannot take the call statistics from the others: `callstats serve` in front
-    /// of `callstats sim` (100 ms a page) while a victim key asks a cold day every 2 s and a
-    /// held one every second, against a key asking 60 cold windows at once, one stepping back
-    /// year by year, 8 keys against a sim answering 429 above a rate, and 12 keys asking a cold
-    /// month each at once; answers by status and their slowest, upstream requests, as markdown
-    Isolation(isolation::Options),
     /// Fuzz `callstats demo` against its OpenAPI document (every check; keys of every scope,
     /// only kpi:aggregate, and none); installs schemathesis into a virtual environment under
     /// the target directory on first use
@@ -126,33 +65,19 @@ enum Task {
     /// every recording rule and every query of the dashboard (deploy/grafana) must return data;
     /// prints the series of each
     Prometheus,
-    /// A bounded loopback soak (not in CI): every endpoint mixed, several keys, a fixed rate,
-    /// the sim injecting failures; reports requests, statuses, p50/p99, RSS and open fds at
-    /// start and end
-    Soak(soak::Options),
 }
 
 fn main() -> Result<()> {
     match Cli::parse().task {
         Task::Ci => ci(),
-        Task::Test => test(),
-        Task::Bench => bench(),
         Task::Openapi => openapi(),
-        Task::ReplicasLoad(options) => replicas_load::run(&options),
-        Task::Load(options) => load::run(&options),
-        Task::Instructions(options) => instructions::run(&options),
         Task::Compose(options) => compose::run(&options),
-        Task::Cold(options) => cold::run(&options),
-        Task::Durability(options) => durability::run(&options),
-        Task::Isolation(options) => isolation::run(&options),
-        Task::Hostile(options) => hostile::run(&options),
         Task::Schemathesis => schemathesis::run(&workspace()),
         Task::Client => client::run(&workspace()),
         Task::ClientTs => client_ts::run(&workspace()),
         Task::LintOpenapi => lint_openapi::run(&workspace()),
         Task::Prometheus => prometheus::run(&workspace()),
         Task::Grafana => grafana::run(&workspace()),
-        Task::Soak(options) => soak::run(&options),
     }
 }
 
@@ -221,21 +146,6 @@ fn consumer() -> Result<()> {
     )
 }
 
-fn bench() -> Result<()> {
-    cargo(
-        &["bench", "-p", "callstats-domain", "--bench", "alloc"],
-        &[],
-    )?;
-    cargo(
-        &["bench", "-p", "callstats-domain", "--bench", "stats"],
-        &[],
-    )?;
-    cargo(
-        &["bench", "-p", "callstats-callplatform", "--bench", "fetch"],
-        &[],
-    )
-}
-
 /// Writes the document the API serves to docs/openapi.json (a test keeps the two equal).
 fn openapi() -> Result<()> {
     let path = workspace().join("docs/openapi.json");
@@ -245,29 +155,11 @@ fn openapi() -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    eprintln!("$ cargo {}", args.join(" "));
-    let status = Command::new(&cargo)
-        .args(args)
-        .envs(env.iter().copied())
-        .status()
-        .with_context(|| format!("could not run {cargo}"))?;
-    if !status.success() {
-        bail!("`cargo {}` failed with {status}", args.join(" "));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use clap::{CommandFactory as _, Parser as _};
 
-    use super::{Cli, Task};
+    use super::Cli;
 
     #[test]
     fn the_command_line_is_well_formed() {
@@ -275,31 +167,12 @@ mod tests {
     }
 
     #[test]
-    fn options_have_defaults_and_read_values() {
-        let cold = |args: &[&str]| {
-            let line = ["cargo xtask", "cold"].iter().chain(args);
-            match Cli::try_parse_from(line).map_err(|err| err.kind())?.task {
-                Task::Cold(options) => {
-                    Ok((options.latency_ms, options.calls_per_day, options.debug))
-                }
-                _ => Err(clap::error::ErrorKind::InvalidSubcommand),
-            }
-        };
-        assert_eq!(cold(&[]), Ok((100, 5000, false)));
-        assert_eq!(
-            cold(&["--latency-ms", "20", "--debug", "--calls-per-day", "10"]),
-            Ok((20, 10, true))
-        );
-        assert_eq!(
-            cold(&["--latency-ms"]),
-            Err(clap::error::ErrorKind::InvalidValue)
-        );
-        assert_eq!(
-            cold(&["--fast"]),
-            Err(clap::error::ErrorKind::UnknownArgument)
-        );
-        assert!(Cli::try_parse_from(["cargo xtask", "soak", "--rate", "0"]).is_err());
-        assert!(Cli::try_parse_from(["cargo xtask", "unknown"]).is_err());
+    fn only_what_ci_and_a_contributor_run_is_a_task() {
+        assert!(Cli::try_parse_from(["cargo xtask", "prometheus"]).is_ok());
+        // The benchmarks are callstats-bench's (bench/).
+        for task in ["load", "hostile", "soak", "unknown"] {
+            assert!(Cli::try_parse_from(["cargo xtask", task]).is_err());
+        }
     }
 }
 
@@ -367,7 +240,7 @@ mod architecture {
             } else {
                 deps.split(',')
                     .map(|d| d.trim().trim_matches('`').to_owned())
-                    .filter(|d| d.starts_with("callstats"))
+                    .filter(|d| *d != "(none)")
                     .collect()
             };
             drawn.insert(name, deps);

@@ -1,5 +1,5 @@
-//! What the tasks that start the service share: child processes stopped when dropped, free
-//! loopback ports, the target directory, and an HTTP GET through ureq.
+//! Child processes stopped when dropped, free loopback ports, the target directory, and an
+//! HTTP GET through ureq: what every task that starts a program shares.
 
 use std::ffi::OsStr;
 use std::net::{TcpListener, TcpStream};
@@ -32,7 +32,6 @@ impl Drop for Running {
     }
 }
 
-/// Starts a process with its stderr in `<name>.log` of the work directory `dir`.
 /// Runs `work` in a directory of its own under the system's temporary one
 /// (`callstats-{name}-{pid}`), removed afterwards whatever the outcome.
 pub fn in_scratch_dir<T>(name: &str, work: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
@@ -43,6 +42,7 @@ pub fn in_scratch_dir<T>(name: &str, work: impl FnOnce(&Path) -> Result<T>) -> R
     outcome
 }
 
+/// Starts a process with its stderr in `<name>.log` of the work directory `dir`.
 pub fn spawn(command: &mut Command, dir: &Path, name: &str) -> Result<Running> {
     let log = std::fs::File::create(dir.join(format!("{name}.log")))?;
     let child = command

@@ -7,21 +7,19 @@
 //! then with each narrow key, where the documented 403s must answer as documented. The demo
 //! process is killed on every way out.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::process::{Running, free_port, get, target_dir, wait_for_port};
+use crate::process::{get, target_dir};
+use crate::serve::{Demo, HIGH_QUOTA};
 
 /// The schemathesis release CI runs; bump it deliberately.
 const SCHEMATHESIS_VERSION: &str = "4.32.5";
 /// Examples per operation of the every-scope run (the narrow runs use fewer).
 const MAX_EXAMPLES: &str = "150";
 const MAX_EXAMPLES_NARROW: &str = "25";
-const HIGH_QUOTA: &str = "100000000";
 
 pub fn run(workspace: &Path) -> Result<()> {
     let target = target_dir();
@@ -95,105 +93,6 @@ pub fn run(workspace: &Path) -> Result<()> {
     // Nothing from a green run is worth keeping.
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// `callstats demo` (debug build) running on a free loopback port, with its database in a
-/// fresh work directory under the target directory; killed when dropped.
-pub struct Demo {
-    /// The work directory (the database, reports); removed by the caller after a green run.
-    pub dir: PathBuf,
-    pub port: u16,
-    /// The key the demo printed (every scope).
-    pub key: String,
-    binary: PathBuf,
-    database: String,
-    _running: Running,
-}
-
-impl Demo {
-    /// Builds and starts the demo in `target/<task>-run-<pid>`, with `env` added to its
-    /// environment, and waits until it listens.
-    pub fn start(task: &str, env: &[(&str, &str)]) -> Result<Self> {
-        let target = target_dir();
-        crate::cargo(&["build", "-p", "callstats", "--bin", "callstats"], &[])?;
-        let binary = target.join("debug").join("callstats");
-        let dir = target.join(format!("{task}-run-{}", std::process::id()));
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .with_context(|| format!("cannot empty {}", dir.display()))?;
-        }
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let database = format!("sqlite://{}/callstats-demo.db", dir.display());
-        let port = free_port()?;
-        let bind = format!("127.0.0.1:{port}");
-
-        let mut child = Command::new(&binary)
-            .args(["demo", "--bind", &bind, "--database-url", &database])
-            .current_dir(&dir)
-            .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
-            .env_remove("CALLSTATS_CALL_PLATFORM_URL")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .with_context(|| format!("cannot start {}", binary.display()))?;
-        let stdout = child.stdout.take().context("demo has no stdout")?;
-        let running = Running(child);
-        let mut lines = BufReader::new(stdout).lines();
-        let mut demo_key = None;
-        for line in lines.by_ref() {
-            let line = line.context("cannot read the demo's stdout")?;
-            if let Some(key) = line.strip_prefix("key: ") {
-                demo_key = Some(key.to_owned());
-                break;
-            }
-        }
-        let Some(key) = demo_key else {
-            bail!("callstats demo exited before printing its key");
-        };
-        // Keep draining stdout so the demo never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        wait_for_port(port, Duration::from_secs(30))?;
-        Ok(Self {
-            dir,
-            port,
-            key,
-            binary,
-            database,
-            _running: running,
-        })
-    }
-
-    /// A new key with these scopes (comma list) and a quota no test run reaches.
-    pub fn issue(&self, name: &str, scopes: &str) -> Result<String> {
-        let output = Command::new(&self.binary)
-            .args([
-                "keys",
-                "create",
-                "--database-url",
-                &self.database,
-                "--name",
-                name,
-                "--scopes",
-                scopes,
-                "--rate-limit",
-                HIGH_QUOTA,
-            ])
-            .stderr(Stdio::null())
-            .output()
-            .context("cannot run callstats keys create")?;
-        if !output.status.success() {
-            bail!(
-                "callstats keys create --name {name} failed: {}",
-                output.status
-            );
-        }
-        Ok(String::from_utf8(output.stdout)
-            .context("the key is not UTF-8")?
-            .trim()
-            .to_owned())
-    }
 }
 
 /// What each narrow key must get, endpoint by endpoint: a 403 naming the missing scope, or 200.

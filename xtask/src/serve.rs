@@ -1,40 +1,26 @@
-//! What the measuring tasks (`cold`, `durability`, `isolation`) share: the service's binary, a
-//! portal database seeded for it, `callstats serve` processes in front of a sim with their
-//! metrics, reading figures out of those metrics and out of /proc, and the markdown table the
-//! figures are printed in.
+//! The service on loopback, started from a build: `callstats sim`, a portal database seeded
+//! with the demo data, `callstats serve` processes in front of a sim with their metrics
+//! listeners, and `callstats demo` with keys of its own.
 
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use anyhow::{Context as _, Result, anyhow, bail};
-use callstats_domain::calendar::Day;
-use ureq::http::HeaderMap;
+use anyhow::{Context as _, Result, bail};
 
-use crate::process::{
-    Running, free_port, get, get_with, spawn, target_dir, wait_for_port, wrapped,
-};
+use crate::process::{Running, free_port, get, spawn, target_dir, wait_for_port, wrapped};
 
 /// How long a started process may take to listen.
 pub const PORT_WAIT: Duration = Duration::from_secs(30);
-/// The counter the call platform client increments for every page it asks for.
-pub const UPSTREAM_COUNTER: &str = "callstats_upstream_requests_total";
-/// The gauge the warmer sets once its first complete pass is over.
-const WARM_UP_GAUGE: &str = "callstats_call_day_warmup_seconds";
+/// The quota of a key issued for a task: more requests a minute than any run sends.
+pub const HIGH_QUOTA: &str = "100000000";
 
 /// Builds the `callstats` binary (release, unless `debug`) and says where it is.
 pub fn binary(debug: bool) -> Result<PathBuf> {
-    binary_with(debug, None)
-}
-
-/// [`binary`] with a feature of the `callstats` crate (another allocator).
-pub fn binary_with(debug: bool, feature: Option<&str>) -> Result<PathBuf> {
     let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
     if !debug {
         build.push("--release");
-    }
-    if let Some(feature) = feature {
-        build.extend(["--features", feature]);
     }
     crate::cargo(&build, &[])?;
     Ok(target_dir()
@@ -205,15 +191,6 @@ pub struct Server {
     pub metrics_port: u16,
 }
 
-/// What one measured step cost: its wall time and the upstream requests it caused, and how it
-/// was answered (200, or the first other status of its requests).
-#[derive(Debug, Clone, Copy)]
-pub struct Cost {
-    pub time: Duration,
-    pub upstream: u64,
-    pub status: u16,
-}
-
 impl Server {
     /// The serve process's metrics, as Prometheus text.
     pub fn metrics(&self) -> Result<String> {
@@ -223,261 +200,133 @@ impl Server {
         }
         Ok(String::from_utf8(body)?)
     }
+}
 
-    /// The serve process's upstream requests so far, every outcome counted.
-    pub fn upstream_requests(&self) -> Result<u64> {
-        counter(&self.metrics()?, UPSTREAM_COUNTER, "")
-    }
+/// `callstats demo` on a free loopback port, with its database in a work directory of its own
+/// and the platform, database and Redis of its defaults; stopped when dropped.
+pub struct Demo {
+    /// The work directory (the database, the log, reports).
+    pub dir: PathBuf,
+    pub port: u16,
+    /// The key the demo printed (every scope, the default quota).
+    pub key: String,
+    binary: PathBuf,
+    database: String,
+    process: Running,
+}
 
-    /// Waits until the warmer has held its days once (its `callstats_call_day_warmup_seconds`
-    /// gauge is set): how long it took, as the server measured it, and the upstream requests
-    /// it made.
-    pub fn wait_for_warm_up(&self, limit: Duration) -> Result<Cost> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let metrics = self.metrics()?;
-            if let Some(took) = gauge(&metrics, WARM_UP_GAUGE) {
-                return Ok(Cost {
-                    time: Duration::try_from_secs_f64(took).unwrap_or_default(),
-                    upstream: counter(&metrics, UPSTREAM_COUNTER, "")?,
-                    status: 200,
-                });
-            }
-            if Instant::now() > deadline {
-                bail!("the warm-up did not end within {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
+impl Demo {
+    /// Builds the debug binary and starts its demo in `target/<task>-run-<pid>` (emptied
+    /// first), with `env` added to its environment and its log on this process's stderr.
+    pub fn start(task: &str, env: &[(&str, &str)]) -> Result<Self> {
+        let binary = binary(true)?;
+        let dir = target_dir().join(format!("{task}-run-{}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot empty {}", dir.display()))?;
         }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let env = [&[("RUST_LOG", "warn")], env].concat();
+        Self::launch::<&str>(&binary, &dir, &[], &env, Stdio::inherit())
     }
 
-    /// One GET, timed, the upstream requests it caused and its status.
-    pub fn measure(&self, path: &str, key: &str) -> Result<Cost> {
-        self.measure_as(path, key, None).map(|(cost, _)| cost)
+    /// Starts the demo of `binary` in `dir`, run by `launcher` (a profiler, say) when it is not
+    /// empty, with `env` added to its environment and its log in `demo.log` there.
+    pub fn start_in<S: AsRef<std::ffi::OsStr>>(
+        binary: &Path,
+        dir: &Path,
+        launcher: &[S],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let log = std::fs::File::create(dir.join("demo.log"))?;
+        Self::launch(binary, dir, launcher, env, log.into())
     }
 
-    /// [`Server::measure`] with `accept` as the request's `Accept` (none when `None`), and the
-    /// body's bytes.
-    pub fn measure_as(&self, path: &str, key: &str, accept: Option<&str>) -> Result<(Cost, usize)> {
-        let headers: &[(&str, &str)] = match accept {
-            Some(accept) => &[("Accept", accept)],
-            None => &[],
+    fn launch<S: AsRef<std::ffi::OsStr>>(
+        binary: &Path,
+        dir: &Path,
+        launcher: &[S],
+        env: &[(&str, &str)],
+        log: Stdio,
+    ) -> Result<Self> {
+        let database = format!("sqlite://{}/callstats-demo.db", dir.display());
+        let port = free_port()?;
+        let mut child = wrapped(launcher, binary)
+            .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
+            .args(["--database-url", &database])
+            .current_dir(dir)
+            .env_remove("CALLSTATS_CALL_PLATFORM_URL")
+            .env_remove("CALLSTATS_DATABASE_URL")
+            .env_remove("CALLSTATS_REDIS_URL")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("cannot start {} demo", binary.display()))?;
+        let stdout = child.stdout.take().context("demo has no stdout")?;
+        let process = Running(child);
+        let mut lines = BufReader::new(stdout).lines();
+        let mut demo_key = None;
+        for line in lines.by_ref() {
+            let line = line.context("cannot read the demo's stdout")?;
+            if let Some(key) = line.strip_prefix("key: ") {
+                demo_key = Some(key.to_owned());
+                break;
+            }
+        }
+        let Some(key) = demo_key else {
+            bail!("callstats demo exited before printing its key");
         };
-        let (cost, _, body) = self.measure_answer(path, key, headers)?;
-        Ok((cost, body.len()))
-    }
-
-    /// [`Server::measure`] with more request `headers` (name, value): the answer's headers
-    /// and body too.
-    pub fn measure_answer(
-        &self,
-        path: &str,
-        key: &str,
-        headers: &[(&str, &str)],
-    ) -> Result<(Cost, HeaderMap, Vec<u8>)> {
-        static AGENT: std::sync::LazyLock<ureq::Agent> =
-            std::sync::LazyLock::new(crate::process::agent);
-        let before = self.upstream_requests()?;
-        let started = Instant::now();
-        let (status, answer_headers, body) = get_with(
-            &AGENT,
-            &format!("127.0.0.1:{}", self.port),
-            path,
+        // The demo goes on printing its curl lines: keep reading, or its writes fail.
+        std::thread::spawn(move || lines.for_each(drop));
+        wait_for_port(port, PORT_WAIT)?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            port,
             key,
-            headers,
-        )?;
-        let time = started.elapsed();
-        let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok((
-            Cost {
-                time,
-                upstream,
-                status,
-            },
-            answer_headers,
-            body,
-        ))
+            binary: binary.to_owned(),
+            database,
+            process,
+        })
     }
 
-    /// One GET per path, each from its own thread, all at once: the time until every one
-    /// answered and the upstream requests of all of them, then the slowest single request.
-    pub fn measure_together(&self, paths: &[String], key: &str) -> Result<(Cost, Duration)> {
-        let before = self.upstream_requests()?;
-        let port = self.port;
-        let started = Instant::now();
-        let (slowest, status) = std::thread::scope(|scope| -> Result<(Duration, u16)> {
-            let requests: Vec<_> = paths
-                .iter()
-                .map(|path| {
-                    scope.spawn(move || -> Result<(Duration, u16)> {
-                        let started = Instant::now();
-                        let (status, _) = get(port, path, key)?;
-                        Ok((started.elapsed(), status))
-                    })
-                })
-                .collect();
-            let (mut slowest, mut first_failure) = (Duration::ZERO, None);
-            for request in requests {
-                let (time, status) = request
-                    .join()
-                    .map_err(|_| anyhow!("a request thread panicked"))??;
-                slowest = slowest.max(time);
-                if status != 200 {
-                    first_failure.get_or_insert(status);
-                }
-            }
-            Ok((slowest, first_failure.unwrap_or(200)))
-        })?;
-        let time = started.elapsed();
-        let upstream = self.upstream_requests()?.saturating_sub(before);
-        Ok((
-            Cost {
-                time,
-                upstream,
-                status,
-            },
-            slowest,
-        ))
+    /// The demo's process id.
+    pub fn pid(&self) -> u32 {
+        self.process.0.id()
     }
-}
 
-/// One line of the table.
-pub struct Row {
-    pub name: String,
-    pub time: Duration,
-    /// How it was answered: 200, or the first other status.
-    pub status: u16,
-    /// `None` where the requests are counted on another row.
-    pub upstream: Option<u64>,
-    pub target: &'static str,
-}
-
-impl Row {
-    pub fn new(name: impl Into<String>, cost: Cost, target: &'static str) -> Self {
-        Self {
-            name: name.into(),
-            time: cost.time,
-            status: cost.status,
-            upstream: Some(cost.upstream),
-            target,
+    /// A new key with these scopes (comma list) and a quota no run reaches.
+    pub fn issue(&self, name: &str, scopes: &str) -> Result<String> {
+        let output = Command::new(&self.binary)
+            .args([
+                "keys",
+                "create",
+                "--database-url",
+                &self.database,
+                "--name",
+                name,
+                "--scopes",
+                scopes,
+                "--rate-limit",
+                HIGH_QUOTA,
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .context("cannot run callstats keys create")?;
+        if !output.status.success() {
+            bail!(
+                "callstats keys create --name {name} failed: {}",
+                output.status
+            );
         }
+        Ok(String::from_utf8(output.stdout)
+            .context("the key is not UTF-8")?
+            .trim()
+            .to_owned())
     }
-}
-
-pub fn table(rows: &[Row]) -> String {
-    let mut table = "| row | time | upstream requests | target |\n|---|---:|---:|---|\n".to_owned();
-    for row in rows {
-        let upstream = row
-            .upstream
-            .map_or_else(|| "-".to_owned(), |count| count.to_string());
-        let answered = match row.status {
-            200 => String::new(),
-            status => format!(", answered {status}"),
-        };
-        table += &format!(
-            "| {} | {}{answered} | {upstream} | {} |\n",
-            row.name,
-            seconds(row.time),
-            row.target
-        );
-    }
-    table
-}
-
-pub fn summary_path((start, end): (Day, Day), more: &str) -> String {
-    format!("/api/v1/calls/summary?start={start}&end={end}{more}")
-}
-
-pub fn agents_path((start, end): (Day, Day)) -> String {
-    format!("/api/v1/calls/agents?start={start}&end={end}")
-}
-
-pub fn intervals_path((start, end): (Day, Day), minutes: u8) -> String {
-    format!("/api/v1/calls/intervals?start={start}&end={end}&interval={minutes}")
-}
-
-pub fn span((start, end): (Day, Day)) -> String {
-    format!("{start}..{end}")
-}
-
-/// The day `days` after `day` (before it when negative); `day` itself past the calendar's ends,
-/// which the measured days, near today, never reach.
-pub fn plus(day: Day, days: i64) -> Day {
-    day.plus_days(days).unwrap_or(day)
-}
-
-/// The value of the gauge `name` (without labels), if it is set.
-pub fn gauge(metrics: &str, name: &str) -> Option<f64> {
-    metrics.lines().find_map(|line| {
-        let value = line.strip_prefix(name)?.strip_prefix(' ')?;
-        value.trim().parse().ok()
-    })
-}
-
-/// The sum of every sample of the counter `name` in a Prometheus text exposition whose labels
-/// contain `label` (`outcome="throttled"`; empty: every label set); 0 before the counter is
-/// first rendered.
-pub fn counter(metrics: &str, name: &str, label: &str) -> Result<u64> {
-    let mut total = 0_u64;
-    for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix(name) else {
-            continue;
-        };
-        // The labels end at the last brace (a label value may hold spaces); a longer name
-        // that merely starts with the counter's is another metric.
-        let (labels, value) = if rest.starts_with('{') {
-            match rest.rsplit_once('}') {
-                Some((labels, value)) => (labels, value),
-                None => continue,
-            }
-        } else if rest.starts_with(' ') {
-            ("", rest)
-        } else {
-            continue;
-        };
-        if !labels.contains(label) {
-            continue;
-        }
-        let Some(value) = value.split_whitespace().next() else {
-            continue;
-        };
-        let count: u64 = value
-            .parse()
-            .with_context(|| format!("unexpected metrics line {line:?}"))?;
-        total = total.saturating_add(count);
-    }
-    Ok(total)
-}
-
-/// Peak resident set size of a process (`VmHWM` in /proc), in KiB.
-pub fn peak_rss_kib(pid: u32) -> Result<u64> {
-    status_kib(pid, "VmHWM:")
-}
-
-/// Resident set size of a process now (`VmRSS` in /proc), in KiB.
-pub fn rss_kib(pid: u32) -> Result<u64> {
-    status_kib(pid, "VmRSS:")
-}
-
-fn status_kib(pid: u32, field: &str) -> Result<u64> {
-    let path = format!("/proc/{pid}/status");
-    let status = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
-    kib_of(&status, field).with_context(|| format!("no {field} in {path}"))
-}
-
-/// A `Field:   12345 kB` line of a /proc status file.
-fn kib_of(status: &str, field: &str) -> Option<u64> {
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|value| value.trim().strip_suffix("kB"))
-        .and_then(|value| value.trim().parse().ok())
-}
-
-pub fn mebibytes(kib: u64) -> String {
-    u32::try_from(kib).map_or_else(
-        |_| format!("{kib} KiB"),
-        |kib| format!("{:.1} MiB", f64::from(kib) / 1024.0),
-    )
 }
 
 /// Seconds with two decimals, or milliseconds below a second.
@@ -493,44 +342,6 @@ pub fn seconds(time: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_counter_is_summed_over_the_label_sets_asked_for_and_nothing_else() {
-        let text = "# HELP callstats_upstream_requests_total pages asked for
-# TYPE callstats_upstream_requests_total counter
-callstats_upstream_requests_total{outcome=\"ok\"} 131
-callstats_upstream_requests_total{outcome=\"transient_error\"} 2
-callstats_upstream_requests_total{outcome=\"odd } label\"} 1
-callstats_upstream_requests_totally 1000
-callstats_http_requests_total{route=\"/api/v1/calls/summary\"} 7
-callstats_upstream_requests_total 10
-";
-        assert_eq!(counter(text, UPSTREAM_COUNTER, "").unwrap(), 144);
-        assert_eq!(
-            counter(text, UPSTREAM_COUNTER, "outcome=\"ok\"").unwrap(),
-            131
-        );
-        assert_eq!(counter(text, UPSTREAM_COUNTER, "nothing").unwrap(), 0);
-        assert_eq!(counter("", UPSTREAM_COUNTER, "").unwrap(), 0);
-        assert!(
-            counter(
-                "callstats_upstream_requests_total{a=\"b\"} x",
-                UPSTREAM_COUNTER,
-                ""
-            )
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn the_peak_rss_is_read_from_vm_hwm() {
-        let status =
-            "Name:\tcallstats\nVmPeak:\t  900000 kB\nVmHWM:\t   48128 kB\nVmRSS:\t   40000 kB\n";
-        assert_eq!(kib_of(status, "VmHWM:"), Some(48128));
-        assert_eq!(kib_of(status, "VmRSS:"), Some(40000));
-        assert_eq!(kib_of("VmRSS:\t 1 kB\n", "VmHWM:"), None);
-        assert_eq!(mebibytes(48128), "47.0 MiB");
-    }
 
     #[test]
     fn times_print_in_seconds_or_below_a_second_in_milliseconds() {

@@ -1,24 +1,27 @@
-//! `cargo xtask soak`: a bounded soak on loopback. Starts `callstats sim` with injected
-//! failures and `callstats demo` in front of it, issues several keys, and sends a fixed rate
-//! of requests over every endpoint from several keep-alive connections for a set time. Reports
-//! requests served, status counts, p50/p99 latency, and the service's RSS and open file
-//! descriptors at start and end. Fails when a 5xx comes from an endpoint the injected upstream
-//! failures cannot reach, or when connections fail.
-//!
-//! Not run in CI: the default is ten minutes.
+//! `soak`: a bounded soak on loopback. Starts `callstats sim` with injected failures and
+//! `callstats demo` in front of it, issues several keys, and sends a fixed rate of requests
+//! over every endpoint from several keep-alive connections for a set time. Reports requests
+//! served, status counts, p50/p99 latency, and the service's RSS and open file descriptors at
+//! start and end. Fails when a 5xx comes from an endpoint the injected upstream failures cannot
+//! reach, or when connections fail.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Stdio};
+use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
+use xtask::process::{agent, get_on, in_scratch_dir};
+use xtask::serve::{Demo, binary, sim};
 
-use crate::process::{Running, agent, free_port, get_on, target_dir, wait_for_port};
+use crate::harness::print;
+use crate::harness::usage::{open_fds, rss_kib};
 
-/// Options of `cargo xtask soak`.
+/// A bounded loopback soak, ten minutes by default: every endpoint mixed, several keys, a fixed
+/// rate, the sim injecting failures; reports requests, statuses, p50/p99, RSS and open fds at
+/// start and end.
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// How long the load runs, in seconds
@@ -39,86 +42,30 @@ pub struct Options {
 }
 
 pub fn run(options: &Options) -> Result<()> {
+    let binary = binary(!options.release)?;
+    in_scratch_dir("soak", |dir| soak(options, &binary, dir))
+}
+
+fn soak(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     let duration = Duration::from_secs(options.duration_secs);
-    let target = target_dir();
-    let mut build = vec!["build", "-p", "callstats", "--bin", "callstats"];
-    if options.release {
-        build.push("--release");
-    }
-    crate::cargo(&build, &[])?;
-    let binary = target
-        .join(if options.release { "release" } else { "debug" })
-        .join("callstats");
-    let dir = target.join(format!("soak-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    let database = format!("sqlite://{}/callstats-demo.db", dir.display());
-
-    let sim_port = free_port()?;
-    let _sim = Running(
-        Command::new(&binary)
-            .args(["sim", "--bind", &format!("127.0.0.1:{sim_port}")])
-            .args(["--fail-rate", &options.fail_rate])
-            .env("RUST_LOG", "error")
-            .stdout(Stdio::null())
-            .spawn()
-            .context("cannot start callstats sim")?,
-    );
-    let port = free_port()?;
-    let mut child = Command::new(&binary)
-        .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
-        .args(["--database-url", &database])
-        .current_dir(&dir)
-        .env(
-            "CALLSTATS_CALL_PLATFORM_URL",
-            format!("http://127.0.0.1:{sim_port}"),
-        )
-        .env("CALLSTATS_ANON_RATE_LIMIT", "100000000")
-        .env("CALLSTATS_CACHE_MAX_MB", "32")
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("cannot start callstats demo")?;
-    let pid = child.id();
-    let stdout = child.stdout.take().context("demo has no stdout")?;
-    let _demo = Running(child);
-    let mut lines = BufReader::new(stdout).lines();
-    let mut first_key = None;
-    for line in lines.by_ref() {
-        if let Some(key) = line?.strip_prefix("key: ") {
-            first_key = Some(key.to_owned());
-            break;
-        }
-    }
-    if first_key.is_none() {
-        bail!("callstats demo exited before printing its key");
-    }
-    std::thread::spawn(move || lines.for_each(drop));
-    wait_for_port(port, Duration::from_secs(30))?;
-
-    let issue = |name: &str, scopes: &str| -> Result<String> {
-        let output = Command::new(&binary)
-            .args([
-                "keys",
-                "create",
-                "--database-url",
-                &database,
-                "--name",
-                name,
-            ])
-            .args(["--scopes", scopes, "--rate-limit", "100000000"])
-            .stderr(Stdio::null())
-            .output()?;
-        if !output.status.success() {
-            bail!("keys create {name} failed");
-        }
-        Ok(String::from_utf8(output.stdout)?.trim().to_owned())
-    };
+    let (_sim, sim_url) = sim(binary, dir, "sim", &["--fail-rate", &options.fail_rate])?;
+    let demo = Demo::start_in::<&str>(
+        binary,
+        dir,
+        &[],
+        &[
+            ("CALLSTATS_CALL_PLATFORM_URL", &sim_url),
+            ("CALLSTATS_ANON_RATE_LIMIT", "100000000"),
+            ("CALLSTATS_CACHE_MAX_MB", "32"),
+            ("RUST_LOG", "error"),
+        ],
+    )?;
+    let (port, pid) = (demo.port, demo.pid());
     let keys = vec![
-        issue("soak-all-1", "calls,kpi:detail,operators,scripts")?,
-        issue("soak-all-2", "calls,kpi:detail,operators,scripts")?,
-        issue("soak-aggregate", "kpi:aggregate")?,
-        issue("soak-roster", "operators,scripts")?,
+        demo.issue("soak-all-1", "calls,kpi:detail,operators,scripts")?,
+        demo.issue("soak-all-2", "calls,kpi:detail,operators,scripts")?,
+        demo.issue("soak-aggregate", "kpi:aggregate")?,
+        demo.issue("soak-roster", "operators,scripts")?,
     ];
 
     eprintln!(
@@ -127,64 +74,55 @@ pub fn run(options: &Options) -> Result<()> {
     );
     // Warm up so the start figures include the caches' and pools' steady state.
     load(port, &keys, 20, 2, Duration::from_secs(5));
-    let (rss_start, fds_start) = (rss_kib(pid), fd_count(pid));
+    let (rss_start, fds_start) = (rss_kib(pid)?, open_fds(pid)?);
     let started = Instant::now();
     let stats = load(port, &keys, options.rate, options.connections, duration);
     let elapsed = started.elapsed();
-    let (rss_end, fds_end) = (rss_kib(pid), fd_count(pid));
+    let (rss_end, fds_end) = (rss_kib(pid)?, open_fds(pid)?);
 
     let mut latencies = stats.latencies.clone();
     latencies.sort_unstable();
     let total = latencies.len();
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "soak report")?;
-    writeln!(out, "  duration           {:.0} s", elapsed.as_secs_f64())?;
+    let mut report = "soak report\n".to_owned();
+    writeln!(report, "  duration           {:.0} s", elapsed.as_secs_f64())?;
     writeln!(
-        out,
+        report,
         "  requests served    {total} ({:.1}/s)",
         count_per_second(total, elapsed)
     )?;
-    writeln!(out, "  connection errors  {}", stats.errors)?;
+    writeln!(report, "  connection errors  {}", stats.errors)?;
     for (status, count) in &stats.statuses {
-        writeln!(out, "  status {status}         {count}")?;
+        writeln!(report, "  status {status}         {count}")?;
     }
     writeln!(
-        out,
+        report,
         "  p50 latency        {:.2} ms",
         percentile(&latencies, 50)
     )?;
     writeln!(
-        out,
+        report,
         "  p99 latency        {:.2} ms",
         percentile(&latencies, 99)
     )?;
     writeln!(
-        out,
-        "  RSS                {} KiB at start, {} KiB at end",
-        show(rss_start),
-        show(rss_end)
+        report,
+        "  RSS                {rss_start} KiB at start, {rss_end} KiB at end"
     )?;
     writeln!(
-        out,
-        "  open fds           {} at start, {} at end",
-        show(fds_start),
-        show(fds_end)
+        report,
+        "  open fds           {fds_start} at start, {fds_end} at end"
     )?;
     for (path, count) in &stats.unexpected_5xx {
         writeln!(
-            out,
+            report,
             "  5xx not explained by injected failures: {path} x{count}"
         )?;
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    print(&report)?;
     if !stats.unexpected_5xx.is_empty() || stats.errors > 0 {
         bail!("the soak found failures the injected upstream errors do not explain");
     }
     Ok(())
-}
-
-fn show(value: Option<u64>) -> String {
-    value.map_or_else(|| "?".to_owned(), |v| v.to_string())
 }
 
 fn count_per_second(count: usize, elapsed: Duration) -> f64 {
@@ -295,19 +233,4 @@ fn random_path(random: &mut fastrand::Rng) -> String {
         10 => "/api/v1/openapi.json".to_owned(),
         _ => "/readyz".to_owned(),
     }
-}
-
-/// Resident set size from /proc (Linux), in KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
-/// Open file descriptors from /proc (Linux).
-fn fd_count(pid: u32) -> Option<u64> {
-    let entries = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
-    u64::try_from(entries.count()).ok()
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask cold`: the service's cold path. A request whose answer is not cached has to
+//! `cold`: the service's cold path. A request whose answer is not cached has to
 //! fetch call records from the upstream call platform; this task measures how long such
 //! requests take and how many upstream requests they cost, when the upstream answers every
 //! page after a delay, like a platform across a WAN.
@@ -12,7 +12,6 @@
 //! agents as JSON and as CSV, with their bytes, and 7 days of 15-minute intervals). The
 //! figures are printed as they are: a missed target is a finding, not a failure.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -21,12 +20,14 @@ use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::CallDay;
 use callstats_redis::testing::PrivateRedis;
 use callstats_synthetic::{DEFAULT_SEED, Generator, SyntheticCall};
+use xtask::process::in_scratch_dir;
+use xtask::serve::{Portal, binary, sim};
 
-use crate::process::in_scratch_dir;
-use crate::serve::{
-    Portal, Row, agents_path, binary, intervals_path, mebibytes, peak_rss_kib, plus, sim, span,
-    summary_path, table,
-};
+use crate::harness::days::{agents_path, intervals_path, plus, span, summary_path, today};
+use crate::harness::metrics::Measure as _;
+use crate::harness::table::{Row, mebibytes, table};
+use crate::harness::usage::peak_rss_kib;
+use crate::harness::{build_name, print};
 
 /// Days in the longest range the API answers, and so in every measured window.
 const WINDOW_DAYS: i64 = 31;
@@ -37,19 +38,25 @@ const WARM_DAYS: u32 = 35;
 /// How long the warm-up may take before the task gives up.
 const WARM_UP_LIMIT: Duration = Duration::from_secs(600);
 
-/// Options of `cargo xtask cold`.
+/// The cold path: `callstats serve` in front of `callstats sim` answering every page after a
+/// delay; time and upstream requests of uncached 31-day queries (settled days, the same days
+/// through another endpoint, a window slid to today, 4 at once, two replicas sharing Redis),
+/// then a server whose warmer holds the last 35 days (its warm-up, and cache misses over the
+/// last 31 days ending today), and the peak RSS of both.
+///
+/// Needs redis-server.
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// The sim's delay before every answer, in milliseconds
     #[arg(long, default_value_t = 100)]
-    pub(crate) latency_ms: u64,
+    pub latency_ms: u64,
     /// The sim's calls on an ordinary weekday
     #[arg(long, default_value_t = 5000)]
-    pub(crate) calls_per_day: u32,
+    pub calls_per_day: u32,
     /// The debug binary instead of the release one: checks the task without a fat-LTO build,
     /// but its figures are not the service's
     #[arg(long)]
-    pub(crate) debug: bool,
+    pub debug: bool,
 }
 
 pub fn run(options: &Options) -> Result<()> {
@@ -76,7 +83,7 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     let concurrent_key = portal.key("cold-concurrent", 1_000_000_000)?;
     let replicas_key = portal.key("cold-replicas", 1_000_000_000)?;
 
-    let today = Day::of(time::OffsetDateTime::now_utc());
+    let today = today();
     let yesterday = plus(today, -1);
     let settled = (plus(yesterday, 1 - WINDOW_DAYS), yesterday);
     let slid = (plus(today, 1 - WINDOW_DAYS), today);
@@ -155,8 +162,15 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     drop((replica_a, replica_b, redis));
 
     // The warm path: a server whose warmer holds the recent days; the question is a miss of
-    // the response cache (the server never answered it), over days it holds.
-    let warm = portal.serve_warm("warm", None, WARM_DAYS)?;
+    // the response cache (the server never answered it), over days it holds. It warms up from
+    // the platform, not from the days the servers before it kept in the portal database (what
+    // `durability` measures).
+    let warm = portal.serve_with(
+        "warm",
+        None,
+        WARM_DAYS,
+        &[("CALLSTATS_CALL_DAY_PERSIST", "false")],
+    )?;
     let warm_up = warm.wait_for_warm_up(WARM_UP_LIMIT)?;
     rows.push(Row::new(
         format!("warm-up of the last {WARM_DAYS} days, in the background (ready at once)"),
@@ -204,17 +218,14 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
          held call days: {}\n",
         options.latency_ms,
         options.calls_per_day,
-        if options.debug { "debug" } else { "release" },
+        build_name(options.debug),
         table(&rows),
         windows.join(", "),
         mebibytes(peak_kib),
         mebibytes(warm_peak_kib),
         held_bytes(options.calls_per_day, settled)?,
     );
-    std::io::stdout()
-        .lock()
-        .write_all(report.as_bytes())
-        .context("cannot write the report")
+    print(&report)
 }
 
 /// What the days of `window` cost the serve process a call: the sim's very calls (its default

@@ -1,48 +1,48 @@
-//! `cargo xtask instructions`: the instructions the release `callstats demo` executes for a
-//! cached `/operators` request (and for yesterday's `/calls/summary`, computed by the first
-//! request and cached for the others), counted by callgrind, against the bare baseline answering the
-//! same bytes (and the same bytes and headers). A busy machine hardly changes the count, where
-//! rates swing by 15 % and more between rounds (`cargo xtask load`): run after run, the
-//! baseline's is the same within 0.2 %, the demo's within about 1 % (docs/architecture.md,
-//! "Tooling", has the figures).
+//! `instructions`: the instructions the release `callstats demo` executes for a cached
+//! `/operators` request (and for yesterday's `/calls/summary`, computed by the first request and
+//! cached for the others), counted by callgrind, against the bare baseline answering the same
+//! bytes (and the same bytes and headers). A busy machine hardly changes the count, where the
+//! rates of `load` swing from round to round (docs/performance.md).
 //!
 //! Callgrind counts user-space instructions of every thread of the server between a zeroing
 //! and a dump (`callgrind_control -z`, then `-d`) taken around the measured requests; the
 //! kernel's share (the socket calls, the scheduler) is not in it.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use callstats_domain::calendar::Day;
+use xtask::process::{agent, get_on, in_scratch_dir, require};
 
-use crate::load::{self, Server};
-use crate::process::{
-    Running, agent, free_port, get_on, in_scratch_dir, require, wait_for_port, wrapped,
-};
+use crate::harness::days::{plus, today};
+use crate::harness::{baseline, print};
+use crate::load::start_demo;
 
 /// Requests sent before the counters are zeroed: the key, the cache entry and the connection
 /// are warm when the counted ones start.
 const WARM_UP: u32 = 200;
 
-/// The path measured, as `cargo xtask load` measures it.
+/// The path measured, as `load` measures it.
 const CACHED_PATH: &str = "/api/v1/operators";
 
 /// The row of yesterday's `/calls/summary`, counted once the first request has computed it.
 const SUMMARY_ROW: &str = "/calls/summary (computed, then cached)";
 
-/// Options of `cargo xtask instructions`.
+/// Release build, then `callstats demo` and the bare baseline under callgrind: the instructions
+/// a cached /operators request costs the server against the baseline answering the same bytes,
+/// and the same bytes and headers: a count a busy machine hardly changes, where rates swing.
+///
+/// Needs valgrind.
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// Another `callstats` binary (an earlier commit's release build) whose demo is counted the
     /// same way, for its figure beside this one's
     #[arg(long, value_name = "BINARY")]
-    pub(crate) before: Option<PathBuf>,
+    before: Option<PathBuf>,
     /// How many requests are counted, one after the other on one kept-alive connection
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) requests: u32,
+    requests: u32,
 }
 
 /// Builds the release binaries, then counts each target under callgrind; prints the figures.
@@ -50,41 +50,49 @@ pub fn run(options: &Options) -> Result<()> {
     for tool in ["valgrind", "callgrind_control"] {
         require(tool, "valgrind")?;
     }
-    let (callstats, baseline) = load::release_builds()?;
+    let (callstats, baseline) = baseline::release_builds()?;
     in_scratch_dir("instructions", |dir| {
         measure(&callstats, &baseline, options, dir)
     })
 }
 
-fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> Result<()> {
+/// A server whose instructions are counted: its process id, its port and the key it is asked
+/// with.
+struct Counted {
+    pid: u32,
+    port: u16,
+    key: String,
+}
+
+fn measure(callstats: &Path, baseline_binary: &Path, options: &Options, dir: &Path) -> Result<()> {
     let requests = options.requests;
-    let demo = start_counted_demo(callstats, dir, "demo")?;
+    let (demo, key) = start_demo(callstats, dir, &callgrind(dir, "demo"))?;
+    let counted = Counted {
+        pid: demo.pid(),
+        port: demo.port,
+        key,
+    };
     let client = agent();
     // The body and headers the baselines send are the demo's own.
-    let (headers, body) = load::answer_of(demo.port, CACHED_PATH, &demo.key)?;
+    let (headers, body) = baseline::record(counted.port, CACHED_PATH, &counted.key)?;
     let body_file = dir.join("operators.json");
     let headers_file = dir.join("operators.headers");
     std::fs::write(&body_file, &body)?;
     std::fs::write(&headers_file, headers)?;
     let mut rows = vec![(
         "/operators (cached)",
-        count(&demo, &client, CACHED_PATH, &body, requests, dir)?,
+        count(&counted, &client, CACHED_PATH, &body, requests, dir)?,
     )];
     // Yesterday's summary: computed from the synthetic calls by the first warm-up request,
     // then served from the response cache like /operators.
-    let today = Day::of(time::OffsetDateTime::now_utc());
-    let summary = format!(
-        "/api/v1/calls/summary?start={}",
-        today.plus_days(-1).unwrap_or(today)
-    );
-    let (_, summary_body) = load::answer_of(demo.port, &summary, &demo.key)?;
+    let summary = format!("/api/v1/calls/summary?start={}", plus(today(), -1));
+    let (_, summary_body) = baseline::record(counted.port, &summary, &counted.key)?;
     rows.push((
         SUMMARY_ROW,
-        count(&demo, &client, &summary, &summary_body, requests, dir)?,
+        count(&counted, &client, &summary, &summary_body, requests, dir)?,
     ));
     drop(demo);
 
-    let port = free_port()?;
     let served = [
         format!("/operators={}", body_file.display()),
         format!(
@@ -93,22 +101,16 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
             headers_file.display()
         ),
     ];
-    let baseline_server = Running(
-        wrapped(&callgrind(dir, "baseline"), baseline)
-            .arg(format!("127.0.0.1:{port}"))
-            .args(&served)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("baseline.log"))?)
-            .spawn()
-            .context("could not start the baseline under callgrind")?,
-    );
-    wait_for_port(port, Duration::from_secs(120))?;
-    let base = Server {
+    let (baseline_server, port) = baseline::start(
+        baseline_binary,
+        &callgrind(dir, "baseline"),
+        dir,
+        &served,
+    )?;
+    let base = Counted {
         pid: baseline_server.0.id(),
         port,
         key: String::new(),
-        _process: baseline_server,
     };
     for (name, path) in [
         ("baseline, the same bytes", "/operators"),
@@ -116,16 +118,21 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
     ] {
         rows.push((name, count(&base, &client, path, &body, requests, dir)?));
     }
-    drop(base);
+    drop(baseline_server);
 
     if let Some(before) = &options.before {
         let before_dir = dir.join("before");
-        let demo = start_counted_demo(before, &before_dir, "before")?;
-        let (_, before_body) = load::answer_of(demo.port, CACHED_PATH, &demo.key)?;
+        let (demo, key) = start_demo(before, &before_dir, &callgrind(&before_dir, "before"))?;
+        let counted = Counted {
+            pid: demo.pid(),
+            port: demo.port,
+            key,
+        };
+        let (_, before_body) = baseline::record(counted.port, CACHED_PATH, &counted.key)?;
         rows.push((
             "/operators (cached), --before binary",
             count(
-                &demo,
+                &counted,
                 &client,
                 CACHED_PATH,
                 &before_body,
@@ -134,10 +141,7 @@ fn measure(callstats: &Path, baseline: &Path, options: &Options, dir: &Path) -> 
             )?,
         ));
     }
-    std::io::stdout()
-        .lock()
-        .write_all(report(&rows, requests).as_bytes())
-        .context("cannot write the report")
+    print(&report(&rows, requests))
 }
 
 /// `valgrind --tool=callgrind` before a program, its dumps written as
@@ -152,16 +156,10 @@ fn callgrind(dir: &Path, name: &str) -> [String; 4] {
     ]
 }
 
-/// `callstats demo` under callgrind, with a key the counted requests cannot exhaust.
-fn start_counted_demo(callstats: &Path, dir: &Path, name: &str) -> Result<Server> {
-    std::fs::create_dir_all(dir)?;
-    load::start_demo(callstats, dir, &callgrind(dir, name))
-}
-
 /// The instructions a request of `server` on `path`, its dumps in `dumps`: every answer must
 /// be a 200 with `body`.
 fn count(
-    server: &Server,
+    server: &Counted,
     client: &ureq::Agent,
     path: &str,
     body: &[u8],
@@ -247,7 +245,7 @@ fn totals_of(dump: &str) -> Option<u64> {
 }
 
 /// The table, and each demo's ratio to the baselines: baseline over demo, so that higher is
-/// better, like the rate ratio of `cargo xtask load`.
+/// better, like the rate ratio of `load`.
 fn report(rows: &[(&str, u64)], requests: u32) -> String {
     let mut out = format!(
         "callgrind: instructions the server executed a request (every thread, user space), \

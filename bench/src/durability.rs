@@ -1,4 +1,4 @@
-//! `cargo xtask durability`: what the service keeps of what it learned from the call platform
+//! `durability`: what the service keeps of what it learned from the call platform
 //! (docs/operations.md, "Call days": the durable tier, final days, stale if error), measured on
 //! loopback against `callstats sim` answering every page after a delay, for each calls-a-day
 //! value asked (5,000 and 50,000 by default), each with its own sim and SQLite portal database.
@@ -37,7 +37,6 @@
 //!
 //! The figures are printed as they are: a missed target is a finding, not a failure.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -45,12 +44,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use callstats_domain::calendar::Day;
 use callstats_redis::testing::PrivateRedis;
+use xtask::process::{Running, in_scratch_dir, require};
+use xtask::serve::{Portal, Server, binary, sim};
 
-use crate::process::{Running, in_scratch_dir, require};
-use crate::serve::{
-    Cost, Portal, Row, Server, agents_path, binary, counter, gauge, plus, sim, span, summary_path,
-    table,
-};
+use crate::harness::days::{agents_path, plus, span, summary_path, today};
+use crate::harness::metrics::{Cost, Measure as _, counter, gauge};
+use crate::harness::table::{Row, table};
+use crate::harness::{build_name, print};
 
 /// Days in the longest range the API answers.
 const WINDOW_DAYS: i64 = 31;
@@ -59,27 +59,35 @@ const WARM_DAYS: u32 = 35;
 /// How long a warm-up may take before the task gives up.
 const WARM_UP_LIMIT: Duration = Duration::from_secs(600);
 /// The lifetime of a settled day that stands for the default 24 hours. Longer than a warm-up
-/// at 50,000 calls a day (about 25 s) plus the warmer's 20 s margin and two passes, so that each
-/// settled day is fetched exactly once in a window of one lifetime after the warm-up.
+/// at 50,000 calls a day (docs/performance.md, `durability`) plus the warmer's 20 s margin and
+/// two passes, so that each settled day is fetched exactly once in a window of one lifetime
+/// after the warm-up.
 const SIMULATED_DAY_SECS: u64 = 90;
 /// A revision window no warm day leaves (the oldest ended 34 days ago): none is final.
 const OPEN_REVISION_DAYS: u32 = 400;
 /// The days' lifetime while the platform is down: short, so that it passes quickly.
 const STALE_TTL_SECS: u64 = 5;
 
-/// Options of `cargo xtask durability`.
+/// What the service keeps of what it learned (settled days in the database, final days, stale
+/// if error): `callstats serve` in front of `callstats sim` answering every page after a delay,
+/// at 5,000 and 50,000 calls a day: the 35 warm days' warm-up again after a restart without
+/// Redis and after a Redis flush, 31 days read from the database, the warmer's upstream
+/// requests over one simulated day with and without final days, the table's bytes a day, and 31
+/// days asked with the platform down past their lifetime.
+///
+/// Needs redis-server and redis-cli.
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// The sim's delay before every answer, in milliseconds
     #[arg(long, default_value_t = 100)]
-    pub(crate) latency_ms: u64,
+    latency_ms: u64,
     /// The sim's calls on an ordinary weekday; one run for each value given
     #[arg(long, num_args = 1.., default_values_t = [5000, 50000])]
-    pub(crate) calls_per_day: Vec<u32>,
+    calls_per_day: Vec<u32>,
     /// The debug binary instead of the release one: checks the task without a fat-LTO build,
     /// but its figures are not the service's
     #[arg(long)]
-    pub(crate) debug: bool,
+    debug: bool,
 }
 
 pub fn run(options: &Options) -> Result<()> {
@@ -88,11 +96,7 @@ pub fn run(options: &Options) -> Result<()> {
     let binary = binary(options.debug)?;
     in_scratch_dir("durability", |dir| {
         for &calls_per_day in &options.calls_per_day {
-            let report = measure(options, calls_per_day, &binary, dir)?;
-            std::io::stdout()
-                .lock()
-                .write_all(report.as_bytes())
-                .context("cannot write the report")?;
+            print(&measure(options, calls_per_day, &binary, dir)?)?;
         }
         Ok(())
     })
@@ -118,7 +122,7 @@ fn measure(options: &Options, calls_per_day: u32, binary: &Path, dir: &Path) -> 
     )?;
     let key = portal.key("durability", 1_000_000_000)?;
     let name = |step: &str| format!("{step}-{calls_per_day}");
-    let today = Day::of(time::OffsetDateTime::now_utc());
+    let today = today();
     let mut rows = Vec::new();
 
     let first = portal.serve_warm(&name("first"), None, WARM_DAYS)?;
@@ -193,7 +197,7 @@ fn measure(options: &Options, calls_per_day: u32, binary: &Path, dir: &Path) -> 
         "\ndurability at {calls_per_day} calls a day: `callstats sim` --latency-ms {}, {} build, \
          SQLite, today in Tashkent {today}\n\n{}\n{table_size}\n",
         options.latency_ms,
-        if options.debug { "debug" } else { "release" },
+        build_name(options.debug),
         table(&rows),
     ))
 }
@@ -214,7 +218,7 @@ fn warmer_over_a_day(portal: &Portal<'_>, name: &str, revision_days: u32) -> Res
         ],
     )?;
     server.wait_for_warm_up(WARM_UP_LIMIT)?;
-    let (requests, days) = (server.upstream_requests()?, days_fetched(&server)?);
+    let (requests, days) = (server.upstream_requests()?, server.days_fetched()?);
     let started = Instant::now();
     std::thread::sleep(Duration::from_secs(SIMULATED_DAY_SECS));
     let cost = Cost {
@@ -222,7 +226,7 @@ fn warmer_over_a_day(portal: &Portal<'_>, name: &str, revision_days: u32) -> Res
         upstream: server.upstream_requests()?.saturating_sub(requests),
         status: 200,
     };
-    let day_fetches = days_fetched(&server)?.saturating_sub(days);
+    let day_fetches = server.days_fetched()?.saturating_sub(days);
     let (label, target) = if revision_days == OPEN_REVISION_DAYS {
         ("before", "-")
     } else {
@@ -303,20 +307,11 @@ fn table_size(server: &Server) -> Result<String> {
 
 /// `, N days fetched` as the server counts them so far.
 fn fetched(server: &Server) -> Result<String> {
-    let days = days_fetched(server)?;
+    let days = server.days_fetched()?;
     Ok(format!(
         ", {days} {} fetched",
         if days == 1 { "day" } else { "days" }
     ))
-}
-
-/// The days the server fetched from the platform so far.
-fn days_fetched(server: &Server) -> Result<u64> {
-    counter(
-        &server.metrics()?,
-        "callstats_call_days_fetched_total",
-        "outcome=\"ok\"",
-    )
 }
 
 /// Waits until the server has written every day it is going to: its count of writes stays the

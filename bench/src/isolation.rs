@@ -1,8 +1,9 @@
-//! `cargo xtask isolation`: one partner cannot take the call statistics from the others.
+//! `isolation`: one partner cannot take the call statistics from the others.
 //!
 //! Release build, `callstats sim --latency-ms 100 --calls-per-day 5000` as the upstream, a
-//! SQLite portal seeded with the demo data, and a fresh `callstats serve` (default settings) for
-//! each scenario, so that one scenario's kept days do not help the next. In every scenario a
+//! SQLite portal seeded with the demo data, and a fresh `callstats serve` (default settings, but
+//! for keeping no call days in the portal database the scenarios share) for each scenario, so
+//! that one scenario's kept days do not help the next. In every scenario a
 //! victim key asks one cold day every 2 s and one held day every second (a different sub-range
 //! of 14 days fetched before the scenario starts, so that each is computed from held days, not
 //! read from the response cache), while:
@@ -16,20 +17,22 @@
 //!
 //! The figures are printed as they are: a missed target is a finding, not a failure.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow};
 use callstats_domain::calendar::Day;
+use xtask::process::{agent, get, in_scratch_dir};
+use xtask::serve::{Portal, Server, binary, seconds, sim};
 
-use crate::process::{agent, in_scratch_dir};
-use crate::serve::{Portal, Server, UPSTREAM_COUNTER, binary, counter, seconds, sim};
+use crate::harness::ask::{Connect, Probe, Reply, ask, at_once, by_status, share_out};
+use crate::harness::days::{sub_ranges, summary_path, today};
+use crate::harness::metrics::{Measure as _, UPSTREAM_COUNTER, counter};
+use crate::harness::{build_name, print};
 
 /// Days the victim keeps held: the 14 before today.
 const HELD_DAYS: i64 = 14;
@@ -38,8 +41,15 @@ const WINDOW_DAYS: i64 = 31;
 /// The history horizon and day budget the service runs with (its defaults).
 const HORIZON_DAYS: i64 = 400;
 const DAY_BUDGET: u64 = 124;
+/// The victim's targets where no other key's work is ahead of it in the fetch queue.
+const COLD_DAY_TARGET: &str = "200 in ≤ 3 s every time";
+const HELD_DAYS_TARGET: &str = "200 in ≤ 50 ms every time";
 
-/// Options of `cargo xtask isolation`.
+/// One partner cannot take the call statistics from the others: `callstats serve` in front of
+/// `callstats sim` (100 ms a page) while a victim key asks a cold day every 2 s and a held one
+/// every second, against a key asking 60 cold windows at once, one stepping back year by year,
+/// 8 keys against a sim answering 429 above a rate, and 12 keys asking a cold month each at
+/// once; answers by status and their slowest, upstream requests.
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// The sims' delay before every answer, in milliseconds
@@ -80,7 +90,7 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     let portal = Portal::seeded_demo(binary, dir, "isolation.db", sim_url)?;
     let limited = portal.in_front_of(limited_url);
     let victim = portal.key("victim", 120)?;
-    let today = Day::of(time::OffsetDateTime::now_utc());
+    let today = today();
     let plan = Plan::new(today);
 
     let mut report = format!(
@@ -91,78 +101,55 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
          | scenario | who | requests | answers (slowest) | target |\n|---|---|---:|---|---|\n",
         options.latency_ms,
         options.calls_per_day,
-        if options.debug { "debug" } else { "release" },
+        build_name(options.debug),
     );
 
     let attacker = portal.key("attacker", 120)?;
     let server = Scenario::start(&portal, "burst", &plan, &victim)?;
-    let (replies, upstream) = server.while_victim_asks(&plan.cold_recent, || {
+    let run = server.while_victim_asks(&plan.cold_recent, || {
         Ok(at_once(
             server.server.port,
             &attacker,
             &plan.overlapping_windows(),
         ))
     })?;
-    let victim_rows = server.victim_rows();
-    rows(
+    run.rows(
         &mut report,
         "60 cold 31-day windows from one key at once",
-        &[
-            (
-                "attacker",
-                replies.as_slice(),
-                "429 (budget) or 503 with Retry-After in < 100 ms; no 503 after a 15 s wait",
-            ),
-            (
-                "victim, cold day",
-                victim_rows.0.as_slice(),
-                "200 in ≤ 3 s every time",
-            ),
-            (
-                "victim, held days",
-                victim_rows.1.as_slice(),
-                "200 in ≤ 50 ms every time",
-            ),
-        ],
-        upstream,
+        (
+            "attacker",
+            run.attack.as_slice(),
+            "429 (budget) or 503 with Retry-After in < 100 ms; no 503 after a 15 s wait",
+        ),
+        (COLD_DAY_TARGET, HELD_DAYS_TARGET),
     );
     drop(server);
 
     let stepper = portal.key("stepper", 1_000_000)?;
     let server = Scenario::start(&portal, "stepping", &plan, &victim)?;
-    let days_before = server.days_fetched()?;
+    let days_before = server.server.days_fetched()?;
     let paths = plan.months_year_by_year();
-    let (replies, upstream) = server.while_victim_asks(&plan.cold_older, || {
-        Ok(from_clients(server.server.port, &stepper, &paths, 4))
+    let run = server.while_victim_asks(&plan.cold_older, || {
+        // One key, from 4 clients asking one after another.
+        let clients = vec![stepper.clone(); 4];
+        let attempts = share_out(server.server.port, &clients, &paths, |_| None);
+        Ok(attempts.concat())
     })?;
-    let victim_rows = server.victim_rows();
-    let days = server.days_fetched()?.saturating_sub(days_before);
-    let victim_days = victim_rows
-        .0
+    let days = server.server.days_fetched()?.saturating_sub(days_before);
+    let victim_days = run
+        .cold
         .iter()
         .filter(|reply| reply.status == 200)
         .count();
-    rows(
+    run.rows(
         &mut report,
         "120 month ranges stepping back a year at a time, 4 clients",
-        &[
-            (
-                "stepper",
-                replies.as_slice(),
-                "400 before the horizon, never asked upstream; ≤ 124 days fetched",
-            ),
-            (
-                "victim, cold day",
-                victim_rows.0.as_slice(),
-                "200 in ≤ 3 s every time",
-            ),
-            (
-                "victim, held days",
-                victim_rows.1.as_slice(),
-                "200 in ≤ 50 ms every time",
-            ),
-        ],
-        upstream,
+        (
+            "stepper",
+            run.attack.as_slice(),
+            "400 before the horizon, never asked upstream; ≤ 124 days fetched",
+        ),
+        (COLD_DAY_TARGET, HELD_DAYS_TARGET),
     );
     writeln!(
         report,
@@ -178,14 +165,20 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     let server = Scenario::start(&limited, "throttled", &plan, &victim)?;
     let throttled_before = server.throttled()?;
     let sampler = Sampler::start(&server.server);
-    let (replies, upstream) = server.while_victim_asks(&plan.cold_recent, || {
-        Ok(patient_clients(
+    let run = server.while_victim_asks(&plan.cold_recent, || {
+        // Well-behaved clients: after a 429 or 503 they wait the `Retry-After` they were given.
+        let attempts = share_out(
             server.server.port,
             &payers,
             &plan.horizon_windows(),
-        ))
+            |reply| {
+                (reply.status != 200)
+                    .then_some(reply.retry_after.map(Duration::from_secs))
+                    .flatten()
+            },
+        );
+        Ok(attempts.concat())
     })?;
-    let victim_rows = server.victim_rows();
     let samples = sampler.stop();
     let circuit_open = counter(
         &server.server.metrics()?,
@@ -193,30 +186,21 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         "outcome=\"circuit_open\"",
     )?;
     let breaker_lines = log_lines(dir, "throttled", "circuit opened")?;
-    rows(
+    run.rows(
         &mut report,
         &format!(
             "the sim answers 429 above {} requests a second; 8 keys ask the whole horizon",
             options.max_rps
         ),
-        &[
-            (
-                "8 keys, honouring Retry-After",
-                replies.as_slice(),
-                "200 in the end; the breaker never opens",
-            ),
-            (
-                "victim, cold day",
-                victim_rows.0.as_slice(),
-                "its turn after a job of each key ahead: 200, or 503 with Retry-After at once",
-            ),
-            (
-                "victim, held days",
-                victim_rows.1.as_slice(),
-                "200 every time",
-            ),
-        ],
-        upstream,
+        (
+            "8 keys, honouring Retry-After",
+            run.attack.as_slice(),
+            "200 in the end; the breaker never opens",
+        ),
+        (
+            "its turn after a job of each key ahead: 200, or 503 with Retry-After at once",
+            "200 every time",
+        ),
     );
     writeln!(
         report,
@@ -234,42 +218,32 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
         .map(|index| portal.key(&format!("month-{index}"), 120))
         .collect::<Result<_>>()?;
     let server = Scenario::start(&portal, "twelve", &plan, &victim)?;
-    let (months, upstream) = server.while_victim_asks(&plan.cold_recent_few, || {
+    let run = server.while_victim_asks(&plan.cold_recent_few, || {
         Ok(twelve_months(
             server.server.port,
             &keys,
             &plan.disjoint_windows(12),
         ))
     })?;
-    let victim_rows = server.victim_rows();
-    let firsts: Vec<Reply> = months.iter().map(|month| month.first).collect();
-    rows(
+    let firsts: Vec<Reply> = run.attack.iter().map(|month| month.first).collect();
+    run.rows(
         &mut report,
         "12 cold 31-day windows from 12 keys at once",
-        &[
-            (
-                "12 keys, first answers",
-                firsts.as_slice(),
-                "the first 200 in ≤ 3 s; the others 503 with Retry-After in < 100 ms",
-            ),
-            (
-                "victim, cold day",
-                victim_rows.0.as_slice(),
-                "its turn after a job of each of the 12 keys: 200, or 503 with Retry-After at once",
-            ),
-            (
-                "victim, held days",
-                victim_rows.1.as_slice(),
-                "200 in ≤ 50 ms every time",
-            ),
-        ],
-        upstream,
+        (
+            "12 keys, first answers",
+            firsts.as_slice(),
+            "the first 200 in ≤ 3 s; the others 503 with Retry-After in < 100 ms",
+        ),
+        (
+            "its turn after a job of each of the 12 keys: 200, or 503 with Retry-After at once",
+            HELD_DAYS_TARGET,
+        ),
     );
     report.push_str(
         "\nthe 12 keys of scenario 4, by when they got their 200:\n\n\
          | key | first answer | Retry-After | asked | 200 after |\n|---|---|---:|---:|---:|\n",
     );
-    let mut by_end: Vec<&Month> = months.iter().collect();
+    let mut by_end: Vec<&Month> = run.attack.iter().collect();
     by_end.sort_by_key(|month| month.done.unwrap_or(Duration::MAX));
     for month in by_end {
         writeln!(
@@ -288,10 +262,7 @@ fn measure(options: &Options, binary: &Path, dir: &Path) -> Result<()> {
     }
     drop(server);
 
-    std::io::stdout()
-        .lock()
-        .write_all(report.as_bytes())
-        .context("cannot write the report")
+    print(&report)
 }
 
 /// Which days each scenario asks for, so that the victim's days are nobody else's.
@@ -387,133 +358,11 @@ impl Plan {
 
     /// Every sub-range of the held days (one computed answer each), shortest first.
     fn held_ranges(&self) -> Vec<String> {
-        let (first, last) = self.held;
-        let days: Vec<Day> = (0..HELD_DAYS)
-            .filter_map(|offset| first.plus_days(offset))
-            .filter(|day| *day <= last)
-            .collect();
-        let mut ranges = Vec::new();
-        for length in 1..=days.len() {
-            for window in days.windows(length) {
-                if let (Some(start), Some(end)) = (window.first(), window.last()) {
-                    ranges.push(format!("/api/v1/calls/summary?start={start}&end={end}"));
-                }
-            }
-        }
-        ranges
+        sub_ranges(self.held.0, self.held.1)
+            .into_iter()
+            .map(|range| summary_path(range, ""))
+            .collect()
     }
-}
-
-/// One answer: its status (0 when the request failed), `Retry-After`, and how long it took.
-#[derive(Debug, Clone, Copy)]
-struct Reply {
-    status: u16,
-    retry_after: Option<u64>,
-    took: Duration,
-}
-
-/// A GET with `key` on its own kept-alive connection of `agent`.
-fn ask(agent: &ureq::Agent, port: u16, path: &str, key: &str) -> Reply {
-    let started = Instant::now();
-    let answer = agent
-        .get(format!("http://127.0.0.1:{port}{path}"))
-        .header("Authorization", format!("Bearer {key}"))
-        .call();
-    let took = started.elapsed();
-    match answer {
-        Ok(mut answer) => {
-            let retry_after = answer
-                .headers()
-                .get("retry-after")
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| value.parse().ok());
-            // Read whole, so the connection is kept for the next request.
-            let _ = answer.body_mut().read_to_vec();
-            Reply {
-                status: answer.status().as_u16(),
-                retry_after,
-                took,
-            }
-        }
-        Err(_) => Reply {
-            status: 0,
-            retry_after: None,
-            took,
-        },
-    }
-}
-
-/// Every path asked at once, one thread each.
-fn at_once(port: u16, key: &str, paths: &[String]) -> Vec<Reply> {
-    std::thread::scope(|scope| {
-        let asked: Vec<_> = paths
-            .iter()
-            .map(|path| scope.spawn(move || ask(&agent(), port, path, key)))
-            .collect();
-        asked
-            .into_iter()
-            .filter_map(|asked| asked.join().ok())
-            .collect()
-    })
-}
-
-/// The paths shared out to `clients` threads, each asking its own one after another.
-fn from_clients(port: u16, key: &str, paths: &[String], clients: usize) -> Vec<Reply> {
-    std::thread::scope(|scope| {
-        let asked: Vec<_> = (0..clients)
-            .map(|client| {
-                scope.spawn(move || {
-                    let agent = agent();
-                    paths
-                        .iter()
-                        .skip(client)
-                        .step_by(clients)
-                        .map(|path| ask(&agent, port, path, key))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        asked
-            .into_iter()
-            .filter_map(|asked| asked.join().ok())
-            .flatten()
-            .collect()
-    })
-}
-
-/// Each key asks its share of the paths one after another, as a well-behaved client: after a
-/// 429 or 503 it waits the `Retry-After` it was given (5 attempts at most per path).
-fn patient_clients(port: u16, keys: &[String], paths: &[String]) -> Vec<Reply> {
-    std::thread::scope(|scope| {
-        let asked: Vec<_> = keys
-            .iter()
-            .enumerate()
-            .map(|(index, key)| {
-                scope.spawn(move || {
-                    let agent = agent();
-                    let mut replies = Vec::new();
-                    for path in paths.iter().skip(index).step_by(keys.len()) {
-                        for _ in 0..5 {
-                            let reply = ask(&agent, port, path, key);
-                            replies.push(reply);
-                            match reply.retry_after {
-                                Some(wait) if reply.status != 200 => {
-                                    std::thread::sleep(Duration::from_secs(wait));
-                                }
-                                _ => break,
-                            }
-                        }
-                    }
-                    replies
-                })
-            })
-            .collect();
-        asked
-            .into_iter()
-            .filter_map(|asked| asked.join().ok())
-            .flatten()
-            .collect()
-    })
 }
 
 /// How one key of scenario 4 fared.
@@ -569,20 +418,52 @@ struct Scenario<'a> {
     server: Server,
     victim: &'a str,
     held: Vec<String>,
-    replies: Arc<Mutex<(Vec<Reply>, Vec<Reply>)>>,
+}
+
+/// What a scenario's run got: the attack's outcome, the upstream requests of the whole run,
+/// and the victim's answers, for cold days and for held ones.
+struct Run<T> {
+    attack: T,
+    upstream: u64,
+    cold: Vec<Reply>,
+    held: Vec<Reply>,
+}
+
+impl<T> Run<T> {
+    /// The scenario's rows: how the attacker's requests (`attack`) and the victim's were
+    /// answered, by status with the slowest of each, each against its target, then the
+    /// upstream requests.
+    fn rows(
+        &self,
+        report: &mut String,
+        scenario: &str,
+        (who, attack, target): (&str, &[Reply], &str),
+        (cold_target, held_target): (&str, &str),
+    ) {
+        let whos = [
+            (who, attack, target),
+            ("victim, cold day", self.cold.as_slice(), cold_target),
+            ("victim, held days", self.held.as_slice(), held_target),
+        ];
+        for (index, (who, replies, target)) in whos.into_iter().enumerate() {
+            let name = if index == 0 { scenario } else { "" };
+            let _ = writeln!(
+                report,
+                "| {name} | {who} | {} | {} | {target} |",
+                replies.len(),
+                by_status(replies)
+            );
+        }
+        let _ = writeln!(report, "| | upstream requests | {} | | |", self.upstream);
+    }
 }
 
 impl<'a> Scenario<'a> {
     fn start(portal: &Portal<'_>, name: &str, plan: &Plan, victim: &'a str) -> Result<Self> {
-        let server = portal.serve(name, None)?;
+        // No days kept in the portal database either: the scenarios share it.
+        let server = portal.serve_with(name, None, 0, &[("CALLSTATS_CALL_DAY_PERSIST", "false")])?;
         // The held days, fetched before anything else (this also times a first fetch).
-        let (first, last) = plan.held;
-        let warm = ask(
-            &agent(),
-            server.port,
-            &format!("/api/v1/calls/summary?start={first}&end={last}"),
-            victim,
-        );
+        let warm = ask(&agent(), server.port, &summary_path(plan.held, ""), victim);
         if warm.status != 200 {
             return Err(anyhow!(
                 "{name}: the victim's held days answered {}",
@@ -593,82 +474,47 @@ impl<'a> Scenario<'a> {
             server,
             victim,
             held: plan.held_ranges(),
-            replies: Arc::default(),
         })
     }
 
     /// Runs `attack` while the victim asks a cold day (from `cold`) every 2 s and a held-day
-    /// range every second, starting 2 s before it and ending 2 s after it; what the attack
-    /// got and the upstream requests of the whole run.
+    /// range every second, starting 2 s before it and ending 2 s after it.
     fn while_victim_asks<T>(
         &self,
         cold: &[Day],
         attack: impl FnOnce() -> Result<T>,
-    ) -> Result<(T, u64)> {
+    ) -> Result<Run<T>> {
         let before = self.server.upstream_requests()?;
-        let stop = Arc::new(AtomicBool::new(false));
         let cold_paths: Vec<String> = cold
             .iter()
             .map(|day| format!("/api/v1/calls/summary?start={day}"))
             .collect();
-        let probes = [
-            self.probe(cold_paths, Duration::from_secs(2), &stop, true),
-            self.probe(self.held.clone(), Duration::from_secs(1), &stop, false),
-        ];
+        let port = self.server.port;
+        let cold = Probe::start(
+            port,
+            self.victim,
+            cold_paths.into_iter(),
+            Duration::from_secs(2),
+            Connect::KeptAlive,
+        );
+        let held = Probe::start(
+            port,
+            self.victim,
+            self.held.clone().into_iter(),
+            Duration::from_secs(1),
+            Connect::KeptAlive,
+        );
         std::thread::sleep(Duration::from_secs(2));
-        let outcome = attack();
+        let attack = attack();
         std::thread::sleep(Duration::from_secs(2));
-        stop.store(true, Ordering::SeqCst);
-        for probe in probes {
-            probe
-                .join()
-                .map_err(|_| anyhow!("a victim thread panicked"))?;
-        }
+        let (cold, held) = (cold.stop(), held.stop());
         let upstream = self.server.upstream_requests()?.saturating_sub(before);
-        Ok((outcome?, upstream))
-    }
-
-    /// A thread asking `paths` in turn, one each `every`, until `stop`.
-    fn probe(
-        &self,
-        paths: Vec<String>,
-        every: Duration,
-        stop: &Arc<AtomicBool>,
-        cold: bool,
-    ) -> JoinHandle<()> {
-        let (port, key) = (self.server.port, self.victim.to_owned());
-        let (stop, replies) = (Arc::clone(stop), Arc::clone(&self.replies));
-        std::thread::spawn(move || {
-            let agent = agent();
-            for path in paths {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let started = Instant::now();
-                let reply = ask(&agent, port, &path, &key);
-                if let Ok(mut replies) = replies.lock() {
-                    if cold { &mut replies.0 } else { &mut replies.1 }.push(reply);
-                }
-                std::thread::sleep(every.saturating_sub(started.elapsed()));
-            }
+        Ok(Run {
+            attack: attack?,
+            upstream,
+            cold,
+            held,
         })
-    }
-
-    /// The victim's cold-day and held-day answers.
-    fn victim_rows(&self) -> (Vec<Reply>, Vec<Reply>) {
-        self.replies
-            .lock()
-            .map(|replies| replies.clone())
-            .unwrap_or_default()
-    }
-
-    /// Days fetched from the upstream by this server so far.
-    fn days_fetched(&self) -> Result<u64> {
-        counter(
-            &self.server.metrics()?,
-            "callstats_call_days_fetched_total",
-            "outcome=\"ok\"",
-        )
     }
 
     /// Upstream answers asking to slow down, so far.
@@ -694,7 +540,7 @@ impl Sampler {
         let flag = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
             let read = || {
-                crate::process::get(metrics_port, "/metrics", "")
+                get(metrics_port, "/metrics", "")
                     .ok()
                     .and_then(|(_, body)| String::from_utf8(body).ok())
                     .and_then(|text| counter(&text, UPSTREAM_COUNTER, "outcome=\"throttled\"").ok())
@@ -727,42 +573,6 @@ fn log_lines(dir: &Path, name: &str, text: &str) -> Result<usize> {
     let log = std::fs::read_to_string(dir.join(format!("{name}.log")))
         .with_context(|| format!("cannot read {name}.log"))?;
     Ok(log.lines().filter(|line| line.contains(text)).count())
-}
-
-/// The rows of one scenario: for each who, the answers by status with the slowest of each.
-fn rows(report: &mut String, scenario: &str, whos: &[(&str, &[Reply], &str)], upstream: u64) {
-    for (index, (who, replies, target)) in whos.iter().enumerate() {
-        let name = if index == 0 { scenario } else { "" };
-        let _ = writeln!(
-            report,
-            "| {name} | {who} | {} | {} | {target} |",
-            replies.len(),
-            by_status(replies)
-        );
-    }
-    let _ = writeln!(report, "| | upstream requests | {upstream} | | |");
-}
-
-/// `200 ×4 (2.31 s), 429 ×56 (12 ms)`: how many of each status, and the slowest of each.
-fn by_status(replies: &[Reply]) -> String {
-    let mut statuses: BTreeMap<u16, (usize, Duration)> = BTreeMap::new();
-    for reply in replies {
-        let entry = statuses.entry(reply.status).or_default();
-        entry.0 += 1;
-        entry.1 = entry.1.max(reply.took);
-    }
-    statuses
-        .iter()
-        .map(|(status, (count, slowest))| {
-            let status = if *status == 0 {
-                "failed".to_owned()
-            } else {
-                status.to_string()
-            };
-            format!("{status} ×{count} ({})", seconds(*slowest))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]
@@ -857,27 +667,5 @@ mod tests {
             let (start, end) = dates(path);
             cold.iter().all(|day| *day < start || *day > end)
         }));
-    }
-
-    #[test]
-    fn every_sub_range_of_the_held_days_is_asked_once() {
-        let plan = Plan::new(day("2026-11-25"));
-        let ranges = plan.held_ranges();
-        assert_eq!(ranges.len(), 14 * 15 / 2);
-        let distinct: std::collections::HashSet<&String> = ranges.iter().collect();
-        assert_eq!(distinct.len(), ranges.len());
-    }
-
-    #[test]
-    fn answers_are_counted_by_status_with_the_slowest_of_each() {
-        let reply = |status, millis| Reply {
-            status,
-            retry_after: None,
-            took: Duration::from_millis(millis),
-        };
-        assert_eq!(
-            by_status(&[reply(429, 3), reply(200, 2310), reply(429, 12), reply(0, 1)]),
-            "failed ×1 (1 ms), 200 ×1 (2.31 s), 429 ×2 (12 ms)"
-        );
     }
 }

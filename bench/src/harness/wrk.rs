@@ -1,4 +1,8 @@
-//! wrk's report, read once for every load task.
+//! wrk, run on a URL with its settings and headers, and its report read.
+
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context as _, Result, bail};
 
 /// What one wrk run reported.
 #[derive(Debug, Clone, Copy, Default)]
@@ -8,6 +12,39 @@ pub struct Report {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub non_2xx: u64,
+}
+
+/// Starts wrk with `settings` (threads, connections, duration, `--latency`...) and each of
+/// `headers` (`Name: value`) on `url`; [`finish`] reads its report.
+pub fn start(settings: &[&str], headers: &[&str], url: &str) -> Result<Child> {
+    Command::new("wrk")
+        .args(settings)
+        .args(headers.iter().flat_map(|header| ["-H", header]))
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("could not run wrk")
+}
+
+/// Waits for a wrk [`start`]ed: its report.
+pub fn finish(wrk: Child) -> Result<Report> {
+    let output = wrk.wait_with_output().context("wrk did not finish")?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        bail!(
+            "wrk failed with {}: {text}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    parse(&text).with_context(|| format!("unexpected wrk output:\n{text}"))
+}
+
+/// [`start`], then [`finish`].
+pub fn run(settings: &[&str], headers: &[&str], url: &str) -> Result<Report> {
+    finish(start(settings, headers, url)?)
 }
 
 /// Reads a report (latencies need `--latency`); `None` if it has no request count.

@@ -1,8 +1,9 @@
-//! The load measurement's baseline: a minimal actix-web server answering GETs with fixed bytes,
-//! with nothing else in the way (no auth, quota or cache lookup).
+//! The baseline of the `load` and `instructions` benchmarks: a minimal actix-web server
+//! answering GETs with fixed bytes, with nothing else in the way (no auth, quota or cache
+//! lookup).
 //!
 //! `baseline ADDR [PATH=FILE[=HEADERS]]...` serves on ADDR until SIGINT/SIGTERM: GET PATH
-//! answers the bytes of FILE (`cargo xtask load` passes the very bytes the measured endpoint
+//! answers the bytes of FILE (the benchmarks pass the very bytes the measured endpoint
 //! answers, so the two differ only in what happens before the body is written), with the
 //! headers of HEADERS (`name: value` lines, made once at start) instead of a JSON content type
 //! when it is given; any other GET answers a small fixed JSON body.

@@ -1,7 +1,7 @@
-//! A hostile call platform for `cargo xtask hostile`: the upstream contract
+//! A hostile call platform for the `hostile` benchmark: the upstream contract
 //! (docs/call-platform.md) with answers no real platform should send.
 //!
-//! `hostile ADDR LATENCY_MS NORMAL_FROM` serves `GET /{mode}/calls?from=…&to=…[&cursor=…]` on ADDR
+//! `hostile-platform ADDR LATENCY_MS NORMAL_FROM` serves `GET /{mode}/calls?from=…&to=…[&cursor=…]` on ADDR
 //! until SIGINT/SIGTERM, each answer after LATENCY_MS. Windows from NORMAL_FROM (`YYYY-MM-DD`,
 //! Tashkent) on get ten ordinary calls whatever the mode, so a service can hold a few days
 //! while the others misbehave. The modes:

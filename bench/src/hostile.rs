@@ -1,17 +1,16 @@
-//! `cargo xtask hostile`: a broken or hostile upstream, a slow client, a spike, and what the
-//! server does about them.
+//! `hostile`: a broken or hostile upstream, a slow client, a spike, and what the server does
+//! about them.
 //!
 //! Release build, a SQLite portal seeded with the demo data, and for each scenario a fresh
-//! `callstats serve` with its default settings in front of `hostile` (xtask/src/bin/hostile.rs,
-//! 100 ms a page), whose answers for the last 7 days are ordinary and for older days follow
-//! the scenario's mode; the cache-filling scenario uses `callstats sim` instead. Each scenario
-//! prints the API's answer (status and time), the upstream requests it caused, the serve
-//! process's RSS before it, at its peak and 30 s after it, and the slowest `/healthz` and
-//! held-day answer (a different range of the 7 ordinary days each time, so it is computed, not
-//! read from the response cache) asked every 250 ms while it ran. The figures are printed as
-//! they are: a missed target is a finding, not a failure.
+//! `callstats serve` with its default settings in front of the hostile platform
+//! (src/bin/hostile-platform.rs, 100 ms a page), whose answers for the last 7 days are ordinary
+//! and for older days follow the scenario's mode; the cache-filling scenario uses `callstats
+//! sim` instead. Each scenario prints the API's answer (status and time), the upstream requests
+//! it caused, the serve process's RSS before it, at its peak and 30 s after it, and the
+//! `/healthz` and held-day answers (a different range of the 7 ordinary days each time, so it
+//! is computed, not read from the response cache) asked every 250 ms while it ran. The figures
+//! are printed as they are: a missed target is a finding, not a failure.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -22,18 +21,27 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Result, anyhow};
 use callstats_domain::calendar::Day;
+use xtask::process::{Running, agent, free_port, in_scratch_dir, spawn, target_dir, wait_for_port};
+use xtask::serve::{PORT_WAIT, Portal, Server, binary, seconds, sim};
 
-use crate::process::{Running, agent, free_port, in_scratch_dir, spawn, target_dir, wait_for_port};
-use crate::serve::{PORT_WAIT, Portal, Server, binary_with, mebibytes, rss_kib, seconds, sim};
+use crate::harness::ask::{Connect, Probe, Reply, ask, at_once, by_status, share_out};
+use crate::harness::days::{agents_path, plus, sub_ranges, summary_path, today};
+use crate::harness::metrics::Measure as _;
+use crate::harness::table::mebibytes;
+use crate::harness::usage::rss_kib;
+use crate::harness::{build_name, print};
 
 /// How long after a scenario its RSS is read again.
 const SETTLE: Duration = Duration::from_secs(30);
 /// Days before today the hostile platform answers ordinarily (the held days).
 const ORDINARY_DAYS: i64 = 7;
 
-/// Options of `cargo xtask hostile`.
+/// A hostile upstream (100,000 agents a day, endless pages, ids of 4 KB, a duration of 1e308,
+/// a leap second), the horizon filling the call-day cache, chunked GETs without a body and 2,000
+/// idle connections under ulimit -n 1024: each scenario's answer, upstream requests, RSS before,
+/// at its peak and 30 s after, and the /healthz and held-day answers meanwhile.
 #[derive(Debug, clap::Args)]
 pub struct Options {
     /// The upstreams' delay before every answer, in milliseconds
@@ -43,29 +51,27 @@ pub struct Options {
     /// build, but its figures are not the service's
     #[arg(long)]
     debug: bool,
-    /// The global allocator of the service: glibc's, or the `callstats` crate's feature of
-    /// that name
-    #[arg(long, default_value = "glibc", value_parser = ["glibc", "mimalloc", "jemalloc"])]
-    allocator: String,
     /// Only the scenarios whose name holds this text (all of them by default)
     #[arg(long)]
     only: Option<String>,
 }
 
 pub fn run(options: &Options) -> Result<()> {
-    let feature = (options.allocator != "glibc").then_some(options.allocator.as_str());
-    let binary = binary_with(options.debug, feature)?;
-    // The hostile platform is a debug build either way: its own speed is not measured (a page
-    // of 1,000 calls takes it a few milliseconds, against the 100 ms of latency), and a second
-    // fat-LTO build of actix would cost more than the whole run.
-    crate::cargo(&["build", "-p", "xtask", "--bin", "hostile"], &[])?;
-    let hostile = target_dir().join("debug").join("hostile");
+    let binary = binary(options.debug)?;
+    // The hostile platform is a debug build either way: its own speed is not what is measured
+    // (its answers wait out the platform's latency), and a second fat-LTO build of actix would
+    // cost more than the whole run.
+    xtask::cargo(
+        &["build", "-p", "callstats-bench", "--bin", "hostile-platform"],
+        &[],
+    )?;
+    let hostile = target_dir().join("debug").join("hostile-platform");
     in_scratch_dir("hostile", |dir| measure(options, &binary, &hostile, dir))
 }
 
 fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Result<()> {
-    let today = Day::of(time::OffsetDateTime::now_utc());
-    let day = |back: i64| today.plus_days(-back).unwrap_or(today);
+    let today = today();
+    let day = |back: i64| plus(today, -back);
     let port = free_port()?;
     let _hostile: Running = spawn(
         Command::new(hostile).args([
@@ -74,7 +80,7 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
             day(ORDINARY_DAYS).to_string(),
         ]),
         dir,
-        "hostile",
+        "hostile-platform",
     )?;
     wait_for_port(port, PORT_WAIT)?;
     let (_sim, sim_url) = sim(
@@ -91,8 +97,8 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
         .map(|index| seeded.key(&format!("filler-{index}"), 1_000_000))
         .collect::<Result<_>>()?;
     let held = (day(ORDINARY_DAYS), day(1));
-    let summary = |start: Day, end: Day| format!("/api/v1/calls/summary?start={start}&end={end}");
-    let agents = |start: Day, end: Day| format!("/api/v1/calls/agents?start={start}&end={end}");
+    let summary = |start: Day, end: Day| summary_path((start, end), "");
+    let agents = |start: Day, end: Day| agents_path((start, end));
 
     let mut rows = Vec::new();
     let mut run = |name: &str,
@@ -128,7 +134,7 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
         &mode("agents"),
         &[],
         &|server| {
-            Ok(at_once(
+            Ok(all_at_once(
                 server,
                 &[agents(day(80), day(50)), agents(day(120), day(90))],
                 &key,
@@ -156,7 +162,7 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
         &[],
         &|server| {
             let paths: Vec<String> = (30..38).map(|back| summary(day(back), day(back))).collect();
-            let answered = at_once(server, &paths, &key);
+            let answered = all_at_once(server, &paths, &key);
             Ok(format!("{answered}; {}", until_quiet(server)))
         },
     )?;
@@ -212,41 +218,27 @@ fn measure(options: &Options, binary: &Path, hostile: &Path, dir: &Path) -> Resu
     )?;
 
     let mut report = format!(
-        "\nhostile: a platform {} ms a page, {} build, {} allocator, `callstats serve` with its \
+        "\nhostile: a platform {} ms a page, {} build, `callstats serve` with its \
          defaults (a fresh one per scenario), today in Tashkent {today}\n\n\
-         | scenario | answer | upstream requests | RSS before / peak / {} s after | /healthz, slowest | held days, slowest |\n\
-         |---|---|---:|---|---:|---:|\n",
+         | scenario | answer | upstream requests | RSS before / peak / {} s after | /healthz (slowest) | held days (slowest) |\n\
+         |---|---|---:|---|---|---|\n",
         options.latency_ms,
-        if options.debug { "debug" } else { "release" },
-        options.allocator,
+        build_name(options.debug),
         SETTLE.as_secs(),
     );
     for row in rows {
         let _ = writeln!(report, "{row}");
     }
-    std::io::stdout()
-        .lock()
-        .write_all(report.as_bytes())
-        .context("cannot write the report")
+    print(&report)
 }
 
-/// One GET with `key`: `200 in 1.23 s`.
+/// One GET with `key` on a new connection: `200 in 1.23 s`.
 fn answer(server: &Server, path: &str, key: &str) -> String {
-    let (status, took) = timed(server.port, path, key);
-    format!("{status} in {}", seconds(took))
+    described(&ask(&agent(), server.port, path, key))
 }
 
-fn timed(port: u16, path: &str, key: &str) -> (u16, Duration) {
-    let started = Instant::now();
-    let status = agent()
-        .get(format!("http://127.0.0.1:{port}{path}"))
-        .header("Authorization", format!("Bearer {key}"))
-        .call()
-        .map_or(0, |mut answer| {
-            let _ = answer.body_mut().read_to_vec();
-            answer.status().as_u16()
-        });
-    (status, started.elapsed())
+fn described(reply: &Reply) -> String {
+    format!("{} in {}", reply.status, seconds(reply.took))
 }
 
 /// Waits until the fetches the answers left running in the background have ended (no upstream
@@ -266,62 +258,28 @@ fn until_quiet(server: &Server) -> String {
 }
 
 /// Every path at once: each one's answer.
-fn at_once(server: &Server, paths: &[String], key: &str) -> String {
-    let port = server.port;
-    std::thread::scope(|scope| {
-        let asked: Vec<_> = paths
-            .iter()
-            .map(|path| scope.spawn(move || timed(port, path, key)))
-            .collect();
-        asked
-            .into_iter()
-            .filter_map(|asked| asked.join().ok())
-            .map(|(status, took)| format!("{status} in {}", seconds(took)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
+fn all_at_once(server: &Server, paths: &[String], key: &str) -> String {
+    at_once(server.port, key, paths)
+        .iter()
+        .map(described)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-/// The paths shared out to one client per key, each asking its own in turn and again after
-/// `Retry-After`: how many answered 200, and how long it all took.
+/// The paths shared out to one client per key, each asking its own in turn and again 2 s after
+/// an answer other than 200: how many answered 200 in the end, and how long it all took.
 fn spread(server: &Server, paths: &[String], keys: &[String]) -> String {
-    let port = server.port;
     let started = Instant::now();
-    let statuses: Vec<u16> = std::thread::scope(|scope| {
-        let asked: Vec<_> = keys
-            .iter()
-            .enumerate()
-            .map(|(index, key)| {
-                scope.spawn(move || {
-                    paths
-                        .iter()
-                        .skip(index)
-                        .step_by(keys.len())
-                        .map(|path| {
-                            let mut status = 0;
-                            for _ in 0..5 {
-                                status = timed(port, path, key).0;
-                                if status == 200 {
-                                    break;
-                                }
-                                std::thread::sleep(Duration::from_secs(2));
-                            }
-                            status
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        asked
-            .into_iter()
-            .filter_map(|asked| asked.join().ok())
-            .flatten()
-            .collect()
+    let attempts = share_out(server.port, keys, paths, |reply| {
+        (reply.status != 200).then_some(Duration::from_secs(2))
     });
-    let ok = statuses.iter().filter(|status| **status == 200).count();
+    let ok = attempts
+        .iter()
+        .filter(|attempts| attempts.last().is_some_and(|reply| reply.status == 200))
+        .count();
     format!(
         "{ok} of {} windows 200 in {}",
-        statuses.len(),
+        attempts.len(),
         seconds(started.elapsed())
     )
 }
@@ -391,16 +349,16 @@ fn idle_connections(server: &Server, key: &str, count: usize) -> Result<String> 
     });
     std::thread::sleep(Duration::from_secs(1));
     let (status_kept, on_kept) = ask_kept(&mut kept)?;
-    let (status_new, on_new) = timed(server.port, "/api/v1/ping", key);
+    let on_new = ask(&agent(), server.port, "/api/v1/ping", key);
     let idle = flood
         .join()
         .map_err(|_| anyhow!("the connecting thread panicked"))?;
     let connected = idle.len();
     drop(idle);
     Ok(format!(
-        "{connected} of {count} connected; /ping on a connection open before {status_kept} in {}, on a new one {status_new} in {}",
+        "{connected} of {count} connected; /ping on a connection open before {status_kept} in {}, on a new one {}",
         seconds(on_kept),
-        seconds(on_new)
+        described(&on_new)
     ))
 }
 
@@ -416,36 +374,53 @@ impl Scenario {
         held: (Day, Day),
         action: &dyn Fn(&Server) -> Result<String>,
     ) -> Result<String> {
-        let (first, last) = held;
-        let warm = timed(
-            server.port,
-            &format!("/api/v1/calls/summary?start={first}&end={last}"),
-            key,
-        );
-        if warm.0 != 200 {
-            return Err(anyhow!("{name}: the held days answered {}", warm.0));
+        let warm = ask(&agent(), server.port, &summary_path(held, ""), key);
+        if warm.status != 200 {
+            return Err(anyhow!("{name}: the held days answered {}", warm.status));
         }
         let pid = server.process.0.id();
         let before = rss_kib(pid)?;
         let upstream_before = server.upstream_requests()?;
+        let every = Duration::from_millis(250);
+        // Each probe on a new connection, so that a scenario holding the server's connections
+        // shows in them.
+        let healthz = Probe::start(
+            server.port,
+            "",
+            std::iter::repeat_with(|| "/healthz".to_owned()),
+            every,
+            Connect::Anew,
+        );
+        let ranges: Vec<String> = sub_ranges(held.0, held.1)
+            .into_iter()
+            .flat_map(|range| [summary_path(range, ""), agents_path(range)])
+            .collect();
+        let held_days = Probe::start(
+            server.port,
+            key,
+            ranges.into_iter().cycle(),
+            every,
+            Connect::Anew,
+        );
         let stop = Arc::new(AtomicBool::new(false));
-        let probes = Probes::start(server.port, key, held, &stop);
         let peak = Arc::new(Mutex::new(before));
         let sampler = sample_rss(pid, &stop, &peak);
         let outcome = action(server);
         stop.store(true, Ordering::SeqCst);
-        let (healthz, held_days) = probes.stop();
+        let (healthz, held_days) = (healthz.stop(), held_days.stop());
         let _ = sampler.join();
         let upstream = server.upstream_requests()?.saturating_sub(upstream_before);
         std::thread::sleep(SETTLE);
         let after = rss_kib(pid)?;
         let peak = peak.lock().map_or(before, |peak| *peak);
         Ok(format!(
-            "| {name} | {} | {upstream} | {} / {} / {} | {healthz} | {held_days} |",
+            "| {name} | {} | {upstream} | {} / {} / {} | {} | {} |",
             outcome?,
             mebibytes(before),
             mebibytes(peak),
             mebibytes(after),
+            by_status(&healthz),
+            by_status(&held_days),
         ))
     }
 }
@@ -461,71 +436,4 @@ fn sample_rss(pid: u32, stop: &Arc<AtomicBool>, peak: &Arc<Mutex<u64>>) -> JoinH
             std::thread::sleep(Duration::from_millis(20));
         }
     })
-}
-
-/// The slowest answer of a kind, and how many of each status it got.
-type Seen = (Duration, BTreeMap<u16, usize>);
-
-/// `/healthz` and held-day ranges, asked every 250 ms until stopped: the slowest of each.
-struct Probes {
-    thread: JoinHandle<(Seen, Seen)>,
-}
-
-impl Probes {
-    fn start(port: u16, key: &str, held: (Day, Day), stop: &Arc<AtomicBool>) -> Self {
-        let (key, stop) = (key.to_owned(), Arc::clone(stop));
-        let (first, last) = held;
-        let days: Vec<Day> = (0..=last.number() - first.number())
-            .filter_map(|offset| first.plus_days(offset))
-            .collect();
-        let mut ranges = Vec::new();
-        for length in 1..=days.len() {
-            for window in days.windows(length) {
-                if let (Some(start), Some(end)) = (window.first(), window.last()) {
-                    for endpoint in ["summary", "agents"] {
-                        ranges.push(format!("/api/v1/calls/{endpoint}?start={start}&end={end}"));
-                    }
-                }
-            }
-        }
-        let thread = std::thread::spawn(move || {
-            let (mut health_slowest, mut health) = (Duration::ZERO, BTreeMap::new());
-            let (mut held_slowest, mut held) = (Duration::ZERO, BTreeMap::new());
-            let mut ranges = ranges.into_iter().cycle();
-            while !stop.load(Ordering::SeqCst) {
-                let started = Instant::now();
-                let (status, took) = timed(port, "/healthz", "");
-                health_slowest = health_slowest.max(took);
-                *health.entry(status).or_insert(0) += 1;
-                if let Some(range) = ranges.next() {
-                    let (status, took) = timed(port, &range, &key);
-                    held_slowest = held_slowest.max(took);
-                    *held.entry(status).or_insert(0) += 1;
-                }
-                std::thread::sleep(Duration::from_millis(250).saturating_sub(started.elapsed()));
-            }
-            ((health_slowest, health), (held_slowest, held))
-        });
-        Self { thread }
-    }
-
-    /// The slowest of each, with the statuses seen.
-    fn stop(self) -> (String, String) {
-        let describe = |slowest: Duration, statuses: &BTreeMap<u16, usize>| {
-            let statuses: Vec<String> = statuses
-                .iter()
-                .map(|(status, count)| format!("{status} ×{count}"))
-                .collect();
-            format!("{} ({})", seconds(slowest), statuses.join(", "))
-        };
-        self.thread.join().map_or_else(
-            |_| ("-".to_owned(), "-".to_owned()),
-            |((health_slowest, health), (held_slowest, held))| {
-                (
-                    describe(health_slowest, &health),
-                    describe(held_slowest, &held),
-                )
-            },
-        )
-    }
 }
