@@ -595,21 +595,24 @@ pub struct PlatformArgs {
 }
 
 impl PlatformArgs {
-    /// The HTTP adapter's configuration, or `None` when no upstream URL is set.
+    /// The HTTP adapter's configuration, or `None` when no upstream URL is set. An empty URL or
+    /// token counts as unset: docker-compose.yml passes `${VAR:-}`, an empty string, for a
+    /// variable its `.env` does not set.
     pub fn http_config(&self) -> Result<Option<HttpPlatformConfig>, Failure> {
-        let Some(url) = &self.call_platform_url else {
+        let Some(url) = self
+            .call_platform_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+        else {
             return Ok(None);
         };
-        if url.trim().is_empty() {
-            return Err(Failure::config(anyhow!(
-                "CALLSTATS_CALL_PLATFORM_URL is empty"
-            )));
-        }
         Ok(Some(HttpPlatformConfig {
-            base_url: url.clone(),
+            base_url: url.to_owned(),
             token: self
                 .call_platform_token
                 .as_ref()
+                .filter(|token| !token.expose().trim().is_empty())
                 .map(|token| BearerToken::new(token.expose())),
             connect_timeout: self.call_platform_connect_timeout_ms.0,
             request_timeout: self.call_platform_request_timeout_ms.0,
