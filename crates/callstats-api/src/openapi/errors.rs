@@ -155,7 +155,7 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             ],
         ),
         503 if calls => (
-            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
                 ("upstream", message(upstream_unavailable())),
                 (
@@ -175,14 +175,14 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             ],
         ),
         503 if endpoint.is_some() => (
-            "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
                 ("database", message(store_unavailable())),
                 ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
             ],
         ),
         503 => (
-            "From the reverse proxy: no replica could be reached (without the rate-limit and cache headers).",
+            "From the reverse proxy: no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![("from the proxy", json!({ "error": PROXY_NO_REPLICA }))],
         ),
         _ => (
@@ -244,7 +244,13 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 .enum_values(Some([60])),
         )),
         503 if calls => Some((
-            "When the call platform is busy (only then): the estimated seconds until the request's days are held.",
+            "When the call platform is busy: the estimated seconds until the request's days are held; from the reverse proxy, when no replica could be reached: 5.",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        )),
+        503 => Some((
+            "From the reverse proxy, when no replica could be reached: 5.",
             ObjectBuilder::new()
                 .schema_type(Type::Integer)
                 .minimum(Some(1)),
