@@ -100,30 +100,20 @@ impl ResponseError for ApiError {
             DomainError::Internal(cause) => internal_error(cause.clone()),
             err => {
                 let mut response = error_json(Problem::of(err), ErrorBody::from(err));
-                match err {
-                    DomainError::RateLimited(_) => {
-                        response
-                            .headers_mut()
-                            .insert(RETRY_AFTER, HeaderValue::from_static("60"));
-                    }
-                    DomainError::DayBudgetExceeded(refused) => {
-                        response
-                            .headers_mut()
-                            .insert(RETRY_AFTER, HeaderValue::from(refused.status.reset_seconds));
-                    }
-                    DomainError::UpstreamBusy { retry_after_secs } => {
-                        response
-                            .headers_mut()
-                            .insert(RETRY_AFTER, HeaderValue::from(*retry_after_secs));
-                    }
+                if let Some(seconds) = err.retry_after_secs() {
+                    response
+                        .headers_mut()
+                        .insert(RETRY_AFTER, HeaderValue::from(seconds));
+                }
+                if matches!(
+                    err,
                     DomainError::StoreUnavailable(_)
-                    | DomainError::UpstreamUnavailable(_)
-                    | DomainError::BodyTooLarge { .. } => {
-                        response
-                            .extensions_mut()
-                            .insert(FailureCause(err.cause_chain()));
-                    }
-                    _ => {}
+                        | DomainError::UpstreamUnavailable(_)
+                        | DomainError::BodyTooLarge { .. }
+                ) {
+                    response
+                        .extensions_mut()
+                        .insert(FailureCause(err.cause_chain()));
                 }
                 response
             }
@@ -142,8 +132,11 @@ impl ResponseError for ApiError {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use actix_web::body::MessageBody as _;
     use callstats_domain::access::{QuotaStatus, Unauthorized};
+    use callstats_domain::params::{Param, ParamError};
     use callstats_domain::ports::{StoreError, UpstreamError};
 
     use super::*;
@@ -213,11 +206,94 @@ mod tests {
             assert_eq!(headers.get("x-ratelimit-remaining").unwrap(), "0");
             assert_eq!(headers.get("x-ratelimit-reset").unwrap(), "17");
             assert_eq!(headers.get("x-cache").unwrap(), "MISS");
-            assert_eq!(
-                headers.get("retry-after").is_some(),
-                status == StatusCode::TOO_MANY_REQUESTS
-            );
         }
+    }
+
+    /// One error of every kind (the match below stops compiling when a kind is added, until
+    /// it is listed here).
+    fn one_of_each() -> Vec<DomainError> {
+        let all = vec![
+            DomainError::BadRequest(ParamError::Repeated {
+                param: Param::query("start"),
+            }),
+            DomainError::Unauthorized(Unauthorized::Missing),
+            DomainError::OriginNotAllowed,
+            DomainError::MissingScope(Scope::Calls),
+            DomainError::NotFound("x".into()),
+            DomainError::NotAcceptable {
+                representations: "application/json",
+            },
+            DomainError::RateLimited(quota()),
+            DomainError::DayBudgetExceeded(callstats_domain::limits::OverBudget {
+                key: 1,
+                needed: 31,
+                status: DayBudgetStatus {
+                    limit: 124,
+                    remaining: 12,
+                    reset_seconds: 42,
+                },
+            }),
+            DomainError::UpstreamBusy {
+                retry_after_secs: 7,
+            },
+            DomainError::UpstreamUnavailable(UpstreamError::new("down")),
+            DomainError::UpstreamUnavailable(
+                UpstreamError::new("circuit open").with_retry_in(Duration::from_millis(2_100)),
+            ),
+            DomainError::BodyTooLarge {
+                limit_bytes: 16 << 20,
+            },
+            DomainError::StoreUnavailable(StoreError::new("down")),
+            DomainError::Internal("bug".into()),
+        ];
+        for err in &all {
+            match err {
+                DomainError::BadRequest(_)
+                | DomainError::Unauthorized(_)
+                | DomainError::OriginNotAllowed
+                | DomainError::MissingScope(_)
+                | DomainError::NotFound(_)
+                | DomainError::NotAcceptable { .. }
+                | DomainError::RateLimited(_)
+                | DomainError::DayBudgetExceeded(_)
+                | DomainError::UpstreamBusy { .. }
+                | DomainError::UpstreamUnavailable(_)
+                | DomainError::BodyTooLarge { .. }
+                | DomainError::StoreUnavailable(_)
+                | DomainError::Internal(_) => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_503_and_429_says_when_to_ask_again_and_no_other_error_does() {
+        let mut unavailable = Vec::new();
+        for err in one_of_each() {
+            let response = ApiError::counted(err.clone(), quota()).error_response();
+            let status = response.status();
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .map(|value| value.to_str().unwrap().parse::<u32>().unwrap());
+            if status == StatusCode::SERVICE_UNAVAILABLE {
+                unavailable.push((Problem::of(&err).name(), retry_after));
+            } else if status == StatusCode::TOO_MANY_REQUESTS {
+                assert!(retry_after.is_some_and(|secs| secs >= 1), "{err:?}");
+            } else {
+                assert_eq!(retry_after, None, "{err:?}");
+            }
+        }
+        assert_eq!(
+            unavailable,
+            [
+                ("upstream-busy", Some(7)),
+                ("upstream-unavailable", Some(10)),
+                ("upstream-unavailable", Some(3)),
+                ("answer-too-large", Some(60)),
+                ("store-unavailable", Some(5)),
+            ]
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
 use actix_web::http::StatusCode;
+use actix_web::http::header::{HeaderValue, RETRY_AFTER};
 use actix_web::{App, HttpResponse, HttpServer, web};
 use async_trait::async_trait;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -126,18 +127,23 @@ async fn healthz() -> HttpResponse {
     security(()),
     responses(
         (status = 200, description = "Ready.", body = Health),
-        (status = 503, description = "A dependency is unreachable; `reason` names it.", body = Health)
+        (status = 503, description = "A dependency is unreachable; `reason` names it.", body = Health,
+            headers(("Retry-After" = u32, description = "Always 1: the probes run again at most once a second.")))
     )
 )]
 async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     if let Some(failed) = state.readiness.failing().await {
-        return json(
+        let mut response = json(
             StatusCode::SERVICE_UNAVAILABLE,
             &Health {
                 status: "unavailable",
                 reason: Some(format!("{failed} unreachable")),
             },
         );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(READINESS_REUSE.as_secs()));
+        return response;
     }
     json(
         StatusCode::OK,

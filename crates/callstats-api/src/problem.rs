@@ -200,12 +200,14 @@ impl Problem {
                 "The call platform is busy: the request's days cannot arrive before the fetch deadline. They stay queued; retry after `Retry-After` seconds."
             }
             Self::UpstreamUnavailable => {
-                "The call platform could not be reached or answered badly. No partial figures are ever given; retry later."
+                "The call platform could not be reached or answered badly. No partial figures are ever given; retry after `Retry-After` seconds (while the circuit breaker is open, the seconds until it tries the platform again)."
             }
             Self::AnswerTooLarge => {
-                "The answer would be larger than 16 MiB (an agent leaderboard of tens of thousands of agents): ask for a shorter period."
+                "The answer would be larger than 16 MiB (an agent leaderboard of tens of thousands of agents): ask for a shorter period. Asking again unchanged gives the same answer; `Retry-After` is 60."
             }
-            Self::StoreUnavailable => "The portal database could not be reached; retry later.",
+            Self::StoreUnavailable => {
+                "The portal database could not be reached; retry after `Retry-After` seconds. Keys used in the last 10 minutes keep working meanwhile, with their cached answers."
+            }
             Self::Unavailable => {
                 "The reverse proxy could reach no replica of the service; retry later."
             }

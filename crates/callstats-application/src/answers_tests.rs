@@ -4,11 +4,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest, QuotaBucket};
+use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest, QuotaBucket, Unauthorized};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
     Found, ImmediateLedger, KeyLookup, KnownKeys, MockCallDaySource, MockClock, MockKeyStore,
-    MockPortalStore, MockQuotaCounter, MockRequestLedger, MockResponseCache,
+    MockPortalStore, MockQuotaCounter, MockRequestLedger, MockResponseCache, StoreError,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -600,6 +600,143 @@ async fn what_needs_no_waiting_is_answered_at_once_and_only_the_rest_is_pending(
         panic!("a key the store has to find was answered at once")
     };
     assert_eq!(body_of(&pending.await), hit());
+}
+
+/// The request use case as `serve` assembles it (the key cache in front of `keys`, asked
+/// first, reusing a look-up for 1 ms), over a portal that always fails, a ledger holding the
+/// roster's cached answer, and `quota` for the addresses' anonymous quotas.
+fn with_the_portal_down(keys: MockKeyStore, quota: MockQuotaCounter) -> Answers {
+    let key_reuse = Duration::from_millis(1);
+    let key_cache = Arc::new(callstats_memory::KeyCache::new(Arc::new(keys), key_reuse));
+    let mut portal = MockPortalStore::new();
+    portal
+        .expect_operators()
+        .returning(|| Err(StoreError::new("connection refused")));
+    portal
+        .expect_off_days()
+        .returning(|_| Err(StoreError::new("connection refused")));
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(|_, _, key| {
+        found(
+            1,
+            (key == Some("v1/operators")).then(|| roster_entry().encode()),
+        )
+    });
+    let mut cache = MockResponseCache::new();
+    cache.expect_get().returning(|_| None);
+    cache.expect_try_lock().returning(|_, _| true);
+    cache.expect_unlock().return_const(());
+    cache.expect_put().never();
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(NOW);
+    let clock = Arc::new(clock);
+    let access = Gatekeeper::new(
+        key_cache.clone(),
+        Arc::new(quota),
+        Arc::new(ledger),
+        clock.clone(),
+        60,
+    )
+    .with_known_keys(key_cache);
+    let stats = CallStats::new(
+        Arc::new(portal),
+        Arc::new(MockCallDaySource::new()),
+        clock.clone(),
+        StatsSettings::default(),
+    );
+    Answers::new(access, stats, Arc::new(cache), Computing::default(), clock)
+}
+
+/// A key store that finds `secret()`'s key as `state` says (its record, or `None`: the store
+/// fails).
+fn key_store_as(state: Arc<Mutex<Option<ApiKeyRecord>>>) -> MockKeyStore {
+    let mut keys = MockKeyStore::new();
+    let digest = secret().digest();
+    keys.expect_find_key()
+        .returning(move |asked| match &*state.lock().unwrap() {
+            Some(record) => Ok((*asked == digest).then(|| record.clone())),
+            None => Err(StoreError::new("connection refused")),
+        });
+    keys.expect_key_digests()
+        .returning(move || Ok(vec![digest]));
+    keys
+}
+
+#[tokio::test]
+async fn with_the_portal_database_down_a_key_seen_before_gets_its_cached_answers_and_the_rest_503()
+{
+    let state = Arc::new(Mutex::new(Some(record("operators"))));
+    // Every address far over its anonymous quota, and never counted.
+    let mut quota = MockQuotaCounter::new();
+    quota.expect_increment().never();
+    quota.expect_peek().return_const(1_000_u64);
+    let answers = with_the_portal_down(key_store_as(Arc::clone(&state)), quota);
+    let hit = (
+        roster_bytes(),
+        crate::ETag::of(&roster_bytes()),
+        CacheStatus::Hit,
+    );
+    assert_eq!(body_of(&answers.serve_operators().await), hit);
+    *state.lock().unwrap() = None;
+    // Past the key look-up's reuse: only the store could tell now, and it fails.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+
+    let cached = answers.serve_operators().await;
+    assert_eq!(
+        body_of(&cached),
+        hit,
+        "admitted from the key's last known state"
+    );
+    assert_eq!(
+        (cached.quota.limit, cached.quota.remaining),
+        (5, 4),
+        "counted against its key"
+    );
+    let uncached = serve(&answers, Endpoint::Schedule, "month=2026-11").await;
+    assert!(
+        matches!(uncached.answer, Err(DomainError::StoreUnavailable(_))),
+        "{uncached:?}"
+    );
+    let never_seen = format!(
+        "Bearer {}",
+        ApiKeySecret::from_random_bytes(&[8; 32]).expose()
+    );
+    let asked = UnvalidatedRequest::from_query(Endpoint::Operators, "", "").unwrap();
+    let unchecked = answers
+        .serve(&caller(&never_seen), Some(&asked), Acceptable::JSON)
+        .await;
+    assert!(
+        matches!(unchecked.answer, Err(DomainError::StoreUnavailable(_))),
+        "a 503, never the 429 of the address's anonymous quota: {unchecked:?}"
+    );
+    assert_eq!(
+        (unchecked.quota.limit, unchecked.quota.exceeded),
+        (60, false)
+    );
+}
+
+#[tokio::test]
+async fn a_key_revoked_while_the_portal_database_was_up_stays_refused_when_it_goes_down() {
+    let state = Arc::new(Mutex::new(Some(record("operators"))));
+    // A revoked key is a bad key: it counts against its address's anonymous quota.
+    let mut quota = MockQuotaCounter::new();
+    quota.expect_increment().times(2).return_const(1_u64);
+    let answers = with_the_portal_down(key_store_as(Arc::clone(&state)), quota);
+    assert!(answers.serve_operators().await.answer.is_ok());
+    *state.lock().unwrap() = Some(ApiKeyRecord {
+        revoked_at: Some(NOW - time::Duration::seconds(1)),
+        ..record("operators")
+    });
+    for store in ["up", "down"] {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let refused = answers.serve_operators().await;
+        assert_eq!(
+            refused.answer,
+            Err(DomainError::Unauthorized(Unauthorized::Revoked)),
+            "the store {store}"
+        );
+        *state.lock().unwrap() = None;
+    }
 }
 
 impl Answers {

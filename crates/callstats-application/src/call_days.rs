@@ -43,7 +43,7 @@ use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::calendar::unix_millis;
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::{CallDay, Held};
-use callstats_domain::error::cause_chain;
+use callstats_domain::error::{cause_chain, whole_seconds};
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
 use callstats_domain::ports::{
     CallDayArchive, CallDayCache, CallDaySource, CallDaysError, CallPlatform, Clock, QuotaCounter,
@@ -63,6 +63,8 @@ pub const UNSETTLED_TTL: Duration = Duration::from_secs(60);
 const LOCK_MARGIN: Duration = Duration::from_secs(10);
 /// How often a waiting request checks that its days are still expected before its deadline.
 const RECHECK: Duration = Duration::from_millis(200);
+/// When a request refused because the replica is stopping may ask again (`Retry-After`).
+const SHUTDOWN_RETRY_IN: Duration = Duration::from_secs(1);
 
 /// The store's settings; [`CallDaySettings::default`] has the documented defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,14 +159,6 @@ impl Default for CallDaySettings {
 
 fn seconds(duration: Duration) -> i64 {
     i64::try_from(duration.as_secs()).unwrap_or(i64::MAX)
-}
-
-/// Whole seconds, rounded up, at least 1: a `Retry-After`.
-fn retry_after_secs(wait: Duration) -> u32 {
-    let whole = wait
-        .as_secs()
-        .saturating_add(u64::from(wait.subsec_nanos() > 0));
-    u32::try_from(whole).unwrap_or(u32::MAX).max(1)
 }
 
 /// What a day's fetch answers.
@@ -388,7 +382,7 @@ impl CallDayStore {
                 metrics::counter!("callstats_call_day_sheds_total", "reason" => "queue_full")
                     .increment(1);
                 return Err(CallDaysError::Busy {
-                    retry_after_secs: retry_after_secs(full.drained_in),
+                    retry_after_secs: whole_seconds(full.drained_in),
                 });
             }
             inner.pay(requester, new.len()).await?;
@@ -483,7 +477,7 @@ impl CallDayStore {
                 metrics::counter!("callstats_call_day_sheds_total", "reason" => "deadline")
                     .increment(1);
                 return Err(CallDaysError::Busy {
-                    retry_after_secs: retry_after_secs(expected_in),
+                    retry_after_secs: whole_seconds(expected_in),
                 });
             }
             tokio::select! {
@@ -795,10 +789,12 @@ impl Inner {
             return Ok(());
         };
         metrics::counter!("callstats_call_days_held_back_total").increment(1);
+        let rest = until.saturating_duration_since(now);
         Err(UpstreamError::unusable(format!(
             "{day} is not asked again for {} s: its last answer was unusable",
-            until.saturating_duration_since(now).as_secs()
+            rest.as_secs()
         ))
+        .with_retry_in(rest)
         .with_source(why.clone()))
     }
 
@@ -844,10 +840,11 @@ impl Inner {
                 return Ok(kept);
             }
             let turn = turn.take().unwrap_or_else(|| self.queue.first(day));
-            let slot = turn
-                .slot()
-                .await
-                .ok_or_else(|| UpstreamError::new("the call-day store is shutting down"))?;
+            let slot = turn.slot().await.ok_or_else(|| {
+                // Another replica (or this one restarted) answers in a moment.
+                UpstreamError::new("the call-day store is shutting down")
+                    .with_retry_in(SHUTDOWN_RETRY_IN)
+            })?;
             let lock = match &self.shared {
                 None => None,
                 Some(shared) => {

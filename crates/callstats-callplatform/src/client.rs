@@ -36,8 +36,8 @@ pub enum BuildError {
 /// a request's URL (see [`Transient::Transport`]).
 #[derive(Debug, thiserror::Error)]
 enum FetchError {
-    #[error("circuit open after repeated failures; next probe in {retry_in_ms} ms")]
-    CircuitOpen { retry_in_ms: u128 },
+    #[error("circuit open after repeated failures; next probe in {} ms", .retry_in.as_millis())]
+    CircuitOpen { retry_in: Duration },
     #[error("the whole fetch took longer than {limit_ms} ms")]
     Deadline { limit_ms: u128 },
     #[error("no usable answer after {attempts} attempt(s)")]
@@ -111,6 +111,8 @@ impl FetchError {
             None => UpstreamError::new(reason),
         };
         match self {
+            // The breaker says when it lets a probe through: a partner may ask again then.
+            Self::CircuitOpen { retry_in } => error.with_retry_in(retry_in),
             Self::Exhausted { last, .. } => error.with_source(last),
             Self::NotJson { error: cause, .. } => error.with_source(cause),
             Self::Format(cause) => error.with_source(cause),
@@ -210,7 +212,7 @@ impl HttpCallPlatform {
             metrics::counter!("callstats_upstream_fetches_total", "outcome" => "circuit_open")
                 .increment(1);
             FetchError::CircuitOpen {
-                retry_in_ms: refused.retry_in.as_millis(),
+                retry_in: refused.retry_in,
             }
         })?;
         if permit.is_probe() {

@@ -74,12 +74,60 @@ impl From<CallDaysError> for DomainError {
     }
 }
 
+/// `Retry-After` of a 503 for the portal database: a key seen recently is answered from its
+/// last known state meanwhile, so only keys not seen lately and uncached portal data wait.
+pub const STORE_RETRY_AFTER_SECS: u32 = 5;
+/// `Retry-After` of a 503 for the call platform when nothing says when it will answer again (a
+/// fetch that failed after its retries, a deadline missed): about a third of the breaker's
+/// default open period, so a brief failure is retried soon and a lasting one meets the breaker,
+/// which answers at once with its own remaining time.
+pub const UPSTREAM_RETRY_AFTER_SECS: u32 = 10;
+/// `Retry-After` of a 503 for an answer past the body bound: asking again cannot make it
+/// smaller, so a client that retries every 503 is slowed to the quota's window.
+pub const BODY_TOO_LARGE_RETRY_AFTER_SECS: u32 = 60;
+/// `Retry-After` of a 429 for the request quota: the longest a window lasts.
+pub const RATE_LIMITED_RETRY_AFTER_SECS: u32 = 60;
+
 impl DomainError {
     /// The message and every cause under it, `: `-separated, for the log (never for a body).
     #[must_use]
     pub fn cause_chain(&self) -> String {
         cause_chain(self)
     }
+
+    /// The whole seconds a client should wait before asking again (`Retry-After`): on every
+    /// 429 and 503, `None` on any other error. docs/behaviour.md, "Errors", has the table.
+    #[must_use]
+    pub fn retry_after_secs(&self) -> Option<u32> {
+        match self {
+            Self::RateLimited(_) => Some(RATE_LIMITED_RETRY_AFTER_SECS),
+            Self::DayBudgetExceeded(refused) => Some(refused.status.reset_seconds),
+            Self::UpstreamBusy { retry_after_secs } => Some(*retry_after_secs),
+            Self::UpstreamUnavailable(cause) => Some(
+                cause
+                    .retry_after()
+                    .map_or(UPSTREAM_RETRY_AFTER_SECS, whole_seconds),
+            ),
+            Self::StoreUnavailable(_) => Some(STORE_RETRY_AFTER_SECS),
+            Self::BodyTooLarge { .. } => Some(BODY_TOO_LARGE_RETRY_AFTER_SECS),
+            Self::BadRequest(_)
+            | Self::Unauthorized(_)
+            | Self::OriginNotAllowed
+            | Self::MissingScope(_)
+            | Self::NotFound(_)
+            | Self::NotAcceptable { .. }
+            | Self::Internal(_) => None,
+        }
+    }
+}
+
+/// `wait` in whole seconds, rounded up, at least 1: a `Retry-After`.
+#[must_use]
+pub fn whole_seconds(wait: std::time::Duration) -> u32 {
+    let whole = wait
+        .as_secs()
+        .saturating_add(u64::from(wait.subsec_nanos() > 0));
+    u32::try_from(whole).unwrap_or(u32::MAX).max(1)
 }
 
 /// `error` and every error under it (`source()` after `source()`), `: `-separated, for logs
@@ -147,6 +195,28 @@ mod tests {
             UpstreamError::unusable("page 2 is not the contract's JSON")
         );
         assert_ne!(err, UpstreamError::new("page 2 is not the contract's JSON"));
+    }
+
+    #[test]
+    fn an_upstream_503_asks_again_when_the_adapter_or_the_upstream_says_else_in_ten_seconds() {
+        let retry = |err: UpstreamError| DomainError::from(err).retry_after_secs();
+        let second = std::time::Duration::from_secs(1);
+        assert_eq!(retry(UpstreamError::new("timed out")), Some(10));
+        assert_eq!(
+            retry(UpstreamError::new("circuit open").with_retry_in(second * 29 / 10)),
+            Some(3),
+            "rounded up"
+        );
+        assert_eq!(
+            retry(UpstreamError::throttled("429", Some(second * 4))),
+            Some(4)
+        );
+        assert_eq!(
+            retry(UpstreamError::throttled("429", Some(second * 4)).with_retry_in(second / 10)),
+            Some(1),
+            "the adapter's estimate first, at least a second"
+        );
+        assert_eq!(retry(UpstreamError::throttled("429", None)), Some(10));
     }
 
     #[test]

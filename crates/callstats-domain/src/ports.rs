@@ -79,6 +79,9 @@ pub struct UpstreamError {
     /// What failed, in a few words of the adapter's.
     pub reason: String,
     pub kind: UpstreamFailure,
+    /// When asking again may succeed, when the adapter knows (a breaker's remaining open
+    /// period, a day's rest after an unusable answer).
+    pub retry_in: Option<Duration>,
     #[source]
     source: Option<Cause>,
 }
@@ -116,7 +119,31 @@ impl UpstreamError {
         Self {
             reason: reason.into(),
             kind,
+            retry_in: None,
             source: None,
+        }
+    }
+
+    /// The same, asking again being expected to succeed in `wait`.
+    #[must_use]
+    pub const fn with_retry_in(mut self, wait: Duration) -> Self {
+        self.retry_in = Some(wait);
+        self
+    }
+
+    /// When asking again may succeed, if anyone knows: the adapter's estimate, else the wait
+    /// the upstream itself asked for.
+    #[must_use]
+    pub const fn retry_after(&self) -> Option<Duration> {
+        match (self.retry_in, self.kind) {
+            (Some(wait), _)
+            | (
+                None,
+                UpstreamFailure::Backpressure {
+                    retry_after: Some(wait),
+                },
+            ) => Some(wait),
+            _ => None,
         }
     }
 

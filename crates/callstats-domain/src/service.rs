@@ -55,8 +55,9 @@ pub struct Admitted {
     pub at: time::OffsetDateTime,
 }
 
-/// A request refused before it was counted against a key (401, an Origin 403, or 429 for the
-/// address's anonymous quota), with the windows its rate-limit headers report.
+/// A request refused before it was counted against a key (401, an Origin 403, 429 for the
+/// address's anonymous quota, or 503 when the key store failed), with the windows its
+/// rate-limit headers report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused {
     pub quota: QuotaStatus,
@@ -166,11 +167,15 @@ impl Gatekeeper {
     /// anonymous per-IP quota, which turns its answer into a 429 once exceeded: key guessing
     /// stays slow, and a valid key is not held back by it, with one exception: a key created
     /// in the last 10 seconds, presented from an address that is over that quota, is refused
-    /// until the replica has read the new key's digest.
+    /// until the replica has read the new key's digest. A key the key store could not check
+    /// (it failed) is not a bad key: its 503 counts against no quota and is never a 429.
     pub async fn identify(&self, caller: &Caller<'_>) -> Result<Admitted, Refused> {
         let now = self.clock.now();
         let key = match self.authenticate(caller, now).await {
             Ok(key) => key,
+            Err(err @ DomainError::StoreUnavailable(_)) => {
+                return Err(self.refuse_unchecked(caller, now, err).await);
+            }
             Err(err) => return Err(self.refuse_anonymously(caller, err).await),
         };
         let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
@@ -316,6 +321,23 @@ impl Gatekeeper {
         };
         Refused {
             quota,
+            days: None,
+            error,
+        }
+    }
+
+    /// A request whose key could not be checked: counted against no quota, its headers show
+    /// the address's anonymous window as it stands.
+    async fn refuse_unchecked(
+        &self,
+        caller: &Caller<'_>,
+        now: time::OffsetDateTime,
+        error: DomainError,
+    ) -> Refused {
+        let bucket = QuotaBucket::new(&QuotaSubject::Client(caller.client_ip), now);
+        let count = self.quota.peek(&bucket).await;
+        Refused {
+            quota: QuotaStatus::current(self.anon_rate_limit, count, &bucket),
             days: None,
             error,
         }

@@ -529,23 +529,48 @@ async fn key_without_the_endpoint_scope_is_403_naming_it() {
 }
 
 #[tokio::test]
-async fn store_failure_during_key_lookup_is_503() {
-    let mut store = MockKeyStore::new();
-    store
-        .expect_find_seen_key()
-        .returning(|_| Err(StoreError::new("connection refused")));
-    let mut quota = MockQuotaCounter::new();
-    quota.expect_increment().return_const(1_u64);
-    let access = gatekeeper(store, quota);
-    let auth = bearer();
-    assert_eq!(
-        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
-            .await
-            .key,
-        Err(DomainError::StoreUnavailable(StoreError::new(
-            "connection refused"
-        )))
-    );
+async fn a_key_the_store_could_not_check_is_503_and_counts_against_no_quota() {
+    // A key the store fails to look up, from an address far over its anonymous quota; and a
+    // key the key cache has not seen, from an address under it, whose look-up fails.
+    for (seen_from_address, unseen) in [(1_000_u64, false), (3, true)] {
+        let mut store = MockKeyStore::new();
+        if unseen {
+            store
+                .expect_find_seen_key()
+                .returning(|_| Ok(KeyLookup::Unseen));
+            store
+                .expect_find_key()
+                .times(1)
+                .returning(|_| Err(StoreError::new("connection refused")));
+        } else {
+            store
+                .expect_find_seen_key()
+                .returning(|_| Err(StoreError::new("connection refused")));
+        }
+        let mut quota = MockQuotaCounter::new();
+        quota.expect_increment().never();
+        quota.expect_peek().return_const(seen_from_address);
+        let access = gatekeeper(store, quota);
+        let auth = bearer();
+        let admission = admit(&access, &caller(Some(&auth)), Endpoint::Ping).await;
+        assert_eq!(
+            admission.key,
+            Err(DomainError::StoreUnavailable(StoreError::new(
+                "connection refused"
+            ))),
+            "{seen_from_address} requests seen"
+        );
+        assert_eq!(
+            admission.quota,
+            QuotaStatus {
+                limit: 60,
+                remaining: 60_u32.saturating_sub(u32::try_from(seen_from_address).unwrap()),
+                reset_seconds: 30,
+                exceeded: false,
+            },
+            "the address's window as it stands"
+        );
+    }
 }
 
 #[tokio::test]

@@ -26,6 +26,13 @@ impl<T> Expiring<T> {
     pub(crate) fn is_fresh(&self) -> bool {
         Instant::now() < self.until
     }
+
+    /// The same, served no longer than `other`.
+    #[must_use]
+    pub(crate) fn not_after<U>(mut self, other: &Expiring<U>) -> Self {
+        self.until = self.until.min(other.until);
+        self
+    }
 }
 
 /// How a cache is split into independently locked shards, each with its share of the bound.

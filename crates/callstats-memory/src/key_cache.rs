@@ -1,4 +1,5 @@
-//! A short-lived cache of key look-ups in front of any key store.
+//! A short-lived cache of key look-ups in front of any key store, which also remembers each
+//! key's last known state for when the store cannot be reached.
 
 use std::collections::HashSet;
 use std::sync::{Arc, PoisonError};
@@ -14,6 +15,12 @@ use crate::expiring::{Expiring, fresh};
 /// The longest a key look-up may be reused: a revoked key stops working within this time.
 pub const MAX_KEY_CACHE_TTL: Duration = Duration::from_secs(10);
 
+/// How long after it was read a key's record still answers a look-up the store failed: a key
+/// seen recently keeps working through a portal database outage of up to this long. Safe
+/// because revoking a key needs that same database (docs/security.md, "The portal database
+/// down").
+pub const LAST_KNOWN_KEY_FOR: Duration = Duration::from_secs(600);
+
 /// How many known keys are kept at most.
 const KNOWN_KEYS: usize = 100_000;
 /// How many unknown digests are remembered at most: kept apart from the known keys, so a flood
@@ -28,12 +35,21 @@ type Digests = Arc<HashSet<[u8; 32]>>;
 /// one query. Keys found and digests found unknown are kept apart, each bounded; failed
 /// look-ups are not kept. Everything else goes straight through.
 ///
+/// A look-up the store fails is answered from the key's record as last read, when that was
+/// within [`LAST_KNOWN_KEY_FOR`], and that answer is reused like a look-up (never past the
+/// bound); each such failure is counted in `callstats_key_lookup_failures_total`, by whether
+/// the last known record answered it (`last_known`) or nothing could (`unavailable`).
+///
 /// After a look-up that found nothing it also reads the digests of every key, at most once per
 /// interval, so that [`KeyStore::find_seen_key`] can tell a guess without a look-up.
 pub struct KeyCache {
     inner: Arc<dyn KeyStore>,
     ttl: Duration,
     known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
+    /// Every key read within `last_known_for`, as read: kept apart from `known`, whose stale
+    /// entries make way for the next look-up.
+    last_known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
+    last_known_for: Duration,
     unknown: Cache<[u8; 32], Expiring<()>>,
     /// Every key's digest, and when they were read.
     digests: std::sync::Mutex<Option<Expiring<Digests>>>,
@@ -58,6 +74,8 @@ impl KeyCache {
             inner,
             ttl: ttl.min(MAX_KEY_CACHE_TTL),
             known: Cache::new(KNOWN_KEYS),
+            last_known: Cache::new(KNOWN_KEYS),
+            last_known_for: LAST_KNOWN_KEY_FOR,
             unknown: Cache::new(UNKNOWN_KEYS),
             digests: std::sync::Mutex::new(None),
             reading_digests: tokio::sync::Mutex::new(()),
@@ -92,6 +110,20 @@ impl KeyCache {
     }
 }
 
+/// Counts a look-up the store failed, by what answered it.
+fn count_failure(answer: &'static str) {
+    metrics::counter!("callstats_key_lookup_failures_total", "answer" => answer).increment(1);
+}
+
+/// Shows `callstats_key_lookup_failures_total` at 0 from the start (call it once the metrics
+/// recorder is installed), so that the first failures of an outage are an increase the
+/// `CallstatsPortalDatabaseDown` alert sees.
+pub fn report_no_key_lookup_failures_yet() {
+    for answer in ["last_known", "unavailable"] {
+        metrics::counter!("callstats_key_lookup_failures_total", "answer" => answer).absolute(0);
+    }
+}
+
 #[async_trait]
 impl KeyStore for KeyCache {
     async fn find_key(&self, digest: &KeyDigest) -> Result<Option<ApiKeyRecord>, StoreError> {
@@ -112,12 +144,30 @@ impl KeyStore for KeyCache {
             if fresh(&self.unknown, &digest.0).is_some() {
                 return Ok(None);
             }
-            let found = self.inner.find_key(digest).await?;
+            let found = match self.inner.find_key(digest).await {
+                Ok(found) => found,
+                Err(err) => {
+                    let Some(last) = self.last_known.get(&digest.0).filter(Expiring::is_fresh)
+                    else {
+                        count_failure("unavailable");
+                        return Err(err);
+                    };
+                    count_failure("last_known");
+                    // Reused like a look-up, so the failing store is asked once an interval,
+                    // not once a request; never past the bound.
+                    let _ =
+                        guard.insert(Expiring::new(last.value.clone(), self.ttl).not_after(&last));
+                    return Ok(Some(last.value));
+                }
+            };
             match &found {
                 Some(record) => {
+                    self.last_known
+                        .insert(digest.0, Expiring::new(record.clone(), self.last_known_for));
                     let _ = guard.insert(Expiring::new(record.clone(), self.ttl));
                 }
                 None => {
+                    self.last_known.remove(&digest.0);
                     self.unknown.insert(digest.0, Expiring::new((), self.ttl));
                     drop(guard);
                     // Someone is guessing, perhaps: know every key, so the next guesses can be
@@ -161,7 +211,9 @@ impl KnownKeys for KeyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::Ordering;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, SharedString, Unit};
 
     use callstats_domain::access::ApiKeySecret;
     use callstats_domain::ports::MockKeyStore;
@@ -281,7 +333,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_unknown_digest_is_remembered_only_briefly() {
-        let created = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let created = Arc::new(AtomicBool::new(false));
         let mut store = MockKeyStore::new();
         store.expect_key_digests().returning(|| Ok(vec![]));
         let exists = Arc::clone(&created);
@@ -318,6 +370,148 @@ mod tests {
         let cache = KeyCache::new(Arc::new(store), Duration::from_secs(10));
         assert!(cache.find_key(&digest).await.is_err());
         assert_eq!(cache.find_key(&digest).await.unwrap(), None);
+    }
+
+    /// The counts of `callstats_key_lookup_failures_total` by its `answer` label, for the
+    /// thread it is made the recorder of.
+    #[derive(Default)]
+    struct Failures(std::sync::Mutex<std::collections::BTreeMap<String, Arc<AtomicU64>>>);
+
+    impl Failures {
+        fn counted(&self) -> Vec<(String, u64)> {
+            let counters = self.0.lock().unwrap();
+            counters
+                .iter()
+                .map(|(answer, count)| (answer.clone(), count.load(Ordering::SeqCst)))
+                .collect()
+        }
+    }
+
+    impl metrics::Recorder for Failures {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            assert_eq!(key.name(), "callstats_key_lookup_failures_total");
+            let answer = key.labels().find(|label| label.key() == "answer").unwrap();
+            let mut counters = self.0.lock().unwrap();
+            let count = counters.entry(answer.value().to_owned()).or_default();
+            Counter::from_arc(Arc::clone(count))
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::noop()
+        }
+    }
+
+    /// A store that knows `digest`'s key until `down` is set, then fails every look-up.
+    fn failing_when(down: &Arc<AtomicBool>, found: usize) -> MockKeyStore {
+        let mut store = MockKeyStore::new();
+        let down = Arc::clone(down);
+        store.expect_find_key().times(found).returning(move |_| {
+            if down.load(Ordering::SeqCst) {
+                Err(StoreError::new("connection refused"))
+            } else {
+                Ok(Some(record()))
+            }
+        });
+        store
+    }
+
+    #[tokio::test]
+    async fn a_key_read_before_the_store_failed_is_answered_from_its_last_known_state() {
+        let failures = Failures::default();
+        let _recorder = metrics::set_default_local_recorder(&failures);
+        let digest = ApiKeySecret::from_random_bytes(&[8; 32]).digest();
+        let down = Arc::new(AtomicBool::new(false));
+        let cache = KeyCache::new(Arc::new(failing_when(&down, 2)), Duration::from_millis(1));
+        assert_eq!(cache.find_key(&digest).await.unwrap(), Some(record()));
+        down.store(true, Ordering::SeqCst);
+        // Past the look-up's reuse: only the store could tell, and it fails.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(cache.known_key(&digest), None);
+        assert_eq!(
+            cache.find_seen_key(&digest).await.unwrap(),
+            KeyLookup::Found(record())
+        );
+        assert_eq!(failures.counted(), [("last_known".to_owned(), 1)]);
+    }
+
+    #[tokio::test]
+    async fn a_last_known_answer_is_reused_like_a_look_up_and_never_past_its_bound() {
+        let failures = Failures::default();
+        let _recorder = metrics::set_default_local_recorder(&failures);
+        let digest = ApiKeySecret::from_random_bytes(&[9; 32]).digest();
+        let down = Arc::new(AtomicBool::new(true));
+        // Asked twice: once for the first request, once after the bound.
+        let cache = KeyCache::new(Arc::new(failing_when(&down, 2)), Duration::from_secs(10));
+        // Read 20 ms before the bound ends.
+        cache
+            .last_known
+            .insert(digest.0, Expiring::new(record(), Duration::from_millis(20)));
+        for _ in 0..3 {
+            assert_eq!(cache.find_key(&digest).await.unwrap(), Some(record()));
+        }
+        assert_eq!(cache.known_key(&digest), Some(KeyLookup::Found(record())));
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert_eq!(
+            cache.known_key(&digest),
+            None,
+            "reused no longer than the last known state lasts, though the reuse is 10 s"
+        );
+        assert!(cache.find_key(&digest).await.is_err());
+        assert_eq!(
+            failures.counted(),
+            [("last_known".to_owned(), 1), ("unavailable".to_owned(), 1)]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_last_known_state_is_the_latest_read_a_revocation_included() {
+        let digest = ApiKeySecret::from_random_bytes(&[10; 32]).digest();
+        let revoked = ApiKeyRecord {
+            revoked_at: Some(time::OffsetDateTime::UNIX_EPOCH),
+            ..record()
+        };
+        let mut store = holding(&[]);
+        let mut reads = 0;
+        let answer = revoked.clone();
+        store.expect_find_key().times(3).returning(move |_| {
+            reads += 1;
+            match reads {
+                1 => Ok(Some(record())),
+                2 => Ok(Some(answer.clone())),
+                _ => Err(StoreError::new("connection refused")),
+            }
+        });
+        let cache = KeyCache::new(Arc::new(store), Duration::from_millis(1));
+        for expected in [record(), revoked.clone(), revoked] {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            assert_eq!(cache.find_key(&digest).await.unwrap(), Some(expected));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_key_the_store_no_longer_has_has_no_last_known_state() {
+        let digest = ApiKeySecret::from_random_bytes(&[11; 32]).digest();
+        let mut store = holding(&[]);
+        let mut reads = 0;
+        store.expect_find_key().times(3).returning(move |_| {
+            reads += 1;
+            match reads {
+                1 => Ok(Some(record())),
+                2 => Ok(None),
+                _ => Err(StoreError::new("connection refused")),
+            }
+        });
+        let cache = KeyCache::new(Arc::new(store), Duration::from_millis(1));
+        assert_eq!(cache.find_key(&digest).await.unwrap(), Some(record()));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(cache.find_key(&digest).await.unwrap(), None);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert!(cache.find_key(&digest).await.is_err());
     }
 
     #[test]

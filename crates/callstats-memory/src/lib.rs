@@ -1,7 +1,8 @@
 //! In-process adapters: the response cache and quota counters (and admission's ledger over
 //! both) a single replica uses when no Redis is configured (and falls back to when Redis is
 //! unreachable), the in-process tier of the call-day store, a short-lived cache of key look-ups
-//! in front of any key store, and the lease of a replica alone.
+//! in front of any key store (which answers from a key's last known state while the store
+//! fails), and the lease of a replica alone.
 //!
 //! The caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
 //! on one shard, with nothing recorded for later and no background work, because every request
@@ -19,7 +20,9 @@ mod quota;
 mod response_cache;
 
 pub use call_days::MemoryCallDays;
-pub use key_cache::{KeyCache, MAX_KEY_CACHE_TTL};
+pub use key_cache::{
+    KeyCache, LAST_KNOWN_KEY_FOR, MAX_KEY_CACHE_TTL, report_no_key_lookup_failures_yet,
+};
 pub use lease::SoleLease;
 pub use ledger::MemoryLedger;
 pub use quota::MemoryQuota;

@@ -314,6 +314,7 @@ impl Listen {
                 report_memory_bound(bound);
             }
             callstats_application::call_days::report_no_stale_answers_yet();
+            callstats_memory::report_no_key_lookup_failures_yet();
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }

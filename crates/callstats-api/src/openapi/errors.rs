@@ -4,6 +4,9 @@
 use callstats_domain::DomainError;
 use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
 use callstats_domain::calendar::Day;
+use callstats_domain::error::{
+    BODY_TOO_LARGE_RETRY_AFTER_SECS, STORE_RETRY_AFTER_SECS, UPSTREAM_RETRY_AFTER_SECS,
+};
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
 };
@@ -229,32 +232,34 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             .content(PROBLEM_JSON, problem_content)
             .build()
     };
+    let seconds = || {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+    };
+    let from_the_proxy = "The reverse proxy's own 503 (no replica reachable) carries one too: 5.";
     let retry_after = match status {
         429 if calls => Some((
-            "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).",
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(1))
-                .maximum(Some(60)),
+            "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).".to_owned(),
+            seconds().maximum(Some(60)),
         )),
         429 => Some((
-            "Always 60.",
+            "Always 60.".to_owned(),
             ObjectBuilder::new()
                 .schema_type(Type::Integer)
                 .enum_values(Some([60])),
         )),
         503 if calls => Some((
-            "When the call platform is busy: the estimated seconds until the request's days are held; from the reverse proxy, when no replica could be reached: 5.",
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(1)),
+            format!(
+                "Seconds before asking again: when the call platform is busy, the estimated seconds until the request's days are held; while its circuit breaker is open, the seconds until it tries the platform again; {UPSTREAM_RETRY_AFTER_SECS} for another failure of the call platform; {STORE_RETRY_AFTER_SECS} for the portal database; {BODY_TOO_LARGE_RETRY_AFTER_SECS} for an answer past the body bound (asking again does not make it smaller). {from_the_proxy}"
+            ),
+            seconds(),
         )),
-        503 => Some((
-            "From the reverse proxy, when no replica could be reached: 5.",
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(1)),
+        503 if endpoint.is_some() => Some((
+            format!("{STORE_RETRY_AFTER_SECS} for the portal database. {from_the_proxy}"),
+            seconds(),
         )),
+        503 => Some((from_the_proxy.to_owned(), seconds())),
         _ => None,
     };
     if let Some((description, schema)) = retry_after {

@@ -114,10 +114,14 @@ async fn every_operation_documents_its_errors_headers_and_security() {
                 );
             }
         }
-        assert!(
-            responses["429"]["headers"].get("Retry-After").is_some(),
-            "{path}"
-        );
+        for status in ["429", "503"] {
+            assert!(
+                responses
+                    .get(status)
+                    .is_none_or(|response| response["headers"].get("Retry-After").is_some()),
+                "{path} {status}"
+            );
+        }
         // The keyless ones: the document and the problem types its errors name.
         if path == "/api/v1/openapi.json" || path == "/api/v1/problems/{name}" {
             assert!(!responses.contains_key("401"));
@@ -133,6 +137,12 @@ async fn every_operation_documents_its_errors_headers_and_security() {
             );
         }
     }
+    assert!(
+        doc["paths"]["/readyz"]["get"]["responses"]["503"]["headers"]
+            .get("Retry-After")
+            .is_some(),
+        "every 503 says when to ask again"
+    );
     for path in ["/healthz", "/readyz"] {
         let responses = doc["paths"][path]["get"]["responses"].as_object().unwrap();
         assert!(

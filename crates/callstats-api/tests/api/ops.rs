@@ -53,6 +53,11 @@ async fn readyz_is_503_naming_the_unreachable_dependency_but_not_its_cause() {
         answer.json(),
         serde_json::json!({"status": "unavailable", "reason": "redis unreachable"})
     );
+    assert_eq!(
+        answer.header("retry-after"),
+        "1",
+        "the probes run again at most once a second"
+    );
 
     let mut healthy = TestApp::new();
     healthy.state = healthy

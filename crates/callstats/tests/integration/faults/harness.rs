@@ -12,34 +12,44 @@ use tokio::sync::watch;
 
 use crate::support::serve::serve;
 
+/// Runs the binary against `db_url`; its stdout.
+fn run(db_url: &str, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
+        .args(args)
+        .env("CALLSTATS_DATABASE_URL", db_url)
+        .env_remove("RUST_LOG")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
 /// Seeds the demo data set into `db` and issues a key with every scope, through the binary.
 pub fn seed_with_key(db_url: &str) -> String {
-    let run = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
-            .args(args)
-            .env("CALLSTATS_DATABASE_URL", db_url)
-            .env_remove("RUST_LOG")
-            .current_dir(std::env::temp_dir())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
-    run(&["seed", "--demo", "--anchor", "2026-11-21"]);
-    run(&[
-        "keys",
-        "create",
-        "--name",
-        "faults",
-        "--scopes",
-        "calls,kpi:detail,operators,scripts",
-        "--rate-limit",
-        "100000",
-    ])
+    run(db_url, &["seed", "--demo", "--anchor", "2026-11-21"]);
+    issue_key(db_url, "faults")
+}
+
+/// Issues a key named `name` with every scope, through the binary.
+pub fn issue_key(db_url: &str, name: &str) -> String {
+    run(
+        db_url,
+        &[
+            "keys",
+            "create",
+            "--name",
+            name,
+            "--scopes",
+            "calls,kpi:detail,operators,scripts",
+            "--rate-limit",
+            "100000",
+        ],
+    )
     .trim()
     .to_owned()
 }
@@ -75,7 +85,12 @@ impl Drop for Running {
 }
 
 pub fn start(store: Store, upstream: Upstream) -> Running {
-    let service = Assembly {
+    start_with(store, upstream, |_| {})
+}
+
+/// [`start`], its settings changed by `adjust` first.
+pub fn start_with(store: Store, upstream: Upstream, adjust: impl FnOnce(&mut Assembly)) -> Running {
+    let mut service = Assembly {
         store,
         archive: None,
         upstream,
@@ -99,6 +114,7 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
         computing: callstats_application::Computing::default(),
         clock: Arc::new(callstats_application::SystemClock),
     };
+    adjust(&mut service);
     let (base, handle) = serve(service, 2);
     Running { base, handle }
 }
@@ -124,6 +140,42 @@ pub async fn get(client: &reqwest::Client, base: &str, path: &str, key: &str) ->
     // The body is read so the connection goes back to the pool.
     let _ = response.bytes().await;
     (status, started.elapsed())
+}
+
+/// What a client sees of one answer.
+#[derive(Debug)]
+pub struct Seen {
+    pub status: u16,
+    pub retry_after: Option<String>,
+    pub cache: Option<String>,
+    pub body: String,
+}
+
+/// GET with the key: what the client sees.
+pub async fn see(client: &reqwest::Client, base: &str, path: &str, key: &str) -> Seen {
+    let response = client
+        .get(format!("{base}{path}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap_or_else(|err| panic!("{path}: {err}"));
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|value| value.to_str().unwrap().to_owned())
+    };
+    let (status, retry_after, cache) = (
+        response.status().as_u16(),
+        header("retry-after"),
+        header("x-cache"),
+    );
+    Seen {
+        status,
+        retry_after,
+        cache,
+        body: response.text().await.unwrap(),
+    }
 }
 
 /// Polls until `path` answers `want`, or panics after `within`.

@@ -1,17 +1,21 @@
 //! The portal database going away behind a proxy the test cuts: the endpoints that need it and
-//! `/readyz` answer 503 within the connect timeout, and everything answers again when it
-//! returns, with no pool left holding dead connections.
+//! `/readyz` answer 503 within the connect timeout, keys in use and cached answers go on, and
+//! everything answers again when it returns, with no pool left holding dead connections.
 
 use std::net::{SocketAddr, ToSocketAddrs as _};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use callstats::app::Upstream;
+use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
+use callstats_memory::MAX_KEY_CACHE_TTL;
 use callstats_store::Store;
 use callstats_store::config::{Access, DatabaseUrl, StoreConfig};
 use callstats_store::testing::{Backend, TestDatabase};
 use callstats_synthetic::Generator;
 
-use crate::faults::harness::{Proxy, client, eventually, get, seed_with_key, start};
+use crate::faults::harness::{
+    Proxy, client, eventually, get, issue_key, see, seed_with_key, start, start_with,
+};
 
 /// `postgres://USER@HOST:PORT/DB` split into the server's address and the URL with that
 /// address replaced by `via`.
@@ -32,12 +36,10 @@ fn through(url: &str, via: SocketAddr) -> (SocketAddr, String) {
     (server, format!("{scheme}://{user}@{via}/{path}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreachable_postgres_gives_503_and_readyz_503_and_everything_recovers_when_it_returns()
-{
-    let Some(db) = TestDatabase::create(Backend::Postgres).await else {
-        return;
-    };
+/// A seeded Postgres database with a key, reached through a proxy the test can cut, and a
+/// store on it with short timeouts; `None` without a Postgres to test against.
+async fn behind_a_proxy() -> Option<(TestDatabase, String, Proxy, Store)> {
+    let db = TestDatabase::create(Backend::Postgres).await?;
     let url = db.url().to_owned();
     let key = tokio::task::spawn_blocking(move || seed_with_key(&url))
         .await
@@ -49,10 +51,16 @@ async fn an_unreachable_postgres_gives_503_and_readyz_503_and_everything_recover
     config.pool_size = 4;
     config.connect_timeout = Duration::from_secs(1);
     config.statement_timeout = Duration::from_secs(2);
-    let service = start(
-        Store::open(&config).unwrap(),
-        Upstream::Synthetic(Generator::default()),
-    );
+    Some((db, key, proxy, Store::open(&config).unwrap()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_postgres_gives_503_and_readyz_503_and_everything_recovers_when_it_returns()
+{
+    let Some((_db, key, proxy, store)) = behind_a_proxy().await else {
+        return;
+    };
+    let service = start(store, Upstream::Synthetic(Generator::default()));
     let client = client();
     let needs_the_store = [
         "/api/v1/operators",
@@ -103,6 +111,115 @@ async fn an_unreachable_postgres_gives_503_and_readyz_503_and_everything_recover
     for (path, status) in answers {
         assert_eq!(status, 200, "{path} after Postgres returned");
     }
+}
+
+/// The issue-53 outage: Postgres gone for longer than a key look-up is reused, with more
+/// requests than the anonymous quota allows in a minute from the one client address. Keys in
+/// use keep working from their last known state: cached answers and call statistics stay 200,
+/// never a 429; what needs the portal's data, and keys not seen before the cut, get 503 with
+/// `Retry-After`, which counts against no quota; all of it answers again once Postgres is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_postgres_cut_keys_in_use_get_no_429_their_cached_answers_stay_200_and_the_rest_503() {
+    let Some((db, key, proxy, store)) = behind_a_proxy().await else {
+        return;
+    };
+    let url = db.url().to_owned();
+    let unused_key = tokio::task::spawn_blocking(move || issue_key(&url, "unused"))
+        .await
+        .unwrap();
+    let guessed_key = format!("cs_{}", "A".repeat(43));
+    let service = start_with(
+        store,
+        Upstream::Synthetic(Generator::default()),
+        |service| {
+            service.cache_max_bytes = 16 << 20;
+            service.anon_rate_limit = DEFAULT_ANON_RATE_LIMIT;
+        },
+    );
+    let client = client();
+    let base = &service.base;
+    let cached = [
+        "/api/v1/operators",
+        "/api/v1/kpi/months",
+        "/api/v1/scripts/stats",
+        "/api/v1/calls/summary?start=2026-11-20",
+    ];
+    for path in cached {
+        assert_eq!(see(&client, base, path, &key).await.status, 200, "{path}");
+    }
+
+    proxy.cut();
+    let cut_at = Instant::now();
+    let needs_the_portal = [
+        "/api/v1/schedule?month=2026-11",
+        "/api/v1/kpi/2026-10",
+        "/api/v1/scripts/stats?limit=3",
+    ];
+    let anonymous = u64::from(DEFAULT_ANON_RATE_LIMIT);
+    let (mut rounds, mut unchecked) = (0_u32, 0_u64);
+    // Past the key look-up's reuse, and twice the anonymous quota in requests whose key could
+    // not be checked (so that one UTC minute holds more than the quota, wherever it turns).
+    while cut_at.elapsed() < MAX_KEY_CACHE_TTL + Duration::from_secs(2)
+        || unchecked <= 2 * anonymous
+    {
+        rounds += 1;
+        for path in cached {
+            let seen = see(&client, base, path, &key).await;
+            assert_eq!(
+                (seen.status, seen.cache.as_deref()),
+                (200, Some("HIT")),
+                "{path}, round {rounds}: {seen:?}"
+            );
+        }
+        let fresh = format!("/api/v1/calls/summary?start=2026-10-{:02}", 1 + rounds % 28);
+        let seen = see(&client, base, &fresh, &key).await;
+        assert_eq!(
+            seen.status, 200,
+            "call statistics need no portal data: {seen:?}"
+        );
+        for (path, asking) in needs_the_portal.iter().map(|path| (*path, &key)).chain([
+            ("/api/v1/operators", &unused_key),
+            ("/api/v1/operators", &guessed_key),
+        ]) {
+            let seen = see(&client, base, path, asking).await;
+            assert_eq!(
+                (seen.status, seen.retry_after.as_deref(), seen.body.as_str()),
+                (503, Some("5"), r#"{"error":"portal database unavailable"}"#),
+                "{path}, round {rounds}"
+            );
+            if asking != &key {
+                unchecked += 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    proxy.restore();
+    eventually(
+        &client,
+        base,
+        needs_the_portal[0],
+        &key,
+        200,
+        Duration::from_secs(10),
+    )
+    .await;
+    for path in needs_the_portal {
+        assert_eq!(see(&client, base, path, &key).await.status, 200, "{path}");
+    }
+    assert_eq!(
+        see(&client, base, "/api/v1/operators", &unused_key)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        see(&client, base, "/api/v1/operators", &guessed_key)
+            .await
+            .status,
+        401,
+        "a guess is a bad key again, and the outage spent none of the address's quota"
+    );
 }
 
 /// Runs the futures concurrently on the runtime and collects their outputs in order.

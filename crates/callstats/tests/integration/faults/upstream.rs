@@ -12,7 +12,7 @@ use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::faults::harness::{
-    FETCH_DEADLINE, Proxy, client, eventually, get, seeded_sqlite, short_upstream, start,
+    FETCH_DEADLINE, Proxy, client, eventually, get, see, seeded_sqlite, short_upstream, start,
 };
 use crate::support::demo::Demo;
 
@@ -150,6 +150,32 @@ async fn an_upstream_that_goes_down_and_returns_is_used_again_without_a_restart(
         Duration::from_secs(5),
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_503_of_a_failing_upstream_says_when_to_ask_again_the_open_breaker_its_period_left() {
+    let (db, key) = seeded_sqlite().await;
+    let sim = spawn_sim(SimOptions::default()).unwrap();
+    let proxy = Proxy::start(sim.address()).await;
+    let mut upstream = short_upstream(format!("http://{}", proxy.address));
+    // Long enough that no probe goes through while the test asks.
+    upstream.breaker_open_for = Duration::from_secs(60);
+    let service = start(db.store(Access::ReadOnly), Upstream::Http(upstream));
+    let client = client();
+    proxy.cut();
+    let mut retry_after = Vec::new();
+    for day in 3..9 {
+        let path = format!("/api/v1/calls/summary?start=2026-11-0{day}");
+        let seen = see(&client, &service.base, &path, &key).await;
+        assert_eq!(seen.status, 503, "{path}");
+        retry_after.push(seen.retry_after.unwrap().parse::<u32>().unwrap());
+    }
+    // Three failed fetches open the breaker (`short_upstream`); it then refuses at once.
+    assert_eq!(retry_after[..3], [10, 10, 10], "{retry_after:?}");
+    assert!(
+        retry_after[3..].iter().all(|secs| (50..=60).contains(secs)),
+        "the breaker's open period left: {retry_after:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
