@@ -192,9 +192,10 @@ pub fn run(options: &Options) -> Result<()> {
         "the client's address named by the front: two addresses, two anonymous quotas",
         || front_names_the_client(&compose),
     );
+    let summary = format!("/api/v1/calls/summary?start={yesterday}");
     let paths = [
         "/api/v1/operators".to_owned(),
-        format!("/api/v1/calls/summary?start={yesterday}"),
+        summary.clone(),
         "/api/v1/ping".to_owned(),
     ];
     let all_200 = |statuses: &BTreeMap<u16, u32>| statuses.keys().all(|s| *s == 200);
@@ -249,7 +250,7 @@ pub fn run(options: &Options) -> Result<()> {
     });
     journey.step(
         "Postgres stopped 60 s under load: no 429, cached 200, uncached 503 with Retry-After",
-        || postgres_stopped(&compose, &agent, &key),
+        || postgres_stopped(&compose, &agent, &key, &summary),
     );
     journey.step(
         "both replicas stopped, then started: nginx's 503s, and after they answer again",
@@ -1149,14 +1150,18 @@ fn under_load(
 }
 
 /// Postgres stopped for 60 s under a request loop, as docs/operations.md's table says: an answer
-/// cached just before and the key seen just before keep answering 200; an answer that needs
-/// the database is 503 `portal database unavailable` with `Retry-After`; never a 429 (a valid
-/// key is never counted against the anonymous quota). `/readyz` says why meanwhile, and the
-/// service answers again once Postgres is back.
-fn postgres_stopped(compose: &Compose, agent: &ureq::Agent, key: &str) -> Result<String> {
+/// cached just before (call statistics, kept 10 minutes) and the key seen just before keep
+/// answering 200; an answer that needs the database is 503 `portal database unavailable` with
+/// `Retry-After`; never a 429 (a key that could not be checked counts against no quota).
+/// `/readyz` says why meanwhile, and the service answers again once Postgres is back.
+fn postgres_stopped(
+    compose: &Compose,
+    agent: &ureq::Agent,
+    key: &str,
+    cached: &str,
+) -> Result<String> {
     const OUTAGE: Duration = Duration::from_secs(60);
     // Both replicas have looked the key up and the answer is cached, just before the stop.
-    let cached = "/api/v1/operators";
     for _ in 0..4 {
         ask(agent, cached, key)?;
     }
