@@ -707,7 +707,7 @@ async fn a_day_whose_answer_was_unusable_rests_before_it_is_asked_again() {
         "{chain}"
     );
     assert_eq!((platform.fetches(), again.paid_so_far()), (fetches, 0));
-    let rest = err.retry_after().unwrap();
+    let rest = err.retry_in.unwrap();
     assert!(
         rest > Duration::ZERO && rest <= Duration::from_millis(300),
         "a partner may ask again once the rest is over: {rest:?}"

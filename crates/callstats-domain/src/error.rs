@@ -105,7 +105,7 @@ impl DomainError {
             Self::UpstreamBusy { retry_after_secs } => Some(*retry_after_secs),
             Self::UpstreamUnavailable(cause) => Some(
                 cause
-                    .retry_after()
+                    .retry_in
                     .map_or(UPSTREAM_RETRY_AFTER_SECS, whole_seconds),
             ),
             Self::StoreUnavailable(_) => Some(STORE_RETRY_AFTER_SECS),
@@ -150,6 +150,8 @@ pub fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::ports::{StoreError, UpstreamError};
 
@@ -198,9 +200,9 @@ mod tests {
     }
 
     #[test]
-    fn an_upstream_503_asks_again_when_the_adapter_or_the_upstream_says_else_in_ten_seconds() {
+    fn an_upstream_503_asks_again_when_the_adapter_says_else_in_ten_seconds() {
         let retry = |err: UpstreamError| DomainError::from(err).retry_after_secs();
-        let second = std::time::Duration::from_secs(1);
+        let second = Duration::from_secs(1);
         assert_eq!(retry(UpstreamError::new("timed out")), Some(10));
         assert_eq!(
             retry(UpstreamError::new("circuit open").with_retry_in(second * 29 / 10)),
@@ -208,15 +210,10 @@ mod tests {
             "rounded up"
         );
         assert_eq!(
-            retry(UpstreamError::throttled("429", Some(second * 4))),
-            Some(4)
-        );
-        assert_eq!(
-            retry(UpstreamError::throttled("429", Some(second * 4)).with_retry_in(second / 10)),
+            retry(UpstreamError::new("probe in flight").with_retry_in(Duration::ZERO)),
             Some(1),
-            "the adapter's estimate first, at least a second"
+            "at least a second"
         );
-        assert_eq!(retry(UpstreamError::throttled("429", None)), Some(10));
     }
 
     #[test]

@@ -131,22 +131,6 @@ impl UpstreamError {
         self
     }
 
-    /// When asking again may succeed, if anyone knows: the adapter's estimate, else the wait
-    /// the upstream itself asked for.
-    #[must_use]
-    pub const fn retry_after(&self) -> Option<Duration> {
-        match (self.retry_in, self.kind) {
-            (Some(wait), _)
-            | (
-                None,
-                UpstreamFailure::Backpressure {
-                    retry_after: Some(wait),
-                },
-            ) => Some(wait),
-            _ => None,
-        }
-    }
-
     /// The same, caused by `source`.
     #[must_use]
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {

@@ -46,10 +46,9 @@ pub struct KeyCache {
     inner: Arc<dyn KeyStore>,
     ttl: Duration,
     known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
-    /// Every key read within `last_known_for`, as read: kept apart from `known`, whose stale
-    /// entries make way for the next look-up.
+    /// Every key read within [`LAST_KNOWN_KEY_FOR`], as read: kept apart from `known`, whose
+    /// stale entries make way for the next look-up.
     last_known: Cache<[u8; 32], Expiring<ApiKeyRecord>>,
-    last_known_for: Duration,
     unknown: Cache<[u8; 32], Expiring<()>>,
     /// Every key's digest, and when they were read.
     digests: std::sync::Mutex<Option<Expiring<Digests>>>,
@@ -75,7 +74,6 @@ impl KeyCache {
             ttl: ttl.min(MAX_KEY_CACHE_TTL),
             known: Cache::new(KNOWN_KEYS),
             last_known: Cache::new(KNOWN_KEYS),
-            last_known_for: LAST_KNOWN_KEY_FOR,
             unknown: Cache::new(UNKNOWN_KEYS),
             digests: std::sync::Mutex::new(None),
             reading_digests: tokio::sync::Mutex::new(()),
@@ -163,7 +161,7 @@ impl KeyStore for KeyCache {
             match &found {
                 Some(record) => {
                     self.last_known
-                        .insert(digest.0, Expiring::new(record.clone(), self.last_known_for));
+                        .insert(digest.0, Expiring::new(record.clone(), LAST_KNOWN_KEY_FOR));
                     let _ = guard.insert(Expiring::new(record.clone(), self.ttl));
                 }
                 None => {

@@ -492,7 +492,7 @@ async fn the_breaker_opens_after_repeated_failures_and_lets_a_probe_through_late
     platform.calls(day).await.unwrap_err();
     let refused = platform.calls(day).await.unwrap_err();
     assert!(refused.reason.contains("circuit open"), "{refused}");
-    let retry_in = refused.retry_after().unwrap();
+    let retry_in = refused.retry_in.unwrap();
     assert!(
         retry_in > Duration::ZERO && retry_in <= Duration::from_millis(300),
         "when the breaker lets a probe through: {retry_in:?}"

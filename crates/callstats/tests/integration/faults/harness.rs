@@ -127,18 +127,10 @@ pub fn client() -> reqwest::Client {
         .unwrap()
 }
 
-/// GET with the key: status, and how long it took.
+/// GET with the key: status, and how long it took (the body read too).
 pub async fn get(client: &reqwest::Client, base: &str, path: &str, key: &str) -> (u16, Duration) {
     let started = Instant::now();
-    let response = client
-        .get(format!("{base}{path}"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap_or_else(|err| panic!("{path}: {err}"));
-    let status = response.status().as_u16();
-    // The body is read so the connection goes back to the pool.
-    let _ = response.bytes().await;
+    let status = see(client, base, path, key).await.status;
     (status, started.elapsed())
 }
 
@@ -151,7 +143,8 @@ pub struct Seen {
     pub body: String,
 }
 
-/// GET with the key: what the client sees.
+/// GET with the key: what the client sees (the body read, so the connection goes back to the
+/// pool).
 pub async fn see(client: &reqwest::Client, base: &str, path: &str, key: &str) -> Seen {
     let response = client
         .get(format!("{base}{path}"))
@@ -174,7 +167,7 @@ pub async fn see(client: &reqwest::Client, base: &str, path: &str, key: &str) ->
         status,
         retry_after,
         cache,
-        body: response.text().await.unwrap(),
+        body: response.text().await.unwrap_or_default(),
     }
 }
 
