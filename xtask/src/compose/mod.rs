@@ -1248,16 +1248,23 @@ fn front_names_the_client(compose: &Compose) -> Result<String> {
             *seen.entry(status).or_insert(0_usize) += 1;
         }
     }
-    let logs = compose.output(&["logs", "--no-color", "lb"])?;
-    let logs = String::from_utf8_lossy(&logs.stdout).into_owned();
+    // Docker copies nginx's output into its log a moment later: the last lines may take a while.
+    let mut logged = vec![0; clients.len()];
+    let _ = wait_until(Duration::from_secs(10), || {
+        let logs = compose.output(&["logs", "--no-color", "lb"])?;
+        let logs = String::from_utf8_lossy(&logs.stdout).into_owned();
+        for (client, count) in clients.iter().zip(&mut logged) {
+            *count = logs
+                .matches(&format!("\"remote_addr\":\"{client}\""))
+                .count();
+        }
+        Ok(logged.iter().all(|count| *count > ANON_QUOTA))
+    });
     let mut outcome = Vec::new();
-    for (client, seen) in clients.iter().zip(&statuses) {
-        let logged = logs
-            .matches(&format!("\"remote_addr\":\"{client}\""))
-            .count();
+    for ((client, seen), logged) in clients.iter().zip(&statuses).zip(&logged) {
         outcome.push(format!("{client}: {seen:?}, {logged} lines in nginx's log"));
         let expected = BTreeMap::from([(401, ANON_QUOTA), (429, 1)]);
-        if *seen != expected || logged != ANON_QUOTA + 1 {
+        if *seen != expected || *logged != ANON_QUOTA + 1 {
             bail!("{}", outcome.join("; "));
         }
     }
