@@ -30,12 +30,16 @@ enum Task {
     /// Regenerate docs/openapi.json from the code
     Openapi,
     /// The ops journey of docs/operations.md on a real Docker engine with docker-compose.yml as
-    /// shipped: the image built (classic builder and BuildKit), `--profile demo` up, a key
-    /// issued, every endpoint through nginx, a HIT from the other replica, api1 stopped under
-    /// load, nginx restarted without api1, Redis restarted, Postgres stopped, down and up,
-    /// Prometheus's targets and rules, SIGTERM with a request in flight; each step's outcome
-    /// and time as markdown. Never pulls: `--stand-ins` builds the registry images it needs from
-    /// Debian's packages
+    /// shipped: the image built (classic builder and BuildKit), then the compose commands of
+    /// README.md and docs/operations.md run as written (the demo up, a key, nginx reloaded, a
+    /// replica started, the status, Prometheus up), and the drills between them: every endpoint
+    /// through nginx, a HIT from the other replica, the client's address named by the front,
+    /// api1 stopped and killed under load, nginx restarted and reloaded, Redis restarted,
+    /// Postgres stopped 60 s, both replicas stopped and started, down and up, Prometheus's
+    /// targets and rules, SIGTERM with a request in flight, a replica without the platform's
+    /// URL, the log bounds; each step's outcome, counts and time as markdown. Never pulls:
+    /// `--stand-ins` builds the registry images it needs from Debian's packages first
+    /// (`--stand-ins-only`: those alone)
     Compose(compose::Options),
     /// Fuzz `callstats demo` against its OpenAPI document (every check; keys of every scope,
     /// only kpi:aggregate, and none); installs schemathesis into a virtual environment under

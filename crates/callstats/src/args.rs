@@ -635,22 +635,25 @@ pub struct PlatformArgs {
 }
 
 impl PlatformArgs {
-    /// The HTTP adapter's configuration, or `None` when no upstream URL is set. A URL or token
-    /// the adapter would refuse is a configuration error (exit 2), its URL shown redacted.
+    /// The HTTP adapter's configuration, or `None` when no upstream URL is set. An empty URL or
+    /// token counts as unset: docker-compose.yml passes `${VAR:-}`, an empty string, for a
+    /// variable its `.env` does not set. A URL or token the adapter would refuse is a
+    /// configuration error (exit 2), its URL shown redacted.
     pub fn http_config(&self) -> Result<Option<HttpPlatformConfig>, Failure> {
-        let Some(url) = &self.call_platform_url else {
+        let Some(url) = self
+            .call_platform_url
+            .as_ref()
+            .map(|url| url.expose().trim())
+            .filter(|url| !url.is_empty())
+        else {
             return Ok(None);
         };
-        if url.expose().trim().is_empty() {
-            return Err(Failure::config(anyhow!(
-                "CALLSTATS_CALL_PLATFORM_URL is empty"
-            )));
-        }
         let config = HttpPlatformConfig {
-            base_url: url.expose().to_owned(),
+            base_url: url.to_owned(),
             token: self
                 .call_platform_token
                 .as_ref()
+                .filter(|token| !token.expose().trim().is_empty())
                 .map(|token| BearerToken::new(token.expose())),
             connect_timeout: self.call_platform_connect_timeout_ms.0,
             request_timeout: self.call_platform_request_timeout_ms.0,

@@ -158,7 +158,7 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             ],
         ),
         503 if calls => (
-            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
                 ("upstream", message(upstream_unavailable())),
                 (
@@ -178,14 +178,14 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             ],
         ),
         503 if endpoint.is_some() => (
-            "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (without the rate-limit and cache headers).",
+            "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
                 ("database", message(store_unavailable())),
                 ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
             ],
         ),
         503 => (
-            "From the reverse proxy: no replica could be reached (without the rate-limit and cache headers).",
+            "From the reverse proxy: no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![("from the proxy", json!({ "error": PROXY_NO_REPLICA }))],
         ),
         _ => (
@@ -237,7 +237,7 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             .schema_type(Type::Integer)
             .minimum(Some(1))
     };
-    let from_the_proxy = "The reverse proxy's own 503 (no replica reachable) carries one too.";
+    let from_the_proxy = "The reverse proxy's own 503 (no replica reachable) carries one too: 5.";
     let retry_after = match status {
         429 if calls => Some((
             "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).".to_owned(),

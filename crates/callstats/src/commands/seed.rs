@@ -1,14 +1,15 @@
-//! `callstats seed --demo [--seed N] [--replace]` / `callstats seed --file PATH [--replace]`:
-//! load portal data (not keys) in one transaction; a database that already holds portal data
-//! is replaced only with `--replace`. The fixture is read and checked before the database is
+//! `callstats seed --demo [--seed N] [--replace | --if-empty]` / `callstats seed --file PATH
+//! [--replace | --if-empty]`: load portal data (not keys) in one transaction; a database that
+//! already holds portal data is replaced only with `--replace`, and left as it is with exit 0
+//! with `--if-empty`. The fixture is read and checked before the database is
 //! touched, so a bad file changes nothing.
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use callstats_domain::calendar::Day;
-use callstats_store::Existing;
 use callstats_store::fixture::ValidFixture;
+use callstats_store::{Existing, SeedError};
 use clap::{ArgGroup, Args};
 
 use crate::args::DatabaseArgs;
@@ -40,6 +41,11 @@ pub struct SeedArgs {
     /// unchanged (exit code 1).
     #[arg(long)]
     pub replace: bool,
+
+    /// Load only into a database without portal data; one that holds some is left unchanged
+    /// and the command exits 0 (for a one-shot step that runs at every start).
+    #[arg(long, conflicts_with = "replace")]
+    pub if_empty: bool,
 
     #[command(flatten)]
     pub database: DatabaseArgs,
@@ -73,10 +79,18 @@ pub async fn run(args: SeedArgs) -> Result<(), Failure> {
     } else {
         Existing::Refuse
     };
-    store
-        .seed(&fixture, existing)
-        .await
-        .with_context(|| format!("seeding {} failed; the database is unchanged", store.url()))?;
+    match store.seed(&fixture, existing).await {
+        Err(SeedError::HoldsData) if args.if_empty => {
+            eprintln!(
+                "{} already holds portal data: left as it is (--if-empty)",
+                store.url()
+            );
+            return Ok(());
+        }
+        outcome => outcome.with_context(|| {
+            format!("seeding {} failed; the database is unchanged", store.url())
+        })?,
+    }
     eprintln!(
         "seeded {} with the {what}: {}",
         store.url(),

@@ -1,6 +1,7 @@
 //! `callstats serve`: the production server. It refuses to start (exit 2) without an upstream
-//! call platform, without its SQLite file (it never creates one), with migrations pending
-//! unless `--migrate` is given, or with persistence on over a SQLite file it cannot write.
+//! call platform (an empty URL counts as none), without its SQLite file (it never creates
+//! one), with migrations pending unless `--migrate` is given, or with persistence on over a
+//! SQLite file it cannot write; it warns at start when no upstream token is set.
 
 use anyhow::anyhow;
 use callstats_domain::error::cause_chain;
@@ -29,9 +30,16 @@ pub struct ServeArgs {
 pub async fn run(args: ServeArgs) -> Result<(), Failure> {
     let upstream = args.service.platform.http_config()?.ok_or_else(|| {
         Failure::config(anyhow!(
-            "CALLSTATS_CALL_PLATFORM_URL (--call-platform-url) is required: the address of the upstream call platform"
+            "CALLSTATS_CALL_PLATFORM_URL (--call-platform-url) is required (it is unset or empty): the address of the upstream call platform"
         ))
     })?;
+    // Not required (a platform inside the network may want none), but a production platform
+    // that does would refuse every fetch: said once, at start, where the operator looks.
+    if upstream.token.is_none() {
+        tracing::warn!(
+            "CALLSTATS_CALL_PLATFORM_TOKEN is unset or empty: requests to the call platform carry no Authorization header"
+        );
+    }
     let admin = args.database.open_existing(Access::ReadWrite)?;
     if admin.read_only_file() {
         if args.service.call_day_persist {

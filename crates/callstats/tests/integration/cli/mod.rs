@@ -171,6 +171,17 @@ backend_tests! {
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
+    async fn seed_if_empty_loads_an_empty_database_and_leaves_one_holding_data_with_exit_0(db: &TestDatabase) {
+        let first = callstats(db, &["seed", "--demo", "--anchor", "2026-11-21", "--if-empty"]);
+        assert_exit(&first, 0);
+        assert!(stderr(&first).contains("seeded"), "{}", stderr(&first));
+        let before = portal_state(db).await;
+        let again = callstats(db, &["seed", "--demo", "--seed", "9", "--if-empty"]);
+        assert_exit(&again, 0);
+        assert!(stderr(&again).contains("already holds portal data: left as it is"), "{}", stderr(&again));
+        assert_eq!(portal_state(db).await, before);
+    }
+
     async fn seed_file_with_a_bad_fixture_exits_1_naming_the_path_and_changes_nothing(db: &TestDatabase) {
         assert_exit(&callstats(db, &["seed", "--demo", "--anchor", "2026-11-21"]), 0);
         let before = portal_state(db).await;
@@ -280,11 +291,12 @@ fn a_database_url_that_cannot_work_exits_2() {
 }
 
 #[test]
-fn seed_needs_exactly_one_source() {
+fn seed_needs_exactly_one_source_and_one_way_with_data_held() {
     for args in [
         &["seed"][..],
         &["seed", "--demo", "--file", "x.json"],
         &["seed", "--file", "x.json", "--seed", "3"],
+        &["seed", "--demo", "--replace", "--if-empty"],
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
             .args(args)

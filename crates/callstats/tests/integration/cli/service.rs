@@ -126,17 +126,63 @@ pub(super) async fn wait_healthy(address: &str, child: &mut Child, dir: &Path) {
 #[test]
 fn serve_without_a_call_platform_url_exits_2_saying_which_setting() {
     let dir = work_dir("no-upstream");
-    let output = command(&dir, &["serve", "--bind", &free_address()])
+    // Unset, and empty as docker-compose.yml passes a variable its .env does not set.
+    for url in [None, Some(""), Some("  ")] {
+        let mut command = command(&dir, &["serve", "--bind", &free_address()]);
+        command.env("CALLSTATS_DATABASE_URL", "sqlite://portal.db");
+        if let Some(url) = url {
+            command.env("CALLSTATS_CALL_PLATFORM_URL", url);
+        }
+        let output = command.output().unwrap();
+        assert_exit(&output, 2);
+        let message = stderr(&output);
+        assert!(
+            message.contains("CALLSTATS_CALL_PLATFORM_URL") && message.contains("required"),
+            "{url:?}: {message}"
+        );
+        assert!(stdout(&output).is_empty());
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_without_an_upstream_token_warns_at_start_and_serves() {
+    const WARNING: &str = "CALLSTATS_CALL_PLATFORM_TOKEN is unset or empty";
+    let dir = work_dir("no-token");
+    // `serve` never creates its SQLite file: `migrate` does, as ops would.
+    let migrated = command(&dir, &["migrate"])
         .env("CALLSTATS_DATABASE_URL", "sqlite://portal.db")
         .output()
         .unwrap();
-    assert_exit(&output, 2);
-    let message = stderr(&output);
-    assert!(
-        message.contains("CALLSTATS_CALL_PLATFORM_URL") && message.contains("required"),
-        "{message}"
-    );
-    assert!(stdout(&output).is_empty());
+    assert!(migrated.status.success(), "{migrated:?}");
+    for (token, warned) in [("", true), ("tok-55", false)] {
+        let address = free_address();
+        let mut child = spawn(
+            {
+                let mut command = command(
+                    &dir,
+                    &["serve", "--migrate", "--bind", &address, "--workers", "1"],
+                );
+                command
+                    .env("CALLSTATS_DATABASE_URL", "sqlite://portal.db")
+                    .env("CALLSTATS_CALL_PLATFORM_URL", "http://127.0.0.1:9")
+                    .env("CALLSTATS_CALL_PLATFORM_TOKEN", token);
+                command
+            },
+            &dir,
+        );
+        wait_healthy(&address, &mut child, &dir).await;
+        terminate(&child);
+        let status = wait_exit(&mut child, Duration::from_secs(30), &dir);
+        assert_eq!(status.code(), Some(0), "logs:\n{}", logs(&dir));
+        let logs = logs(&dir);
+        assert_eq!(
+            logs.matches(WARNING).count(),
+            usize::from(warned),
+            "token {token:?}:\n{logs}"
+        );
+        assert!(!logs.contains("tok-55"), "{logs}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 

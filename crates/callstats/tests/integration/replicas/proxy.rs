@@ -2,15 +2,16 @@
 //! of two replicas on loopback (its `replicas.conf` and `listen.conf` written for them). What
 //! happens before a request exists is nginx's to answer (docs/operations.md, "The reverse
 //! proxy"): JSON for malformed and oversized heads and bodies, for requests in flight over the
-//! per-client bound and for replicas it cannot reach; a trickled head cut, `/metrics` and
-//! `/readyz` not offered, no retry of a replica's 503, and the client's address, not one a
-//! client wrote, in `X-Forwarded-For`.
+//! per-client bound and for replicas it cannot reach (with `Retry-After`); a trickled head cut,
+//! `/metrics` and `/readyz` not offered, no retry of a replica's 503, nginx's own status and
+//! health on a listener of its own, and the client's address in `X-Forwarded-For`: the peer's,
+//! or the one the trusted front proxy wrote (real-ip.conf), never one a client wrote.
 //!
 //! Needs `nginx` (`apt-get install nginx`); skips without it unless
 //! `CALLSTATS_TEST_REQUIRE_SERVICES=1`.
 
 use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,11 +23,16 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::replicas::{Replica, admin, key, redis_settings};
 
+/// The front proxy's address in the tests' real-ip.conf: a client connecting from it may name
+/// the client in `X-Forwarded-For` (Linux routes all of 127.0.0.0/8 to loopback).
+const FRONT: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 5);
+
 /// nginx running the shipped configuration in a directory of its own; stopped when dropped.
 struct Nginx {
     child: Child,
     dir: PathBuf,
     port: u16,
+    status_port: u16,
 }
 
 impl Drop for Nginx {
@@ -47,6 +53,11 @@ fn nginx_program() -> Option<PathBuf> {
 impl Nginx {
     /// nginx in front of `replicas` (`http://127.0.0.1:PORT`), or `None` (skip) without it.
     fn start(name: &str, replicas: &[&str]) -> Option<Self> {
+        Self::start_with(name, replicas, str::to_owned)
+    }
+
+    /// [`Nginx::start`], with `adjust` changing the shipped `server` parameters first.
+    fn start_with(name: &str, replicas: &[&str], adjust: impl Fn(&str) -> String) -> Option<Self> {
         let Some(program) = nginx_program() else {
             assert!(
                 !services_required(),
@@ -66,7 +77,7 @@ impl Nginx {
             .lines()
             .find_map(|line| line.strip_prefix("server "))
             .and_then(|server| server.split_once(' '))
-            .map(|(_, parameters)| parameters.to_owned())
+            .map(|(_, parameters)| adjust(parameters))
             .unwrap();
         let servers: String = replicas
             .iter()
@@ -84,14 +95,30 @@ impl Nginx {
             &dir.join("access.log").display().to_string(),
         );
         std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let free_port = || {
+            TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        };
+        let (port, status_port) = (free_port(), free_port());
         std::fs::write(
             dir.join("listen.conf"),
             format!("listen 127.0.0.1:{port};\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("status-listen.conf"),
+            format!("listen 127.0.0.1:{status_port};\n"),
+        )
+        .unwrap();
+        // The shipped file trusts one front address; here the tests' front stands in for it.
+        let real_ip = std::fs::read_to_string(deploy.with_file_name("real-ip.conf")).unwrap();
+        assert_eq!(real_ip.matches("set_real_ip_from ").count(), 1, "{real_ip}");
+        std::fs::write(
+            dir.join("real-ip.conf"),
+            format!("set_real_ip_from {FRONT};\n"),
         )
         .unwrap();
         let child = Command::new(program)
@@ -118,7 +145,12 @@ impl Nginx {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        Some(Self { child, dir, port })
+        Some(Self {
+            child,
+            dir,
+            port,
+            status_port,
+        })
     }
 
     /// The lines of the access log so far, each a JSON object.
@@ -132,7 +164,37 @@ impl Nginx {
 
     /// Sends raw bytes and reads until nginx closes the connection (or 20 s pass).
     fn raw(&self, request: &[u8]) -> (Duration, String) {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        self.raw_to(
+            TcpStream::connect(("127.0.0.1", self.port)).unwrap(),
+            request,
+        )
+    }
+
+    /// [`Nginx::raw`] from the loopback address `from`, as another client (or the front).
+    /// Needs a tokio runtime's context (a `spawn_blocking` closure has one).
+    fn raw_from(&self, from: Ipv4Addr, request: &[u8]) -> (Duration, String) {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind((from, 0).into()).unwrap();
+        let stream = tokio::runtime::Handle::current()
+            .block_on(socket.connect((Ipv4Addr::LOCALHOST, self.port).into()))
+            .unwrap()
+            .into_std()
+            .unwrap();
+        stream.set_nonblocking(false).unwrap();
+        self.raw_to(stream, request)
+    }
+
+    /// GET `path` from nginx's status listener.
+    fn status_listener(&self, path: &str) -> String {
+        let stream = TcpStream::connect(("127.0.0.1", self.status_port)).unwrap();
+        self.raw_to(
+            stream,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .1
+    }
+
+    fn raw_to(&self, mut stream: TcpStream, request: &[u8]) -> (Duration, String) {
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
@@ -490,6 +552,7 @@ async fn nginx_bounds_requests_per_client_and_answers_when_no_replica_can_be_rea
         nginx.raw(b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert_eq!(status(&answer), Some(503), "{answer}");
     assert_eq!(json_error(&answer), "the service is unavailable");
+    assert_eq!(header(&answer, "retry-after"), Some("5"), "{answer}");
     let (_, answer) = nginx.raw(
         b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nAccept: application/problem+json\r\nConnection: close\r\n\r\n",
     );
@@ -501,6 +564,98 @@ async fn nginx_bounds_requests_per_client_and_answers_when_no_replica_can_be_rea
             "the service is unavailable".to_owned()
         )
     );
+    assert_eq!(header(&answer, "retry-after"), Some("5"), "{answer}");
+    // nginx itself is healthy meanwhile, on its status listener, which counts what it handled
+    // (the two 503s, this connection).
+    let health = nginx.status_listener("/healthz");
+    assert_eq!(status(&health), Some(200), "{health}");
+    assert!(health.ends_with("ok\n"), "{health}");
+    let stub = nginx.status_listener("/stub_status");
+    assert_eq!(status(&stub), Some(200), "{stub}");
+    let handled: u64 = stub
+        .lines()
+        .skip_while(|line| !line.starts_with("server accepts handled requests"))
+        .nth(1)
+        .and_then(|counts| counts.split_whitespace().nth(2)?.parse().ok())
+        .unwrap_or_else(|| panic!("{stub}"));
+    assert!(handled >= 3, "{stub}");
+    // The status listener offers nothing else, and the public one does not offer it.
+    assert_eq!(status(&nginx.status_listener("/api/v1/ping")), Some(404));
+    let (_, answer) =
+        nginx.raw(b"GET /stub_status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(status(&answer), Some(503), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_gives_each_client_address_its_own_anonymous_quota_the_front_naming_it() {
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
+    let replica = Replica::start_with(&db, None, &sim.base_url(), |assembly| {
+        assembly.trust_proxy = true;
+        assembly.anon_rate_limit = 3;
+    });
+    let Some(nginx) = Nginx::start("clients", &[&replica.base]) else {
+        return;
+    };
+    tokio::task::spawn_blocking(move || {
+        let ask = |from: Ipv4Addr, forwarded: Option<&str>| {
+            let forwarded = forwarded.map_or(String::new(), |value| {
+                format!("X-Forwarded-For: {value}\r\n")
+            });
+            let (_, answer) = nginx.raw_from(
+                from,
+                format!(
+                    "GET /api/v1/ping HTTP/1.1\r\nHost: x\r\n{forwarded}Connection: close\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            status(&answer)
+        };
+        // Four clients, asked in turn, four requests each: each meets its own quota of 3.
+        // Two connect from their own addresses (one naming another client, which only the front
+        // may do); two are named by the front, one of them after an address the client sent
+        // itself (the front appended the client's; nginx takes the last).
+        let clients: [(Ipv4Addr, Option<&str>, &str); 4] = [
+            (Ipv4Addr::new(127, 0, 0, 2), None, "127.0.0.2"),
+            (
+                Ipv4Addr::new(127, 0, 0, 3),
+                Some("198.51.100.9"),
+                "127.0.0.3",
+            ),
+            (FRONT, Some("198.51.100.1"), "198.51.100.1"),
+            (FRONT, Some("203.0.113.7, 198.51.100.2"), "198.51.100.2"),
+        ];
+        let mut statuses = vec![Vec::new(); clients.len()];
+        for _ in 0..4 {
+            for (client, (from, forwarded, _)) in clients.iter().enumerate() {
+                statuses[client].push(ask(*from, *forwarded));
+            }
+        }
+        for (client, seen) in statuses.iter().enumerate() {
+            assert_eq!(
+                seen,
+                &[Some(401), Some(401), Some(401), Some(429)],
+                "{:?}",
+                clients[client]
+            );
+        }
+        // The access log names each client by the address its quota counted.
+        let log = nginx.access_log();
+        for (_, _, address) in clients {
+            assert_eq!(
+                log.iter()
+                    .filter(|line| line["remote_addr"] == address)
+                    .count(),
+                4,
+                "{address}: {log:?}"
+            );
+        }
+        drop(nginx);
+    })
+    .await
+    .unwrap();
+    replica.stop().await;
+    sim.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -527,7 +682,12 @@ async fn nginx_goes_on_to_the_other_replica_when_one_refuses_or_does_not_accept_
         ("timeout", format!("http://{full_address}")),
         ("refused", closed_base),
     ] {
-        let Some(nginx) = Nginx::start(name, &[&down, &live.base]) else {
+        // The failed replica left alone for longer than the shipped second, so that a slow
+        // machine's four requests all fall within it.
+        let Some(nginx) = Nginx::start_with(name, &[&down, &live.base], |parameters| {
+            assert!(parameters.contains("fail_timeout=1s"), "{parameters}");
+            parameters.replace("fail_timeout=1s", "fail_timeout=60s")
+        }) else {
             return;
         };
         let key = key.clone();

@@ -2,18 +2,26 @@
 //! with docker-compose.yml as shipped, each step held to what that document says.
 //!
 //! Builds the image from the Dockerfile (the classic builder, through Compose, and BuildKit),
-//! brings up `--profile demo` under a project name of its own, issues a key as documented
-//! (`exec -T`), asks every endpoint through nginx, sees a HIT from the other replica, stops
-//! api1 under a request loop (no error), restarts nginx while api1 is stopped (serving),
-//! restarts Redis under load (no 5xx), stops Postgres (the documented answers, then recovery),
-//! takes the deployment down and up again (keys and data kept), runs `--profile observability`'s
-//! Prometheus (both targets up, every rule healthy), and sends SIGTERM to a replica with a
-//! request in flight (200). Prints each step's outcome and time as a markdown table and fails
-//! if any step did not behave as documented.
+//! then runs, under a project name of its own, the compose commands of README.md and
+//! docs/operations.md exactly as written, read from the documents ([`documented`]): the demo
+//! brought up with its `.env`, a key issued, nginx reloaded, a replica started, the status read,
+//! Prometheus brought up. Between them, the drills: every endpoint through nginx, a HIT from the
+//! other replica, the client's address named by the front (two addresses, two anonymous
+//! quotas), api1 stopped under load (no error), nginx restarted while api1 is stopped (serving)
+//! and reloaded under load (no error), api1 killed (it stays down until started), Redis
+//! restarted under load (no 5xx), Postgres stopped 60 s under load (no 429, cached answers 200,
+//! the others 503 with `Retry-After`), both replicas stopped and started (nginx's 503s, and how
+//! soon after the replicas answer again they end), `down` and `up` (keys and data kept,
+//! `demo-data` exit 0), Prometheus (every target up, nginx's exporter too; every rule healthy),
+//! SIGTERM to a replica with a request in flight (200), a replica without the platform's URL
+//! (exit 2, saying why) and every container's log bound. Prints each step's outcome, its counts
+//! and its time as a markdown table and fails if any step did not behave as documented.
 //!
 //! Never pulls: every image docker-compose.yml and the Dockerfile name must be on the machine
 //! already. `--stand-ins` builds them from Debian's packages first (deploy/stand-ins/README.md),
-//! each kept for the next run until its inputs change.
+//! each kept for the next run until its inputs change; `--stand-ins-only` builds them and stops.
+
+mod documented;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash as _, Hasher as _};
@@ -28,6 +36,7 @@ use callstats_domain::calendar::Day;
 
 use crate::process::target_dir;
 use crate::serve::seconds;
+use documented::Documented;
 
 #[derive(Debug, clap::Args)]
 pub struct Options {
@@ -35,6 +44,9 @@ pub struct Options {
     /// packages first (a debootstrap base; kept across runs until their inputs change)
     #[arg(long)]
     pub stand_ins: bool,
+    /// Build the stand-in images (as `--stand-ins`) and stop there
+    #[arg(long, conflicts_with_all = ["no_build", "keep"])]
+    pub stand_ins_only: bool,
     /// Use the `callstats:local` image as it is (built by an earlier run) instead of building it
     #[arg(long)]
     pub no_build: bool,
@@ -43,24 +55,32 @@ pub struct Options {
     pub keep: bool,
 }
 
-/// The compose project the journey runs under, so that it never touches a deployment of the
-/// default name on the same engine.
+/// The compose project the journey runs under (`COMPOSE_PROJECT_NAME`, for the documented
+/// commands too), so that it never touches a deployment of the default name on the same engine.
 const PROJECT: &str = "callstats-journey";
 /// Where docker-compose.yml publishes nginx and Prometheus.
 const LB: &str = "127.0.0.1:8080";
 const PROMETHEUS: &str = "127.0.0.1:9090";
+/// The replicas' own API addresses on the compose network (docker-compose.yml's fixed
+/// addresses), which the host reaches directly.
+const REPLICAS: [&str; 2] = ["172.28.80.11:8080", "172.28.80.12:8080"];
 /// The sim's delay before each answer (`CALLSTATS_SIM_LATENCY_MS`, which docker-compose.yml
 /// passes to it).
 const SIM_LATENCY_MS: &str = "100";
 const ALL_SCOPES: &str = "calls,kpi:aggregate,kpi:detail,operators,scripts";
+/// The anonymous quota of each client address (`CALLSTATS_ANON_RATE_LIMIT`'s default).
+const ANON_QUOTA: usize = 60;
+/// nginx's `Retry-After` on its own 503 (deploy/nginx/nginx.conf).
+const LB_RETRY_AFTER: &str = "5";
 
 /// The images docker-compose.yml and the Dockerfile name, and the stand-in of each
 /// (`deploy/stand-ins/<folder>`); the base `debian:bookworm-slim` is made by debootstrap.
-const STAND_INS: [(&str, &str); 5] = [
+const STAND_INS: [(&str, &str); 6] = [
     ("rust:1.95-slim-bookworm", "rust"),
     ("postgres:16-alpine", "postgres"),
     ("redis:7-alpine", "redis"),
     ("nginx:1.27-alpine", "nginx"),
+    ("nginx/nginx-prometheus-exporter:1.3.0", "nginx-exporter"),
     ("prom/prometheus:v2.53.0", "prometheus"),
 ];
 const BASE: &str = "debian:bookworm-slim";
@@ -71,7 +91,7 @@ pub fn run(options: &Options) -> Result<()> {
         .canonicalize()
         .context("cannot resolve the workspace")?;
     let mut journey = Journey::default();
-    if options.stand_ins {
+    if options.stand_ins || options.stand_ins_only {
         journey.step("stand-in images from Debian's packages", || {
             stand_ins(&workspace)
         });
@@ -94,10 +114,17 @@ pub fn run(options: &Options) -> Result<()> {
             Ok("found".to_owned())
         },
     );
+    if options.stand_ins_only {
+        return journey.finish();
+    }
     let compose = Compose::new(&workspace)?;
+    let dot_env = DotEnv::check(&workspace)?;
     compose.down_with_volumes();
     if options.no_build {
         journey.step("build: skipped (--no-build), the image as it is", || {
+            if !image_exists("callstats:local") {
+                bail!("callstats:local is not on this machine: run once without --no-build");
+            }
             image_facts("callstats:local", &docker_now())
         });
     } else {
@@ -108,22 +135,49 @@ pub fn run(options: &Options) -> Result<()> {
         });
         journey.step("build: BuildKit", || buildkit_build(&workspace));
     }
+    let end = |journey: Journey| {
+        if !options.keep {
+            compose.down_with_volumes();
+            dot_env.remove_if_ours();
+        }
+        journey.finish()
+    };
+    let Some(documented) = journey.step(
+        "the compose commands of README.md and docs/operations.md, each marked",
+        || compose.documented(&workspace),
+    ) else {
+        return end(journey);
+    };
     if journey.failed() {
-        return journey.finish(&compose, options);
+        return end(journey);
     }
-    let up = journey.step("`--profile demo up -d`: both replicas healthy", || {
-        compose.succeed(&["up", "-d"])?;
-        compose.wait_healthy(&["api1", "api2"], Duration::from_secs(120))?;
-        Ok(format!("sim logs JSON: {}", compose.logs_are_json("sim")?))
-    });
+    let up = journey.step(
+        "the demo as documented (`cp deploy/demo.env .env`, `--profile demo up -d`): healthy",
+        || {
+            let ran = documented.run(documented::DEMO_UP)?;
+            compose.wait_healthy(&["api1", "api2", "lb"], Duration::from_secs(120))?;
+            let seeded = compose.exit_code("demo-data", Duration::from_secs(60))?;
+            if seeded != "0" {
+                bail!("demo-data exited {seeded}");
+            }
+            Ok(format!(
+                "{ran}; api1, api2 and lb healthy; demo-data exit 0; sim logs JSON: {}",
+                compose.logs_are_json("sim")?
+            ))
+        },
+    );
     if up.is_none() {
-        return journey.finish(&compose, options);
+        return end(journey);
     }
+    journey.step(
+        "a key as documented (`set -euo pipefail`, `exec -T api1 callstats keys create`, curl)",
+        || documented.run(documented::KEY),
+    );
     let Some(Key(key)) = journey.step(
-        "a key issued as documented (`exec -T api1 callstats keys create`)",
+        "a key for the journey (`exec -T api1 callstats keys create`)",
         || issue_key(&compose, "journey"),
     ) else {
-        return journey.finish(&compose, options);
+        return end(journey);
     };
     let agent = crate::process::agent();
     let today = Day::of(time::OffsetDateTime::now_utc());
@@ -134,22 +188,23 @@ pub fn run(options: &Options) -> Result<()> {
     journey.step("a HIT from the other replica (shared Redis)", || {
         hit_from_the_other_replica(&agent, &key)
     });
+    journey.step(
+        "the client's address named by the front: two addresses, two anonymous quotas",
+        || front_names_the_client(&compose),
+    );
+    let summary = format!("/api/v1/calls/summary?start={yesterday}");
     let paths = [
         "/api/v1/operators".to_owned(),
-        format!("/api/v1/calls/summary?start={yesterday}"),
+        summary.clone(),
         "/api/v1/ping".to_owned(),
     ];
+    let all_200 = |statuses: &BTreeMap<u16, u32>| statuses.keys().all(|s| *s == 200);
     journey.step("`stop api1` under a request loop: no error", || {
-        under_load(
-            &key,
-            &paths,
-            |statuses| statuses.keys().all(|s| *s == 200),
-            || {
-                compose.succeed(&["stop", "api1"])?;
-                std::thread::sleep(Duration::from_secs(4));
-                Ok(())
-            },
-        )
+        under_load(&key, &paths, all_200, || {
+            compose.succeed(&["stop", "api1"])?;
+            std::thread::sleep(Duration::from_secs(4));
+            Ok(())
+        })
     });
     journey.step("lb restarted while api1 is stopped: serving", || {
         compose.succeed(&["restart", "lb"])?;
@@ -162,11 +217,25 @@ pub fn run(options: &Options) -> Result<()> {
         }
         Ok(format!("{statuses:?}"))
     });
-    journey.step("`start api1`: healthy again", || {
-        compose.succeed(&["start", "api1"])?;
+    journey.step(
+        "`nginx -s reload` as documented, under a request loop: no error",
+        || {
+            under_load(&key, &paths, all_200, || {
+                documented.run(documented::RELOAD)?;
+                std::thread::sleep(Duration::from_secs(2));
+                Ok(())
+            })
+        },
+    );
+    journey.step("`start api1` as documented: healthy again", || {
+        let ran = documented.run(documented::START_REPLICA)?;
         compose.wait_healthy(&["api1"], Duration::from_secs(60))?;
-        Ok("healthy".to_owned())
+        Ok(format!("{ran}; healthy"))
     });
+    journey.step(
+        "`docker kill` api1: it stays down; the status and `start` as documented",
+        || killed_replica_stays_down(&compose, &documented),
+    );
     journey.step("`restart redis` under load: no 5xx", || {
         under_load(
             &key,
@@ -180,14 +249,18 @@ pub fn run(options: &Options) -> Result<()> {
         )
     });
     journey.step(
-        "Postgres stopped: the documented answers, then recovery",
-        || postgres_stopped(&compose, &agent, &key),
+        "Postgres stopped 60 s under load: no 429, cached 200, uncached 503 with Retry-After",
+        || postgres_stopped(&compose, &agent, &key, &summary),
+    );
+    journey.step(
+        "both replicas stopped, then started: nginx's 503s, and after they answer again",
+        || both_replicas_return(&compose, &key),
     );
     journey.step("`down`, then `up`: keys and portal data kept", || {
         let before = ask(&agent, "/api/v1/operators", &key)?.json()?;
         compose.succeed(&["down"])?;
         compose.succeed(&["up", "-d"])?;
-        compose.wait_healthy(&["api1", "api2"], Duration::from_secs(120))?;
+        compose.wait_healthy(&["api1", "api2", "lb"], Duration::from_secs(120))?;
         let after = ask(&agent, "/api/v1/operators", &key)?;
         if after.status != 200 {
             bail!("the key issued before `down` answers {}", after.status);
@@ -195,8 +268,12 @@ pub fn run(options: &Options) -> Result<()> {
         if after.json()? != before {
             bail!("the roster changed across `down` and `up`");
         }
+        let seeded = compose.exit_code("demo-data", Duration::from_secs(60))?;
+        if seeded != "0" {
+            bail!("demo-data exited {seeded} beside the data it loaded before");
+        }
         Ok(format!(
-            "the key answers 200; {} operators, as before",
+            "the key answers 200; {} operators, as before; demo-data exit 0, the data left as it is",
             before
                 .pointer("/operators")
                 .and_then(|o| o.as_array())
@@ -204,18 +281,53 @@ pub fn run(options: &Options) -> Result<()> {
         ))
     });
     journey.step(
-        "`--profile observability up -d prometheus`: targets up, rules healthy",
+        "`--profile observability up -d prometheus` as documented: targets up, rules healthy",
         || {
-            compose
-                .with_profile("observability")
-                .succeed(&["up", "-d", "prometheus"])?;
-            prometheus_healthy(&agent)
+            let ran = documented.run(documented::PROMETHEUS_UP)?;
+            Ok(format!("{ran}; {}", prometheus_healthy(&agent)?))
         },
     );
     journey.step("SIGTERM to a replica with a request in flight: 200", || {
         sigterm_in_flight(&compose, &key, today)
     });
-    journey.finish(&compose, options)
+    journey.step(
+        "a replica without the platform's URL: exit 2, saying why",
+        || refuses_without_the_platform(&compose),
+    );
+    journey.step("every container's log bounded", || logs_bounded(&compose));
+    end(journey)
+}
+
+/// `.env` next to docker-compose.yml, which every compose command reads and the documented
+/// demo writes (`cp deploy/demo.env .env`). The journey works beside one that holds the demo's
+/// settings, never beside an operator's own, and removes the one it wrote.
+struct DotEnv {
+    path: PathBuf,
+    ours: bool,
+}
+
+impl DotEnv {
+    fn check(workspace: &Path) -> Result<Self> {
+        let path = workspace.join(".env");
+        let demo = std::fs::read(workspace.join("deploy/demo.env"))
+            .context("cannot read deploy/demo.env")?;
+        let ours = match std::fs::read(&path) {
+            Ok(existing) if existing == demo => false,
+            Ok(_) => bail!(
+                "{} holds other settings than deploy/demo.env, and the journey's documented \
+                 commands would replace it: move it aside first",
+                path.display()
+            ),
+            Err(_) => true,
+        };
+        Ok(Self { path, ours })
+    }
+
+    fn remove_if_ours(&self) {
+        if self.ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The steps walked so far, each with its outcome and time.
@@ -248,10 +360,8 @@ impl Journey {
         self.rows.iter().any(|(_, outcome, _)| outcome.is_err())
     }
 
-    fn finish(self, compose: &Compose, options: &Options) -> Result<()> {
-        if !options.keep {
-            compose.down_with_volumes();
-        }
+    /// Prints the table; an error when a step failed.
+    fn finish(self) -> Result<()> {
         let mut table = String::from(
             "\n`cargo xtask compose`: docker-compose.yml walked as docs/operations.md says\n\n\
              | step | outcome | time |\n|---|---|---:|\n",
@@ -301,7 +411,14 @@ impl StepOutcome for String {
     }
 }
 
-/// docker-compose.yml under the journey's project name, with the demo's settings and profile.
+impl StepOutcome for Documented {
+    fn describe(&self) -> String {
+        self.summary()
+    }
+}
+
+/// docker-compose.yml under the journey's project name, with the demo's profile (and the
+/// settings of the `.env` the documented demo writes).
 struct Compose {
     program: Vec<String>,
     workspace: PathBuf,
@@ -344,22 +461,87 @@ impl Compose {
             .split_first()
             .map_or(("docker-compose", &[][..]), |(p, rest)| (p.as_str(), rest));
         let mut command = Command::new(program);
-        command.args(first).current_dir(&self.workspace).args([
-            "--project-name",
-            PROJECT,
-            "--env-file",
-            "deploy/demo.env",
-        ]);
+        command.args(first).current_dir(&self.workspace);
         for profile in &self.profiles {
             command.args(["--profile", profile]);
         }
-        // The sim a little way off (each page 100 ms), so that a cold request stays in flight
-        // long enough to be interrupted by a signal.
         command
             .args(args)
-            .env("CALLSTATS_SIM_LATENCY_MS", SIM_LATENCY_MS)
+            .envs(Self::environment())
             .stdin(Stdio::null());
         command
+    }
+
+    /// What every compose command of the journey runs with, the documented ones too: the
+    /// project's name, and the sim a little way off (each page 100 ms), so that a cold request
+    /// stays in flight long enough to be interrupted by a signal.
+    fn environment() -> Vec<(&'static str, String)> {
+        vec![
+            ("COMPOSE_PROJECT_NAME", PROJECT.to_owned()),
+            ("CALLSTATS_SIM_LATENCY_MS", SIM_LATENCY_MS.to_owned()),
+        ]
+    }
+
+    /// The documented compose commands, run with `docker compose` as written: where this
+    /// machine has only Compose v1, a `docker` first on their `PATH` sends `docker compose …`
+    /// to `docker-compose` and everything else to the real client.
+    fn documented(&self, workspace: &Path) -> Result<Documented> {
+        let shim = if self.program.len() == 2 {
+            None
+        } else {
+            let real = Command::new("sh")
+                .args(["-c", "command -v docker"])
+                .output()
+                .context("cannot find the docker client")?;
+            let real = String::from_utf8_lossy(&real.stdout).trim().to_owned();
+            if real.is_empty() {
+                bail!("no docker client on the PATH");
+            }
+            let dir = target_dir().join("compose-journey").join("bin");
+            std::fs::create_dir_all(&dir)?;
+            let docker = dir.join("docker");
+            std::fs::write(
+                &docker,
+                format!(
+                    "#!/bin/sh\n# `docker compose` as Compose v1, on a machine without the v2 plugin.\n\
+                     if [ \"$1\" = compose ]; then shift; exec docker-compose \"$@\"; fi\n\
+                     exec {real} \"$@\"\n"
+                ),
+            )?;
+            let mut permissions = std::fs::metadata(&docker)?.permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+            std::fs::set_permissions(&docker, permissions)?;
+            Some(dir)
+        };
+        Documented::read(workspace, shim.as_deref(), Self::environment())
+    }
+
+    /// The exit code of `service`'s one-shot container once it has exited (within `within`).
+    fn exit_code(&self, service: &str, within: Duration) -> Result<String> {
+        let mut code = String::new();
+        wait_until(within, || {
+            // `-a`: Compose v2 lists running containers only without it.
+            let id = self.output(&["ps", "-a", "-q", service])?.stdout;
+            let id = String::from_utf8_lossy(&id).trim().to_owned();
+            let output = Command::new("docker")
+                .args([
+                    "inspect",
+                    "-f",
+                    "{{.State.Status}} {{.State.ExitCode}}",
+                    &id,
+                ])
+                .output()?;
+            let state = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+            Ok(match state.strip_prefix("exited ") {
+                Some(exited) => {
+                    exited.clone_into(&mut code);
+                    true
+                }
+                None => false,
+            })
+        })
+        .with_context(|| format!("{service} did not exit"))?;
+        Ok(code)
     }
 
     fn output(&self, args: &[&str]) -> Result<Output> {
@@ -787,6 +969,7 @@ struct Answer {
     status: u16,
     cache: String,
     request_id: String,
+    retry_after: String,
     body: Vec<u8>,
 }
 
@@ -824,6 +1007,7 @@ fn ask(agent: &ureq::Agent, path: &str, key: &str) -> Result<Answer> {
         status,
         cache: header("x-cache"),
         request_id: header("x-request-id"),
+        retry_after: header("retry-after"),
         body,
     })
 }
@@ -965,28 +1149,41 @@ fn under_load(
     Ok(summary)
 }
 
-fn postgres_stopped(compose: &Compose, agent: &ureq::Agent, key: &str) -> Result<String> {
+/// Postgres stopped for 60 s under a request loop, as docs/operations.md's table says: an answer
+/// cached just before (call statistics, kept 10 minutes) and the key seen just before keep
+/// answering 200; an answer that needs the database is 503 `portal database unavailable` with
+/// `Retry-After`; never a 429 (a key that could not be checked counts against no quota).
+/// `/readyz` says why meanwhile, and the service answers again once Postgres is back.
+fn postgres_stopped(
+    compose: &Compose,
+    agent: &ureq::Agent,
+    key: &str,
+    cached: &str,
+) -> Result<String> {
+    const OUTAGE: Duration = Duration::from_secs(60);
     // Both replicas have looked the key up and the answer is cached, just before the stop.
-    let cached = "/api/v1/operators";
     for _ in 0..4 {
         ask(agent, cached, key)?;
     }
     compose.succeed(&["stop", "postgres"])?;
-    let held = ask(agent, cached, key)?;
-    if held.status != 200 {
-        bail!(
-            "a cached answer with a recently seen key: {} {}",
-            held.status,
-            held.error()
-        );
-    }
-    let uncached = ask(agent, "/api/v1/scripts/stats?limit=3", key)?;
-    if uncached.status != 503 || uncached.error() != "portal database unavailable" {
-        bail!(
-            "an answer that needs the database: {} {}",
-            uncached.status,
-            uncached.error()
-        );
+    let (mut held, mut needing) = (BTreeMap::new(), BTreeMap::new());
+    let mut without_retry_after = 0;
+    let started = Instant::now();
+    // Answers no step asked for before (so never cached), each needing the portal database.
+    let mut limit = 10;
+    while started.elapsed() < OUTAGE {
+        let answer = ask(agent, cached, key).map_or(0, |answer| answer.status);
+        *held.entry(answer).or_insert(0_u32) += 1;
+        limit = if limit >= 60 { 11 } else { limit + 1 };
+        let path = format!("/api/v1/scripts/stats?limit={limit}");
+        let (status, retry_after) = ask(agent, &path, key).map_or((0, false), |answer| {
+            (answer.status, !answer.retry_after.is_empty())
+        });
+        *needing.entry(status).or_insert(0_u32) += 1;
+        if status == 503 && !retry_after {
+            without_retry_after += 1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
     let ready = compose.output(&[
         "exec",
@@ -999,17 +1196,266 @@ fn postgres_stopped(compose: &Compose, agent: &ureq::Agent, key: &str) -> Result
         "http://127.0.0.1:8080/readyz",
     ])?;
     let ready = String::from_utf8_lossy(&ready.stdout).into_owned();
-    if !ready.contains("portal database unreachable") || !ready.ends_with(" 503") {
-        bail!("/readyz while the database is down: {ready}");
-    }
     compose.succeed(&["start", "postgres"])?;
-    let started = Instant::now();
+    let restarted = Instant::now();
     wait_until(Duration::from_secs(60), || {
         Ok(ask(agent, "/api/v1/scripts/stats?limit=3", key)?.status == 200)
     })?;
+    let back = restarted.elapsed();
+    let summary = format!(
+        "{} s down: cached {held:?}; needing the database {needing:?}, {without_retry_after} of \
+         its 503s without Retry-After; 200 again {} after start",
+        OUTAGE.as_secs(),
+        seconds(back)
+    );
+    // A 429 on either would be a valid key held back by the anonymous quota.
+    if held.keys().any(|status| *status != 200)
+        || needing.keys().any(|status| *status != 503)
+        || without_retry_after > 0
+    {
+        bail!("{summary}");
+    }
+    if !ready.contains("portal database unreachable") || !ready.ends_with(" 503") {
+        bail!("{summary}; /readyz while the database was down: {ready}");
+    }
     Ok(format!(
-        "cached 200; uncached 503 `portal database unavailable`; /readyz 503; 200 again {} after start",
-        seconds(started.elapsed())
+        "{summary}; /readyz 503 `portal database unreachable`"
+    ))
+}
+
+/// The journey as the front proxy on the host: through the published port, nginx sees the
+/// compose network's gateway, which deploy/nginx/real-ip.conf trusts to name the client in
+/// `X-Forwarded-For`. Two clients so named, asking in turn without a key, get a quota each (the
+/// 61st request of each is the 429), and nginx's access log names each.
+fn front_names_the_client(compose: &Compose) -> Result<String> {
+    let clients = ["198.51.100.1", "198.51.100.2"];
+    let agent = crate::process::agent();
+    // The quota counts per minute: the requests must fall in one.
+    let second = time::OffsetDateTime::now_utc().second();
+    if second > 40 {
+        std::thread::sleep(Duration::from_secs(u64::from(61 - second)));
+    }
+    let mut statuses = vec![BTreeMap::new(); clients.len()];
+    for _ in 0..=ANON_QUOTA {
+        for (client, seen) in clients.iter().zip(&mut statuses) {
+            let status = agent
+                .get(format!("http://{LB}/api/v1/ping"))
+                .header("X-Forwarded-For", *client)
+                .call()
+                .context("GET /api/v1/ping failed")?
+                .status()
+                .as_u16();
+            *seen.entry(status).or_insert(0_usize) += 1;
+        }
+    }
+    // Docker copies nginx's output into its log a moment later: the last lines may take a while.
+    let mut logged = vec![0; clients.len()];
+    let _ = wait_until(Duration::from_secs(10), || {
+        let logs = compose.output(&["logs", "--no-color", "lb"])?;
+        let logs = String::from_utf8_lossy(&logs.stdout).into_owned();
+        for (client, count) in clients.iter().zip(&mut logged) {
+            *count = logs
+                .matches(&format!("\"remote_addr\":\"{client}\""))
+                .count();
+        }
+        Ok(logged.iter().all(|count| *count > ANON_QUOTA))
+    });
+    let mut outcome = Vec::new();
+    for ((client, seen), logged) in clients.iter().zip(&statuses).zip(&logged) {
+        outcome.push(format!("{client}: {seen:?}, {logged} lines in nginx's log"));
+        let expected = BTreeMap::from([(401, ANON_QUOTA), (429, 1)]);
+        if *seen != expected || *logged != ANON_QUOTA + 1 {
+            bail!("{}", outcome.join("; "));
+        }
+    }
+    Ok(outcome.join("; "))
+}
+
+/// `docker kill` (SIGKILL from outside, as an operator or the OOM killer's reaper would): the
+/// replica stays down, as `restart: unless-stopped` means, and the documented status shows it;
+/// the documented `start` brings it back.
+fn killed_replica_stays_down(compose: &Compose, documented: &Documented) -> Result<String> {
+    let container = compose.container("api1")?;
+    let killed = Command::new("docker").args(["kill", &container]).output()?;
+    if !killed.status.success() {
+        bail!("docker kill failed: {}", tail(&killed.stderr));
+    }
+    std::thread::sleep(Duration::from_secs(5));
+    let state = Command::new("docker")
+        .args([
+            "inspect",
+            "-f",
+            "{{.State.Status}} {{.State.ExitCode}}",
+            &container,
+        ])
+        .output()?;
+    let state = String::from_utf8_lossy(&state.stdout).trim().to_owned();
+    if state != "exited 137" {
+        bail!("5 s after docker kill, api1 is {state:?}, not `exited 137`");
+    }
+    let status = documented.run(documented::STATUS)?;
+    let started = documented.run(documented::START_REPLICA)?;
+    compose.wait_healthy(&["api1"], Duration::from_secs(60))?;
+    Ok(format!(
+        "after 5 s still {state}; status {status}; start {started}; healthy"
+    ))
+}
+
+/// Both replicas stopped under a request loop, then started: nginx answers 503 with
+/// `Retry-After` meanwhile; once both answer `/healthz` on their own addresses (asked from the
+/// host), how many more 503s nginx gives, and how long after: replicas.conf leaves a failed
+/// replica alone for 1 s, so within about that (2 s allowed, for a loaded machine).
+fn both_replicas_return(compose: &Compose, key: &str) -> Result<String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let looping = {
+        let stop = Arc::clone(&stop);
+        let key = key.to_owned();
+        std::thread::spawn(move || {
+            let agent = crate::process::agent();
+            let mut answers = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let sent = Instant::now();
+                let answer = ask(&agent, "/api/v1/ping", &key)
+                    .map_or((0, String::new()), |answer| {
+                        (answer.status, answer.retry_after)
+                    });
+                answers.push((sent, answer));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            answers
+        })
+    };
+    let acted = (|| -> Result<Instant> {
+        compose.succeed(&["stop", "api1", "api2"])?;
+        std::thread::sleep(Duration::from_secs(2));
+        compose.succeed(&["start", "api1", "api2"])?;
+        let direct = crate::process::agent();
+        let mut returned = Instant::now();
+        wait_until(Duration::from_secs(60), || {
+            returned = Instant::now();
+            Ok(REPLICAS.iter().all(|replica| {
+                direct
+                    .get(format!("http://{replica}/healthz"))
+                    .call()
+                    .is_ok_and(|answer| answer.status() == 200)
+            }))
+        })?;
+        std::thread::sleep(Duration::from_secs(3));
+        Ok(returned)
+    })();
+    stop.store(true, Ordering::Relaxed);
+    let answers = looping
+        .join()
+        .map_err(|_| anyhow::anyhow!("the request loop panicked"))?;
+    let returned = acted?;
+    let (before, after): (Vec<_>, Vec<_>) = answers.iter().partition(|(sent, _)| *sent < returned);
+    let unavailable = |answers: &[&(Instant, (u16, String))]| {
+        answers
+            .iter()
+            .filter(|(_, (status, _))| *status == 503)
+            .count()
+    };
+    let while_down = unavailable(&before);
+    let without_retry_after = answers
+        .iter()
+        .filter(|(_, (status, retry_after))| *status == 503 && retry_after != LB_RETRY_AFTER)
+        .count();
+    let others: BTreeMap<u16, usize> = answers
+        .iter()
+        .filter(|(_, (status, _))| ![200, 503].contains(status))
+        .fold(BTreeMap::new(), |mut counts, (_, (status, _))| {
+            *counts.entry(*status).or_insert(0) += 1;
+            counts
+        });
+    let last = after
+        .iter()
+        .filter(|(_, (status, _))| *status == 503)
+        .map(|(sent, _)| sent.saturating_duration_since(returned))
+        .max();
+    let summary = format!(
+        "{} requests; {while_down} × 503 while down (Retry-After: {LB_RETRY_AFTER} on all but \
+         {without_retry_after}); after both answered /healthz: {} × 503{}, then {} × 200; \
+         other statuses {others:?}",
+        answers.len(),
+        unavailable(&after),
+        last.map_or(String::new(), |last| format!(
+            ", the last {} after",
+            seconds(last)
+        )),
+        after
+            .iter()
+            .filter(|(_, (status, _))| *status == 200)
+            .count()
+    );
+    if while_down == 0 || without_retry_after > 0 || !others.is_empty() {
+        bail!("{summary}");
+    }
+    if last.is_some_and(|last| last > Duration::from_secs(2)) {
+        bail!("{summary}");
+    }
+    Ok(summary)
+}
+
+/// A replica started without the platform's URL (empty, as docker-compose.yml passes an unset
+/// one) refuses to start, exit 2, and says which setting, where `docker compose logs` shows it.
+fn refuses_without_the_platform(compose: &Compose) -> Result<String> {
+    let output = compose.output(&[
+        "run",
+        "--rm",
+        "--no-deps",
+        "-T",
+        "-e",
+        "CALLSTATS_CALL_PLATFORM_URL=",
+        "setup",
+        "serve",
+    ])?;
+    let said = [output.stdout, output.stderr].concat();
+    let said = String::from_utf8_lossy(&said);
+    let line = said
+        .lines()
+        .find(|line| line.contains("CALLSTATS_CALL_PLATFORM_URL"))
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    if output.status.code() != Some(2) || !line.contains("required") {
+        bail!("exit {:?}: {}", output.status.code(), tail(said.as_bytes()));
+    }
+    Ok(format!("exit 2: {line}"))
+}
+
+/// Every container of the project logs through json-file with a size bound
+/// (docker-compose.yml's `x-logging`).
+fn logs_bounded(compose: &Compose) -> Result<String> {
+    let ids = compose
+        .with_profile("observability")
+        .output(&["ps", "-a", "-q"])?;
+    let ids = String::from_utf8_lossy(&ids.stdout).into_owned();
+    let mut bounded = Vec::new();
+    for id in ids.split_whitespace() {
+        let config = Command::new("docker")
+            .args([
+                "inspect",
+                "-f",
+                "{{.Name}} {{.HostConfig.LogConfig.Type}} {{index .HostConfig.LogConfig.Config \"max-size\"}} {{index .HostConfig.LogConfig.Config \"max-file\"}}",
+                id,
+            ])
+            .output()?;
+        let config = String::from_utf8_lossy(&config.stdout).trim().to_owned();
+        let mut fields = config.split(' ');
+        let name = fields.next().unwrap_or_default().trim_start_matches('/');
+        if fields.collect::<Vec<_>>() != ["json-file", "10m", "3"] {
+            bail!("{config}: not json-file, 10m, 3");
+        }
+        bounded.push(name.to_owned());
+    }
+    if bounded.len() < 8 {
+        bail!("only {} containers: {bounded:?}", bounded.len());
+    }
+    bounded.sort();
+    Ok(format!(
+        "{} containers, each json-file at most 3 × 10m: {}",
+        bounded.len(),
+        bounded.join(", ")
     ))
 }
 
@@ -1060,7 +1506,13 @@ fn prometheus_healthy(agent: &ureq::Agent) -> Result<String> {
             active.len(),
             rules.len()
         );
-        Ok(active.len() == 2 && up == 2 && !rules.is_empty() && healthy == rules.len())
+        let nginx = get("/api/v1/query?query=nginx_up")?
+            .pointer("/data/result/0/value/1")
+            .and_then(|value| value.as_str())
+            .unwrap_or_default()
+            == "1";
+        outcome.push_str(&format!("; nginx_up {}", u8::from(nginx)));
+        Ok(active.len() == 3 && up == 3 && nginx && !rules.is_empty() && healthy == rules.len())
     })
     .with_context(|| outcome.clone())?;
     Ok(outcome)
