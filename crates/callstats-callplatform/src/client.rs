@@ -482,6 +482,9 @@ impl HttpCallPlatform {
                 .map_err(|refused| FetchError::CircuitOpen {
                     retry_in: refused.retry_in,
                 })?;
+        if permit.is_probe() {
+            tracing::info!("call platform /live circuit half-open: letting one probe through");
+        }
         // The whole read, retries included, within one request's time: figures older than
         // that are no longer live, and the poller asks again within seconds anyway.
         let limit = self.config.request_timeout;

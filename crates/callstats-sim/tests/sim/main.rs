@@ -1,5 +1,5 @@
 //! The sim on port 0, in process: the call-platform adapter against it, and its own contract
-//! checks.
+//! checks; `/live` in [`live`].
 
 // Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
 #![cfg(test)]
@@ -20,6 +20,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
+
+mod live;
 
 const SIM_TOKEN: &str = "sim-token-5b2e";
 
