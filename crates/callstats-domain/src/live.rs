@@ -21,7 +21,7 @@ use crate::ports::UpstreamError;
 use crate::stats::round::round2;
 use crate::tz;
 
-/// The most agents one snapshot may list: three shifts of a 1,000-seat centre fit five times.
+/// The most agents one snapshot may list: the three shifts of the largest centre, with room.
 pub const MAX_LIVE_AGENTS: usize = 5_000;
 /// The most queues one snapshot may list; a centre has tens to hundreds.
 pub const MAX_LIVE_QUEUES: usize = 1_000;

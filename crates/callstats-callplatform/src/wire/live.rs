@@ -19,9 +19,9 @@ use time::OffsetDateTime;
 
 use super::{Text, clip, format_instant, parse_instant};
 
-/// The largest `/live` body accepted. The largest answer the contract allows, 5,000 agents and
-/// 1,000 queues with every name at its longest, takes about 1.3 MB written plainly; the rest
-/// leaves room for indentation, escapes and fields the adapter ignores.
+/// The largest `/live` body accepted: the largest answer the contract allows, every name at its
+/// longest, takes well under half of it written plainly; the rest leaves room for indentation,
+/// escapes and fields the adapter ignores (docs/call-platform.md).
 pub const MAX_LIVE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The answer as the upstream sends it; unknown fields are ignored. Strings borrow from the

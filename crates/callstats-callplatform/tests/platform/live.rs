@@ -315,118 +315,70 @@ async fn failing_day_fetches_leave_live_readable() {
     platform.live().await.unwrap();
 }
 
-/// `good()` with one edit.
-fn edited(edit: impl Fn(&mut Value)) -> Value {
-    let mut body = good();
-    edit(&mut body);
-    body
-}
-
 #[tokio::test]
 async fn an_answer_that_breaks_a_rule_is_unavailable_after_one_request() {
-    let long = "x".repeat(65);
-    let cases: Vec<(&str, Value, &str)> = vec![
+    let long = json!("x".repeat(65));
+    // Each case: the contract's example with the value at a JSON pointer replaced (or, with
+    // `None`, removed), and what the reason names.
+    let cases: [(&str, Option<Value>, &str); 20] = [
+        ("/as_of", Some(json!("2026-11-21 09:15:22")), "as_of"),
+        ("/as_of", Some(Value::Null), "JSON"),
+        ("/agents/0/state", Some(json!("lunch")), "state \"lunch\""),
+        ("/agents/0/state", Some(json!("ON_CALL")), "state"),
+        ("/agents/0/since", Some(json!("09:10")), "since"),
+        ("/queues/1/waiting", Some(json!(-1)), "waiting -1"),
+        ("/queues/1/waiting", Some(json!(0.5)), "JSON"),
         (
-            "as_of not RFC 3339",
-            edited(|b| b["as_of"] = json!("2026-11-21 09:15:22")),
-            "as_of",
-        ),
-        ("as_of null", edited(|b| b["as_of"] = Value::Null), "JSON"),
-        (
-            "an unknown state",
-            edited(|b| b["agents"][0]["state"] = json!("lunch")),
-            "state \"lunch\"",
-        ),
-        (
-            "a state in capitals",
-            edited(|b| b["agents"][0]["state"] = json!("ON_CALL")),
-            "state",
-        ),
-        (
-            "since not RFC 3339",
-            edited(|b| b["agents"][0]["since"] = json!("09:10")),
-            "since",
-        ),
-        (
-            "a negative count",
-            edited(|b| b["queues"][1]["waiting"] = json!(-1)),
-            "waiting -1",
-        ),
-        (
-            "a count that is not whole",
-            edited(|b| b["queues"][1]["waiting"] = json!(0.5)),
-            "JSON",
-        ),
-        (
-            "a wait longer than a day",
-            edited(|b| b["queues"][0]["oldest_wait_seconds"] = json!(86_400.5)),
+            "/queues/0/oldest_wait_seconds",
+            Some(json!(86_400.5)),
             "from 0 to 86400",
         ),
         (
-            "a negative wait",
-            edited(|b| b["queues"][0]["oldest_wait_seconds"] = json!(-0.1)),
+            "/queues/0/oldest_wait_seconds",
+            Some(json!(-0.1)),
             "from 0 to 86400",
         ),
+        ("/queues/0/oldest_wait_seconds", Some(json!("NaN")), "JSON"),
         (
-            "a wait written as text",
-            edited(|b| b["queues"][0]["oldest_wait_seconds"] = json!("NaN")),
-            "JSON",
-        ),
-        (
-            "an oldest wait with nobody waiting",
-            edited(|b| b["queues"][1]["oldest_wait_seconds"] = json!(0.0)),
+            "/queues/1/oldest_wait_seconds",
+            Some(json!(0.0)),
             "exactly when someone waits",
         ),
         (
-            "callers waiting without an oldest wait",
-            edited(|b| b["queues"][0]["oldest_wait_seconds"] = Value::Null),
+            "/queues/0/oldest_wait_seconds",
+            Some(Value::Null),
             "exactly when someone waits",
         ),
+        ("/queues/0/queue", Some(long.clone()), "queue"),
+        ("/queues/0/queue", Some(json!("")), "queue"),
+        ("/agents/1/queue", Some(json!("sa\u{1b}les")), "agents[1]"),
+        ("/agents/0/agent_number", Some(long), "agent_number"),
         (
-            "a queue name over 64 bytes",
-            edited(|b| b["queues"][0]["queue"] = json!(long)),
-            "queue",
-        ),
-        (
-            "an empty queue name",
-            edited(|b| b["queues"][0]["queue"] = json!("")),
-            "queue",
-        ),
-        (
-            "a control character in an agent's queue",
-            edited(|b| b["agents"][1]["queue"] = json!("sa\u{1b}les")),
-            "agents[1]",
-        ),
-        (
-            "an agent number over 64 bytes",
-            edited(|b| b["agents"][0]["agent_number"] = json!(long)),
+            "/agents/0/agent_number",
+            Some(json!("10 1")),
             "agent_number",
         ),
         (
-            "an agent number with a space",
-            edited(|b| b["agents"][0]["agent_number"] = json!("10 1")),
-            "agent_number",
-        ),
-        (
-            "an agent listed twice",
-            edited(|b| b["agents"][1]["agent_number"] = json!("101")),
+            "/agents/1/agent_number",
+            Some(json!("101")),
             "listed more than once",
         ),
         (
-            "a queue listed twice",
-            edited(|b| b["queues"][1]["queue"] = json!("sales")),
+            "/queues/1/queue",
+            Some(json!("sales")),
             "listed more than once",
         ),
-        (
-            "no agents array",
-            edited(|b| {
-                b.as_object_mut().unwrap().remove("agents");
-            }),
-            "JSON",
-        ),
+        ("/agents", None, "JSON"),
     ];
     let server = MockServer::start().await;
-    for (case, body, expected) in cases {
+    for (pointer, value, expected) in cases {
+        let mut body = good();
+        match value {
+            Some(value) => *body.pointer_mut(pointer).unwrap() = value,
+            None => {
+                body.as_object_mut().unwrap().remove(&pointer[1..]);
+            }
+        }
         server.reset().await;
         Mock::given(method("GET"))
             .and(path("/live"))
@@ -434,10 +386,10 @@ async fn an_answer_that_breaks_a_rule_is_unavailable_after_one_request() {
             .mount(&server)
             .await;
         let error = unavailable(read(test_config(server.uri())).await);
-        assert_eq!(error.kind, UpstreamFailure::Unusable, "{case}");
+        assert_eq!(error.kind, UpstreamFailure::Unusable, "{pointer}");
         let chain = cause_chain(&error);
-        assert!(chain.contains(expected), "{case}: {chain}");
-        assert_eq!(live_requests(&server).await, 1, "{case}: not retried");
+        assert!(chain.contains(expected), "{pointer}: {chain}");
+        assert_eq!(live_requests(&server).await, 1, "{pointer}: not retried");
     }
 }
 

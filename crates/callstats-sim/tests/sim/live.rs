@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use callstats_callplatform::{BearerToken, install_crypto_provider};
+use callstats_callplatform::BearerToken;
 use callstats_domain::live::{LiveError, LiveSnapshot};
 use callstats_domain::ports::{CallPlatform, Clock, UpstreamFailure};
 use callstats_domain::testing::{TestClock, tashkent};
@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 
-use super::{SIM_TOKEN, platform, sim_config};
+use super::{SIM_TOKEN, platform, request, sim_config};
 
 /// A Wednesday morning in Tashkent, busy enough for callers to wait.
 fn morning() -> OffsetDateTime {
@@ -27,24 +27,9 @@ fn at(now: OffsetDateTime) -> SimOptions {
     }
 }
 
-/// `GET /live`: status, content type and body bytes.
+/// `GET /live`: the status, the content type and the body's bytes.
 async fn get_live(sim: &RunningSim, token: Option<&str>) -> (u16, Option<String>, Vec<u8>) {
-    install_crypto_provider();
-    let mut request = reqwest::Client::new().get(format!("{}/live", sim.base_url()));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_owned());
-    (
-        status,
-        content_type,
-        response.bytes().await.unwrap().to_vec(),
-    )
+    request(sim, "/live", token).await
 }
 
 async fn read(sim: &RunningSim) -> Result<LiveSnapshot, LiveError> {
