@@ -1,5 +1,6 @@
 //! The HTTP adapter of the call-platform port: pages through the upstream's `/calls`, bounded in
-//! time and attempts, and answers `UpstreamError` for anything it cannot get whole.
+//! time and attempts, and answers `UpstreamError` for anything it cannot get whole; reads the
+//! optional `/live` the same way, behind a breaker of its own.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -10,6 +11,7 @@ use callstats_domain::breaker::{Breaker, Transition};
 use callstats_domain::calendar::DateRange;
 use callstats_domain::call_day::{FetchedCalls, MAX_QUEUES_PER_DAY};
 use callstats_domain::error::cause_chain;
+use callstats_domain::live::{LiveError, LiveSnapshot};
 use callstats_domain::ports::{CallPlatform, UpstreamError};
 use callstats_domain::redact;
 use reqwest::StatusCode;
@@ -19,6 +21,7 @@ use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 use crate::budget::InFlightBudget;
 use crate::config::HttpPlatformConfig;
+use crate::wire::live::{LiveIn, MAX_LIVE_BYTES};
 use crate::wire::{PageIn, encode_query_value, format_instant};
 
 /// The adapter could not be built from its settings.
@@ -65,6 +68,10 @@ enum FetchError {
     },
     #[error("answered a call that breaks the contract: {0}")]
     BadRecord(String),
+    #[error("answered a /live that is not the contract's JSON")]
+    LiveNotJson(#[source] serde_json::Error),
+    #[error("answered a /live that breaks the contract: {0}")]
+    BadLive(String),
     #[error("sent cursor {cursor:?} a second time; stopped a pagination loop")]
     CursorLoop { cursor: String },
     #[error("cannot express the requested window: {0}")]
@@ -94,6 +101,7 @@ impl FetchError {
                 Some("page")
             }
             Self::BadRecord(_) => Some("record"),
+            Self::LiveNotJson(_) | Self::BadLive(_) => Some("live"),
             Self::CursorLoop { .. } => Some("cursor_loop"),
             Self::OverBound { what, .. } => Some(what),
             Self::CircuitOpen { .. }
@@ -117,6 +125,7 @@ impl FetchError {
             Self::CircuitOpen { retry_in } => error.with_retry_in(retry_in),
             Self::Exhausted { last, .. } => error.with_source(last),
             Self::NotJson { error: cause, .. } => error.with_source(cause),
+            Self::LiveNotJson(cause) => error.with_source(cause),
             Self::Format(cause) => error.with_source(cause),
             _ => error,
         }
@@ -153,12 +162,18 @@ enum AttemptError {
 }
 
 /// The call-platform port over HTTP. One instance holds one connection pool; share it.
+///
+/// `/calls` and `/live` each have a breaker: a poll of `/live` every few seconds would
+/// otherwise dominate the count, its successes closing a breaker that failing day fetches
+/// should open, and a broken `/live` alone opening it for the history too.
 pub struct HttpCallPlatform {
     client: reqwest::Client,
     calls_url: String,
+    live_url: String,
     authorization: Option<HeaderValue>,
     config: HttpPlatformConfig,
     breaker: Breaker,
+    live_breaker: Breaker,
     in_flight: InFlightBudget,
 }
 
@@ -177,7 +192,8 @@ impl HttpCallPlatform {
     /// The first call installs ring as the process's rustls crypto provider unless another one
     /// is installed already; this keeps aws-lc-rs (a long C build) out of the workspace.
     pub fn new(config: HttpPlatformConfig) -> Result<Self, BuildError> {
-        let calls_url = calls_url(&config.base_url)?;
+        let calls_url = endpoint_url(&config.base_url, "calls")?;
+        let live_url = endpoint_url(&config.base_url, "live")?;
         let authorization = authorization(&config)?;
         install_crypto_provider();
         let client = reqwest::Client::builder()
@@ -193,8 +209,10 @@ impl HttpCallPlatform {
         Ok(Self {
             client,
             calls_url,
+            live_url,
             authorization,
             breaker: Breaker::new(config.breaker_threshold, config.breaker_open_for),
+            live_breaker: Breaker::new(config.breaker_threshold, config.breaker_open_for),
             in_flight: InFlightBudget::new(config.in_flight_bytes),
             config,
         })
@@ -224,7 +242,7 @@ impl HttpCallPlatform {
             Err(FetchError::InFlightBudget { .. }) => (permit.success(), "in_flight_budget"),
             Err(_) => (permit.failure(), "failed"),
         };
-        log_transition(transition, &self.breaker);
+        log_transition(transition, &self.breaker, "call platform");
         metrics::counter!("callstats_upstream_fetches_total", "outcome" => label).increment(1);
         outcome
     }
@@ -280,7 +298,7 @@ impl HttpCallPlatform {
                 None => first_page_url.clone(),
                 Some(cursor) => format!("{first_page_url}&cursor={}", encode_query_value(cursor)),
             };
-            let body = self.page(&url).await?;
+            let body = self.page(&url, self.config.max_page_bytes).await?;
             pages = pages.saturating_add(1);
             let page: PageIn<'_> = serde_json::from_slice(&body)
                 .map_err(|error| FetchError::NotJson { page: pages, error })?;
@@ -356,12 +374,12 @@ impl HttpCallPlatform {
         Ok(fetched)
     }
 
-    /// One page's body, with retries on transient failures.
-    async fn page(&self, url: &str) -> Result<Vec<u8>, FetchError> {
+    /// One page's body, at most `limit` bytes, with retries on transient failures.
+    async fn page(&self, url: &str, limit: usize) -> Result<Vec<u8>, FetchError> {
         let mut attempts = 0_u32;
         loop {
             attempts = attempts.saturating_add(1);
-            let attempt = self.attempt(url).await;
+            let attempt = self.attempt(url, limit).await;
             let outcome = match &attempt {
                 Ok(_) => "ok",
                 Err(AttemptError::Transient(_)) => "transient_error",
@@ -390,7 +408,7 @@ impl HttpCallPlatform {
         }
     }
 
-    async fn attempt(&self, url: &str) -> Result<Vec<u8>, AttemptError> {
+    async fn attempt(&self, url: &str, limit: usize) -> Result<Vec<u8>, AttemptError> {
         let mut request = self.client.get(url).timeout(self.config.request_timeout);
         if let Some(authorization) = &self.authorization {
             request = request.header(AUTHORIZATION, authorization.clone());
@@ -417,10 +435,9 @@ impl HttpCallPlatform {
         if !status.is_success() {
             return Err(AttemptError::Fatal(FetchError::Refused { status }));
         }
-        let limit = self.config.max_page_bytes;
         let too_large = || {
             AttemptError::Fatal(FetchError::Malformed(format!(
-                "page body larger than {limit} bytes"
+                "body larger than {limit} bytes"
             )))
         };
         let announced = response
@@ -455,6 +472,44 @@ impl HttpCallPlatform {
         let half = ceiling / 2;
         half + half.mul_f64(fastrand::f64())
     }
+
+    /// `/live` behind its breaker. A 404 (no live figures) and backpressure are answers of a
+    /// platform that is up: neither counts as a failure.
+    async fn read_live(&self) -> Result<LiveSnapshot, FetchError> {
+        let permit =
+            self.live_breaker
+                .try_acquire()
+                .map_err(|refused| FetchError::CircuitOpen {
+                    retry_in: refused.retry_in,
+                })?;
+        if permit.is_probe() {
+            tracing::info!("call platform /live circuit half-open: letting one probe through");
+        }
+        // The whole read, retries included, within one request's time: figures older than
+        // that are no longer live, and the poller asks again within seconds anyway.
+        let limit = self.config.request_timeout;
+        let outcome = tokio::time::timeout(limit, self.live_snapshot())
+            .await
+            .unwrap_or(Err(FetchError::Deadline {
+                limit_ms: limit.as_millis(),
+            }));
+        let transition = match &outcome {
+            Ok(_)
+            | Err(FetchError::Throttled { .. })
+            | Err(FetchError::Refused {
+                status: StatusCode::NOT_FOUND,
+            }) => permit.success(),
+            Err(_) => permit.failure(),
+        };
+        log_transition(transition, &self.live_breaker, "call platform /live");
+        outcome
+    }
+
+    async fn live_snapshot(&self) -> Result<LiveSnapshot, FetchError> {
+        let body = self.page(&self.live_url, MAX_LIVE_BYTES).await?;
+        let live: LiveIn<'_> = serde_json::from_slice(&body).map_err(FetchError::LiveNotJson)?;
+        live.to_snapshot().map_err(FetchError::BadLive)
+    }
 }
 
 #[async_trait]
@@ -482,6 +537,35 @@ impl CallPlatform for HttpCallPlatform {
         .instrument(span)
         .await
     }
+
+    async fn live(&self) -> Result<LiveSnapshot, LiveError> {
+        let span = tracing::info_span!("call_platform_live");
+        async {
+            self.read_live().await.map_err(|error| match error {
+                FetchError::Refused {
+                    status: StatusCode::NOT_FOUND,
+                } => LiveError::NotReported,
+                FetchError::Throttled { retry_after, .. } => {
+                    tracing::debug!(reason = %error, "call platform asked to slow down");
+                    UpstreamError::throttled(error.to_string(), retry_after).into()
+                }
+                // Said once, when the breaker opened; not again at every poll.
+                FetchError::CircuitOpen { .. } => {
+                    tracing::debug!(reason = %error, "call platform /live unavailable");
+                    error.into_upstream().into()
+                }
+                _ => {
+                    tracing::warn!(
+                        reason = cause_chain(&error),
+                        "call platform /live unavailable"
+                    );
+                    error.into_upstream().into()
+                }
+            })
+        }
+        .instrument(span)
+        .await
+    }
 }
 
 /// Installs ring as the process's rustls crypto provider, unless one is installed already.
@@ -499,7 +583,7 @@ impl HttpPlatformConfig {
     /// What [`HttpCallPlatform::new`] refuses in these settings (the base URL, the token), for
     /// a caller to report as a setting's error before anything starts.
     pub fn validate(&self) -> Result<(), BuildError> {
-        calls_url(&self.base_url)?;
+        endpoint_url(&self.base_url, "calls")?;
         authorization(self).map(drop)
     }
 }
@@ -519,10 +603,10 @@ fn authorization(config: &HttpPlatformConfig) -> Result<Option<HeaderValue>, Bui
         .transpose()
 }
 
-/// `{base}/calls`, checking the base is an http(s) URL without credentials, query or fragment.
-/// The error shows the URL redacted (`redact::url`): a rejected URL may hold the very secret
-/// that made it wrong.
-fn calls_url(base: &str) -> Result<String, BuildError> {
+/// `{base}/{endpoint}`, checking the base is an http(s) URL without credentials, query or
+/// fragment. The error shows the URL redacted (`redact::url`): a rejected URL may hold the very
+/// secret that made it wrong.
+fn endpoint_url(base: &str, endpoint: &str) -> Result<String, BuildError> {
     let invalid = |reason: &str| BuildError::BaseUrl {
         url: redact::url(base),
         reason: reason.to_owned(),
@@ -539,7 +623,10 @@ fn calls_url(base: &str) -> Result<String, BuildError> {
             "credentials go in the token setting, not in the URL",
         ));
     }
-    Ok(format!("{}/calls", parsed.as_str().trim_end_matches('/')))
+    Ok(format!(
+        "{}/{endpoint}",
+        parsed.as_str().trim_end_matches('/')
+    ))
 }
 
 /// A `Retry-After` value: delay-seconds, or an HTTP date (a date past is no delay); `None`
@@ -571,21 +658,20 @@ fn transport_failure(error: &reqwest::Error) -> &'static str {
     }
 }
 
-/// The breaker's news, in the call platform's words.
-fn log_transition(transition: Transition, breaker: &Breaker) {
+/// The breaker's news, in the call platform's words; `what` names the breaker.
+fn log_transition(transition: Transition, breaker: &Breaker, what: &str) {
     let open_for_ms = breaker.open_for().as_millis();
     match transition {
         Transition::None => {}
         Transition::Opened => tracing::warn!(
             open_for_ms,
-            "call platform circuit opened: refusing fetches for a while"
+            "{what} circuit opened: refusing fetches for a while"
         ),
-        Transition::Reopened => tracing::warn!(
-            open_for_ms,
-            "call platform probe failed: circuit open again"
-        ),
+        Transition::Reopened => {
+            tracing::warn!(open_for_ms, "{what} probe failed: circuit open again");
+        }
         Transition::Closed => {
-            tracing::info!("call platform circuit closed: the upstream answers again");
+            tracing::info!("{what} circuit closed: the upstream answers again");
         }
     }
 }
@@ -595,14 +681,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn calls_url_joins_the_base_with_or_without_a_trailing_slash() {
+    fn endpoint_urls_join_the_base_with_or_without_a_trailing_slash() {
         assert_eq!(
-            calls_url("http://127.0.0.1:9000").unwrap(),
+            endpoint_url("http://127.0.0.1:9000", "calls").unwrap(),
             "http://127.0.0.1:9000/calls"
         );
         assert_eq!(
-            calls_url("https://platform.example/v2/").unwrap(),
-            "https://platform.example/v2/calls"
+            endpoint_url("https://platform.example/v2/", "live").unwrap(),
+            "https://platform.example/v2/live"
         );
     }
 
@@ -610,7 +696,7 @@ mod tests {
     fn a_base_url_that_is_not_plain_http_is_rejected() {
         for bad in ["ftp://x", "not a url", "http://x/?a=1", "http://user:pw@x"] {
             assert!(
-                matches!(calls_url(bad), Err(BuildError::BaseUrl { .. })),
+                matches!(endpoint_url(bad, "calls"), Err(BuildError::BaseUrl { .. })),
                 "{bad}"
             );
         }

@@ -1,5 +1,6 @@
 //! The upstream contract on the wire (docs/call-platform.md), in one place for both sides:
-//! the typed page the adapter reads and the page the sim writes.
+//! the typed page the adapter reads and the page the sim writes; the optional `/live` in
+//! [`live`].
 //!
 //! ```text
 //! GET {base}/calls?from=2026-11-01T00:00:00%2B05:00&to=2026-11-02T00:00:00%2B05:00&limit=1000[&cursor=C]
@@ -7,6 +8,8 @@
 //!                  "wait_seconds", "queue"}],
 //!      "next_cursor": "opaque" | null}
 //! ```
+
+pub mod live;
 
 use std::borrow::Cow;
 

@@ -16,6 +16,7 @@ pub mod call_day;
 pub mod call_day_encoding;
 pub mod error;
 pub mod limits;
+pub mod live;
 pub mod model;
 #[cfg(feature = "openapi")]
 mod openapi;

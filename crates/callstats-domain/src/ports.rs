@@ -19,6 +19,7 @@ use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
 use crate::calendar::{DateRange, Day, Month};
 use crate::call_day::{CallDay, FetchedCalls};
 use crate::limits::{OverBudget, Requester};
+use crate::live::{LiveError, LiveSnapshot};
 use crate::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 
 /// The error an adapter's failure came from (a driver's, a client's, a parser's), kept whole for
@@ -230,6 +231,12 @@ pub trait CallPlatform: Send + Sync + 'static {
     /// after the end), each once, in the compact form a held day keeps (a day in flight costs
     /// about what it will cost held).
     async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError>;
+
+    /// What is happening now: the platform's live snapshot (decisions §12.6), or
+    /// [`LiveError::NotReported`] from a platform that reports none, as this default says.
+    async fn live(&self) -> Result<LiveSnapshot, LiveError> {
+        Err(LiveError::NotReported)
+    }
 }
 
 /// The calls of a range as the days they started on: what the call statistics read. The

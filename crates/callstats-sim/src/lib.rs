@@ -5,10 +5,12 @@
 //! day the `[from, to)` window touches, filtered to the window, in start order, at most `limit`
 //! a page, with an opaque `next_cursor`. Like a real platform it has no call that starts after
 //! the present instant (its clock's, [`SimOptions::clock`]): today is partial, later days are
-//! empty. Options add a bearer-token check (401), injected failures (500 with a JSON body, for a
-//! share of requests), latency, and a request rate past which it answers 429.
+//! empty. `GET /live` answers what is happening at that instant, read off the same calls
+//! (callers waiting, agents' states), unless [`SimOptions::live`] is off: then 404, as a
+//! platform without live figures answers. Options add a bearer-token check (401), injected
+//! failures (500 with a JSON body, for a share of requests), latency, and a request rate past
+//! which it answers 429, on both paths.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -25,11 +27,14 @@ use callstats_application::SystemClock;
 use callstats_domain::calendar::Day;
 use callstats_domain::ports::Clock;
 use callstats_domain::tz;
-use callstats_synthetic::{DEFAULT_CALLS_PER_DAY, DEFAULT_SEED, Generator, SyntheticCall};
+use callstats_synthetic::{
+    CachedGenerator, DEFAULT_CALLS_PER_DAY, DEFAULT_SEED, Generator, SyntheticCall,
+};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use callstats_callplatform::wire::live::LiveOut;
 use callstats_callplatform::wire::{CallOut, PageOut, format_instant};
 
 /// Where `callstats sim` listens when `--bind` is not given.
@@ -39,8 +44,6 @@ pub const MAX_LIMIT: usize = 1000;
 /// Longest window the sim serves, in days.
 pub const MAX_WINDOW_DAYS: i64 = 92;
 
-/// Days of generated calls the sim keeps, so paging through a day does not regenerate it.
-const CACHED_DAYS: usize = 8;
 const SECONDS_PER_DAY: i64 = 86_400;
 
 /// What `callstats sim` serves and how it misbehaves.
@@ -59,6 +62,9 @@ pub struct SimOptions {
     /// When set, requests past this many in one second get 429 with `Retry-After: 1`, as a
     /// rate-limited platform answers (`--max-rps`).
     pub max_rps: Option<u32>,
+    /// Serves `GET /live`; off, it answers 404 as a platform without live figures does
+    /// (`--no-live`).
+    pub live: bool,
     /// The present: no call that starts after it is served. The real clock by default.
     pub clock: Arc<dyn Clock>,
 }
@@ -72,6 +78,7 @@ impl Default for SimOptions {
             fail_rate: 0.0,
             latency: Duration::ZERO,
             max_rps: None,
+            live: true,
             clock: Arc::new(SystemClock),
         }
     }
@@ -86,6 +93,7 @@ impl fmt::Debug for SimOptions {
             .field("fail_rate", &self.fail_rate)
             .field("latency", &self.latency)
             .field("max_rps", &self.max_rps)
+            .field("live", &self.live)
             .finish_non_exhaustive()
     }
 }
@@ -177,10 +185,15 @@ fn build_server(
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let state = web::Data::new(SimState::new(options));
     let mut server = HttpServer::new(move || {
-        App::new()
+        let app = App::new()
             .app_data(state.clone())
-            .route("/calls", web::get().to(calls))
-            .default_service(web::to(not_found))
+            .route("/calls", web::get().to(calls));
+        let app = if state.live {
+            app.route("/live", web::get().to(live))
+        } else {
+            app
+        };
+        app.default_service(web::to(not_found))
     })
     .shutdown_timeout(1);
     if let Some(workers) = workers {
@@ -193,7 +206,9 @@ fn build_server(
 }
 
 struct SimState {
-    generator: Generator,
+    /// Keeps the last days generated, so paging through a day, or polling `/live`, does not
+    /// generate it again.
+    generator: CachedGenerator,
     /// `Bearer <token>`, compared whole.
     expected_authorization: Option<String>,
     fail_rate: f64,
@@ -203,13 +218,13 @@ struct SimState {
     second: Mutex<(u64, u32)>,
     started: Instant,
     clock: Arc<dyn Clock>,
-    days: Mutex<VecDeque<(i64, Arc<[SyntheticCall]>)>>,
+    live: bool,
 }
 
 impl SimState {
     fn new(options: SimOptions) -> Self {
         Self {
-            generator: Generator::new(options.seed, options.calls_per_day),
+            generator: CachedGenerator::new(Generator::new(options.seed, options.calls_per_day)),
             expected_authorization: options.token.map(|t| format!("Bearer {t}")),
             fail_rate: options.fail_rate,
             latency: options.latency,
@@ -217,25 +232,13 @@ impl SimState {
             second: Mutex::new((0, 0)),
             started: Instant::now(),
             clock: options.clock,
-            days: Mutex::new(VecDeque::with_capacity(CACHED_DAYS)),
+            live: options.live,
         }
     }
 
-    /// The calls of one Tashkent day (by day number), from the cache or generated.
+    /// The calls of one Tashkent day (by day number); `None` outside the calendar.
     fn day_calls(&self, day_number: i64) -> Option<Arc<[SyntheticCall]>> {
-        {
-            let days = self.days.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((_, calls)) = days.iter().find(|(number, _)| *number == day_number) {
-                return Some(Arc::clone(calls));
-            }
-        }
-        let calls: Arc<[SyntheticCall]> = self.generator.calls_on(day_of(day_number)?).into();
-        let mut days = self.days.lock().unwrap_or_else(PoisonError::into_inner);
-        if days.len() >= CACHED_DAYS {
-            days.pop_front();
-        }
-        days.push_back((day_number, Arc::clone(&calls)));
-        Some(calls)
+        Some(self.generator.calls_on(day_of(day_number)?))
     }
 
     /// Counts a request in its second; whether it is past `max_rps`.
@@ -313,7 +316,9 @@ impl Cursor {
     }
 }
 
-async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse {
+/// What every path answers before its own work, in order: the latency waited out, then 429
+/// past the request rate, 401 without the token, or the injected 500; `None` to go on.
+async fn refusal(state: &SimState, request: &HttpRequest) -> Option<HttpResponse> {
     // Counted as it arrives, like a platform's rate limiter; answered after the latency.
     let over_rate = state.over_rate();
     if !state.latency.is_zero() {
@@ -328,23 +333,58 @@ async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse
             actix_web::http::header::RETRY_AFTER,
             actix_web::http::header::HeaderValue::from_static("1"),
         );
-        return response;
+        return Some(response);
     }
-    if !state.authorized(&request) {
-        return error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+    if !state.authorized(request) {
+        return Some(error(
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong bearer token",
+        ));
     }
     if state.fail_rate > 0.0 && fastrand::f64() < state.fail_rate {
-        return error(
+        return Some(error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "injected failure (--fail-rate)",
-        );
+        ));
     }
-    match page(&state, request.query_string()) {
+    None
+}
+
+fn json(answer: Result<Vec<u8>, Failure>) -> HttpResponse {
+    match answer {
         Ok(body) => HttpResponse::Ok()
             .content_type(ContentType::json())
             .body(body),
         Err(Failure { status, message }) => error(status, &message),
     }
+}
+
+async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse {
+    if let Some(refused) = refusal(&state, &request).await {
+        return refused;
+    }
+    json(page(&state, request.query_string()))
+}
+
+async fn live(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse {
+    if let Some(refused) = refusal(&state, &request).await {
+        return refused;
+    }
+    json(live_body(&state, state.clock.now()))
+}
+
+/// The `/live` answer at `now`.
+fn live_body(state: &SimState, now: OffsetDateTime) -> Result<Vec<u8>, Failure> {
+    let internal = |message: String| Failure {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message,
+    };
+    let snapshot = state
+        .generator
+        .live_at(now)
+        .map_err(|e| internal(format!("live figures: {e}")))?;
+    let answer = LiveOut::of(&snapshot).map_err(|e| internal(format!("date: {e}")))?;
+    serde_json::to_vec(&answer).map_err(|e| internal(format!("encoding: {e}")))
 }
 
 /// Why a page could not be served, as the status and message to answer.
@@ -473,11 +513,13 @@ fn day_of(day_number: i64) -> Option<Day> {
     Some(Day::new(midnight.date()))
 }
 
-async fn not_found() -> HttpResponse {
-    error(
-        StatusCode::NOT_FOUND,
-        "not found: the sim serves GET /calls",
-    )
+async fn not_found(state: web::Data<SimState>) -> HttpResponse {
+    let served = if state.live {
+        "the sim serves GET /calls and GET /live"
+    } else {
+        "the sim serves GET /calls only (--no-live)"
+    };
+    error(StatusCode::NOT_FOUND, &format!("not found: {served}"))
 }
 
 #[derive(Serialize)]

@@ -17,17 +17,23 @@
 //! that have started by now), later days are empty. The present is handed in (a [`Clock`] for
 //! [`SyntheticPlatform`], an instant for [`Generator::calls_started_by`]), so tests fix it.
 //!
+//! It also shows what is happening now ([`Generator::live_at`]): the callers waiting and the
+//! agents' states, read off the same calls (the `live` module says how).
+//!
 //! Depends on the domain and the store's fixture format only: no I/O, no clock of its own, no
 //! OS randomness.
 
+mod live;
 pub mod portal;
 mod rng;
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::call_day::FetchedCalls;
+use callstats_domain::live::{LiveError, LiveRuleBroken, LiveSnapshot};
 use callstats_domain::model::{AgentNumber, CallRecord, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, Clock, UpstreamError};
@@ -269,6 +275,74 @@ impl Generator {
     }
 }
 
+/// The generator with the days it generated last kept, so that paging through a day, or
+/// asking for the live figures every few seconds, does not generate the day again.
+pub struct CachedGenerator {
+    generator: Generator,
+    days: Mutex<VecDeque<(Day, Arc<[SyntheticCall]>)>>,
+}
+
+/// The generator only: a kept day is thousands of calls.
+impl std::fmt::Debug for CachedGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedGenerator")
+            .field("generator", &self.generator)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CachedGenerator {
+    /// Days kept, the oldest given up first: a week and the day before it.
+    pub const KEPT_DAYS: usize = 8;
+
+    #[must_use]
+    pub fn new(generator: Generator) -> Self {
+        Self {
+            generator,
+            days: Mutex::new(VecDeque::with_capacity(Self::KEPT_DAYS)),
+        }
+    }
+
+    #[must_use]
+    pub const fn generator(&self) -> Generator {
+        self.generator
+    }
+
+    /// [`Generator::calls_on`], kept.
+    pub fn calls_on(&self, day: Day) -> Arc<[SyntheticCall]> {
+        // The lock is a plain list, valid whatever a panicking holder left in it.
+        let kept = |days: &VecDeque<(Day, Arc<[SyntheticCall]>)>| {
+            days.iter()
+                .find(|(kept, _)| *kept == day)
+                .map(|(_, calls)| Arc::clone(calls))
+        };
+        if let Some(calls) = kept(&self.days.lock().unwrap_or_else(PoisonError::into_inner)) {
+            return calls;
+        }
+        let calls: Arc<[SyntheticCall]> = self.generator.calls_on(day).into();
+        let mut days = self.days.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(calls) = kept(&days) {
+            return calls;
+        }
+        if days.len() >= Self::KEPT_DAYS {
+            days.pop_front();
+        }
+        days.push_back((day, Arc::clone(&calls)));
+        calls
+    }
+
+    /// [`Generator::live_at`] from the kept days.
+    ///
+    /// # Errors
+    /// As [`Generator::live_at`].
+    pub fn live_at(&self, now: OffsetDateTime) -> Result<LiveSnapshot, LiveRuleBroken> {
+        let today = Day::of(now);
+        let before = today.plus_days(-1).map(|day| self.calls_on(day));
+        self.generator
+            .live_from(before.as_deref().unwrap_or(&[]), &self.calls_on(today), now)
+    }
+}
+
 /// A call as drawn, before it is numbered.
 struct Drawn {
     second: i64,
@@ -341,10 +415,11 @@ fn pick_weighted(weights: &[u32], rng: &mut Rng) -> u32 {
 }
 
 /// The generator plugged in directly as the call-platform port (no HTTP), for `callstats demo`:
-/// the calls that have started by the clock's present, none later.
+/// the calls that have started by the clock's present, none later, and the live figures of
+/// that present.
 #[derive(Clone)]
 pub struct SyntheticPlatform {
-    generator: Generator,
+    generator: Arc<CachedGenerator>,
     clock: Arc<dyn Clock>,
 }
 
@@ -360,7 +435,10 @@ impl SyntheticPlatform {
     /// `clock` says what the present is: no call that starts after it is served.
     #[must_use]
     pub fn new(generator: Generator, clock: Arc<dyn Clock>) -> Self {
-        Self { generator, clock }
+        Self {
+            generator: Arc::new(CachedGenerator::new(generator)),
+            clock,
+        }
     }
 }
 
@@ -369,10 +447,17 @@ impl CallPlatform for SyntheticPlatform {
     async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError> {
         Ok(self
             .generator
+            .generator()
             .calls_in_started_by(range, self.clock.now())
             .iter()
             .map(SyntheticCall::to_record)
             .collect())
+    }
+
+    async fn live(&self) -> Result<LiveSnapshot, LiveError> {
+        self.generator
+            .live_at(self.clock.now())
+            .map_err(|broken| UpstreamError::unusable(broken.to_string()).into())
     }
 }
 
@@ -719,6 +804,19 @@ mod tests {
                 .collect::<Vec<_>>()
                 == records(&generator.calls_on(day("2026-11-18")))
         );
+    }
+
+    #[tokio::test]
+    async fn the_platform_serves_the_live_figures_of_its_clock_s_present() {
+        let generator = Generator::default();
+        let clock = TestClock::at(NOW);
+        let platform = SyntheticPlatform::new(generator, clock.clone());
+        let live = platform.live().await.unwrap();
+        assert_eq!(live, generator.live_at(NOW).unwrap());
+        clock.advance(std::time::Duration::from_secs(90));
+        let later = platform.live().await.unwrap();
+        assert_eq!(later.as_of(), NOW + Duration::seconds(90));
+        assert_eq!(later, generator.live_at(later.as_of()).unwrap());
     }
 
     #[test]

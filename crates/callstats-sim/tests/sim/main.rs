@@ -1,5 +1,5 @@
 //! The sim on port 0, in process: the call-platform adapter against it, and its own contract
-//! checks.
+//! checks; `/live` in [`live`].
 
 // Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
 #![cfg(test)]
@@ -20,6 +20,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
+
+mod live;
 
 const SIM_TOKEN: &str = "sim-token-5b2e";
 
@@ -51,9 +53,14 @@ fn sim_config(sim: &RunningSim) -> HttpPlatformConfig {
     test_config(sim.base_url())
 }
 
-async fn get(sim: &RunningSim, query: &str, token: Option<&str>) -> (u16, Option<String>, Value) {
+/// `GET {sim}{target}`: the status, the content type and the body's bytes.
+async fn request(
+    sim: &RunningSim,
+    target: &str,
+    token: Option<&str>,
+) -> (u16, Option<String>, Vec<u8>) {
     install_crypto_provider();
-    let mut request = reqwest::Client::new().get(format!("{}/calls?{query}", sim.base_url()));
+    let mut request = reqwest::Client::new().get(format!("{}{target}", sim.base_url()));
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -63,8 +70,17 @@ async fn get(sim: &RunningSim, query: &str, token: Option<&str>) -> (u16, Option
         .headers()
         .get("content-type")
         .map(|v| v.to_str().unwrap().to_owned());
-    let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-    (status, content_type, body)
+    (
+        status,
+        content_type,
+        response.bytes().await.unwrap().to_vec(),
+    )
+}
+
+/// `GET /calls?{query}`, its body read as JSON.
+async fn get(sim: &RunningSim, query: &str, token: Option<&str>) -> (u16, Option<String>, Value) {
+    let (status, content_type, body) = request(sim, &format!("/calls?{query}"), token).await;
+    (status, content_type, serde_json::from_slice(&body).unwrap())
 }
 
 const ONE_DAY: &str = "from=2026-11-01T00:00:00%2B05:00&to=2026-11-02T00:00:00%2B05:00";

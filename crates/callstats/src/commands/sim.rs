@@ -1,6 +1,6 @@
-//! `callstats sim`: the synthetic call platform over the upstream contract, with optional
-//! injected failures, latency and a request-rate limit, for local runs, compose and fault
-//! tests.
+//! `callstats sim`: the synthetic call platform over the upstream contract (`/calls`, and
+//! `/live` unless `--no-live`), with optional injected failures, latency and a request-rate
+//! limit, for local runs, compose and fault tests.
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 use callstats_sim::{SimOptions, serve_sim};
 use clap::Args;
+use clap::builder::BoolishValueParser;
 
 use crate::failure::Failure;
 use crate::secret::Secret;
@@ -46,6 +47,9 @@ pub struct SimArgs {
     /// rate-limited platform would; unset: no limit.
     #[arg(long, value_name = "N")]
     pub max_rps: Option<u32>,
+    /// Answer `GET /live` with 404, as a platform that reports no live figures does.
+    #[arg(long, env = "CALLSTATS_SIM_NO_LIVE", value_parser = BoolishValueParser::new())]
+    pub no_live: bool,
 }
 
 pub async fn run(args: SimArgs) -> Result<(), Failure> {
@@ -56,6 +60,7 @@ pub async fn run(args: SimArgs) -> Result<(), Failure> {
         fail_rate: args.fail_rate,
         latency: Duration::from_millis(args.latency_ms),
         max_rps: args.max_rps,
+        live: !args.no_live,
         // The machine's clock: no call that starts after the present is served.
         ..SimOptions::default()
     };
@@ -64,8 +69,34 @@ pub async fn run(args: SimArgs) -> Result<(), Failure> {
         .map_err(|err| Failure::config(anyhow!("cannot listen on {}: {err}", args.bind)))?;
     tracing::info!(
         address = args.bind,
-        "serving the synthetic call platform at /calls"
+        live = !args.no_live,
+        "serving the synthetic call platform at /calls and, when live, /live"
     );
     serve_sim(listener, options).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Command {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    fn no_live(args: &[&str]) -> bool {
+        let args = std::iter::once("sim").chain(args.iter().copied());
+        Command::try_parse_from(args).unwrap().sim.no_live
+    }
+
+    #[test]
+    fn live_is_served_unless_no_live_is_given() {
+        assert!(!no_live(&[]));
+        assert!(no_live(&["--no-live"]));
+        assert!(Command::try_parse_from(["sim", "--no-live=maybe"]).is_err());
+    }
 }

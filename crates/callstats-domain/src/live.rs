@@ -1,0 +1,769 @@
+//! What is happening now (decisions §12.6): the call platform's live snapshot as the
+//! [`CallPlatform::live`](crate::ports::CallPlatform::live) port returns it, validated on
+//! construction, and the body of `/calls/live` assembled from it and the roster.
+//!
+//! The snapshot holds what the platform said; [`live_response`] turns it into what a partner
+//! reads: instants in UTC to the millisecond, names from the roster, totals, the queues ordered
+//! by callers waiting, the agents by number. [`LiveResponse::same_figures`] says whether two
+//! answers differ in anything but the instant they were taken at, which is what a stream sends
+//! an event for.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use crate::calendar;
+use crate::model::{AgentNumber, MAX_WAIT_SECONDS, Operator, QueueName};
+use crate::ports::UpstreamError;
+use crate::stats::round::round2;
+use crate::tz;
+
+/// The most agents one snapshot may list: the three shifts of the largest centre, with room.
+pub const MAX_LIVE_AGENTS: usize = 5_000;
+/// The most queues one snapshot may list; a centre has tens to hundreds.
+pub const MAX_LIVE_QUEUES: usize = 1_000;
+
+/// Why the platform's live figures could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiveError {
+    /// The platform reports no live figures (its `/live` answered 404): not an outage.
+    #[error("the call platform does not report live figures")]
+    NotReported,
+    /// Down, failing, too slow, asking to be called less, or its answer broke the contract.
+    #[error(transparent)]
+    Unavailable(#[from] UpstreamError),
+}
+
+/// What an agent is doing.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    /// Signed in and free to take a call.
+    Available,
+    /// Talking on a call.
+    OnCall,
+    /// Finishing the work of a call that has ended (after-call work).
+    WrapUp,
+    /// Signed out, on a break, or otherwise not taking calls.
+    Away,
+}
+
+impl AgentState {
+    /// Every state, in the order the totals count them.
+    pub const ALL: [Self; 4] = [Self::Available, Self::OnCall, Self::WrapUp, Self::Away];
+
+    /// The state as the contract writes it.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Available => "available",
+            Self::OnCall => "on_call",
+            Self::WrapUp => "wrap_up",
+            Self::Away => "away",
+        }
+    }
+}
+
+impl fmt::Display for AgentState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A state the contract does not name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected one of available, on_call, wrap_up, away")]
+pub struct InvalidAgentState;
+
+impl FromStr for AgentState {
+    type Err = InvalidAgentState;
+
+    /// Exactly as the contract writes it (case-sensitive).
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|state| state.as_str() == raw)
+            .ok_or(InvalidAgentState)
+    }
+}
+
+/// One queue as the platform reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueNow {
+    pub queue: QueueName,
+    /// Callers in the queue now.
+    pub waiting: u32,
+    /// How long the caller who has waited longest has waited, in seconds; a number exactly
+    /// when `waiting` is above 0.
+    pub oldest_wait_seconds: Option<f64>,
+}
+
+/// One agent as the platform reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentNow {
+    pub agent_number: AgentNumber,
+    pub state: AgentState,
+    /// When the agent entered `state`.
+    pub since: OffsetDateTime,
+    /// The queue of the call an `on_call` agent is on; `None` when unknown. Read only for
+    /// `on_call` agents: for any other state it names no call.
+    pub queue: Option<QueueName>,
+}
+
+/// A snapshot that breaks the contract (decisions §12.6): the platform is then treated as
+/// unavailable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LiveRuleBroken {
+    #[error("{count} agents, more than the {MAX_LIVE_AGENTS} a snapshot may list")]
+    TooManyAgents { count: usize },
+    #[error("{count} queues, more than the {MAX_LIVE_QUEUES} a snapshot may list")]
+    TooManyQueues { count: usize },
+    #[error("agent {0:?} is listed more than once")]
+    RepeatedAgent(AgentNumber),
+    #[error("queue {0:?} is listed more than once")]
+    RepeatedQueue(QueueName),
+    #[error(
+        "queue {queue:?}: oldest_wait_seconds {seconds} is not a number of seconds \
+         from 0 to {MAX_WAIT_SECONDS}"
+    )]
+    OldestWait { queue: QueueName, seconds: f64 },
+    #[error(
+        "queue {queue:?}: oldest_wait_seconds is {} while {waiting} wait: it is a number \
+         exactly when someone waits",
+        .oldest.map_or_else(|| "null".to_owned(), |seconds| seconds.to_string())
+    )]
+    OldestWaitMismatch {
+        queue: QueueName,
+        waiting: u32,
+        oldest: Option<f64>,
+    },
+}
+
+/// What the call platform says is happening now, valid once built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveSnapshot {
+    as_of: OffsetDateTime,
+    queues: Vec<QueueNow>,
+    agents: Vec<AgentNow>,
+}
+
+impl LiveSnapshot {
+    /// The snapshot taken at `as_of`, or the first rule it breaks: at most
+    /// [`MAX_LIVE_QUEUES`] queues and [`MAX_LIVE_AGENTS`] agents, each listed once, and each
+    /// queue's oldest wait a number of seconds from 0 to a day exactly when someone waits.
+    /// Nothing relates `since` to `as_of`: the platform's parts may disagree by a moment.
+    pub fn new(
+        as_of: OffsetDateTime,
+        queues: Vec<QueueNow>,
+        agents: Vec<AgentNow>,
+    ) -> Result<Self, LiveRuleBroken> {
+        if queues.len() > MAX_LIVE_QUEUES {
+            return Err(LiveRuleBroken::TooManyQueues {
+                count: queues.len(),
+            });
+        }
+        if agents.len() > MAX_LIVE_AGENTS {
+            return Err(LiveRuleBroken::TooManyAgents {
+                count: agents.len(),
+            });
+        }
+        let mut names = HashSet::with_capacity(queues.len());
+        for queue in &queues {
+            if !names.insert(&queue.queue) {
+                return Err(LiveRuleBroken::RepeatedQueue(queue.queue.clone()));
+            }
+            check_oldest_wait(queue)?;
+        }
+        let mut numbers = HashSet::with_capacity(agents.len());
+        for agent in &agents {
+            if !numbers.insert(&agent.agent_number) {
+                return Err(LiveRuleBroken::RepeatedAgent(agent.agent_number.clone()));
+            }
+        }
+        Ok(Self {
+            as_of,
+            queues,
+            agents,
+        })
+    }
+
+    /// When the platform took the snapshot.
+    #[must_use]
+    pub const fn as_of(&self) -> OffsetDateTime {
+        self.as_of
+    }
+
+    /// The queues, in the platform's order.
+    #[must_use]
+    pub fn queues(&self) -> &[QueueNow] {
+        &self.queues
+    }
+
+    /// The agents, in the platform's order.
+    #[must_use]
+    pub fn agents(&self) -> &[AgentNow] {
+        &self.agents
+    }
+}
+
+fn check_oldest_wait(queue: &QueueNow) -> Result<(), LiveRuleBroken> {
+    match queue.oldest_wait_seconds {
+        Some(seconds) if !(0.0..=MAX_WAIT_SECONDS).contains(&seconds) => {
+            Err(LiveRuleBroken::OldestWait {
+                queue: queue.queue.clone(),
+                seconds,
+            })
+        }
+        oldest if oldest.is_some() != (queue.waiting > 0) => {
+            Err(LiveRuleBroken::OldestWaitMismatch {
+                queue: queue.queue.clone(),
+                waiting: queue.waiting,
+                oldest,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The body of /calls/live: what is happening now.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveResponse {
+    /// When the call platform took these figures (UTC, to the millisecond).
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T04:15:22.000Z"))]
+    pub as_of: String,
+    /// Always `+05:00`, the service's time zone; the instants here are in UTC.
+    #[cfg_attr(feature = "openapi", schema(example = "+05:00"))]
+    pub timezone: &'static str,
+    pub totals: LiveTotals,
+    /// Every queue the platform reports, and every queue an agent is on a call of: by
+    /// `waiting` descending, then name (byte-wise).
+    pub queues: Vec<LiveQueueEntry>,
+    /// Every agent the platform reports, by agent number (byte-wise).
+    pub agents: Vec<LiveAgentEntry>,
+}
+
+/// The whole centre now.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LiveTotals {
+    /// Callers waiting in every queue together.
+    pub waiting: u64,
+    /// The longest of the queues' `oldest_wait_seconds`; null when nobody waits.
+    pub oldest_wait_seconds: Option<f64>,
+    /// Agents in state `available`.
+    pub agents_available: u64,
+    /// Agents in state `on_call`, whether or not their call's queue is known.
+    pub agents_on_call: u64,
+    /// Agents in state `wrap_up`.
+    pub agents_wrap_up: u64,
+    /// Agents in state `away`.
+    pub agents_away: u64,
+}
+
+/// One queue now.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveQueueEntry {
+    /// The queue's name, as the platform and the call records write it.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "sales"))]
+    pub queue: QueueName,
+    /// Callers waiting in the queue; 0 for a queue the platform did not list but an agent is
+    /// on a call of.
+    pub waiting: u64,
+    /// How long the caller who has waited longest in the queue has waited, in seconds; null
+    /// when nobody waits.
+    pub oldest_wait_seconds: Option<f64>,
+    /// Agents on a call of this queue.
+    pub agents_on_call: u64,
+}
+
+/// One agent now.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveAgentEntry {
+    pub agent_number: AgentNumber,
+    /// The operator's name in the roster; the agent number when the roster does not list it.
+    pub name: String,
+    pub state: AgentState,
+    /// When the agent entered `state` (UTC, to the millisecond).
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T04:10:00.000Z"))]
+    pub since: String,
+    /// The queue of the call an `on_call` agent is on; null in any other state, or when the
+    /// platform does not say.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
+    pub queue: Option<QueueName>,
+}
+
+impl LiveResponse {
+    /// Whether `other` shows the same figures: everything but `as_of`, so a poll that finds
+    /// the centre as it was is no change. A caller who is still waiting makes every poll a
+    /// change, since their wait (`oldest_wait_seconds`) has grown.
+    #[must_use]
+    pub fn same_figures(&self, other: &Self) -> bool {
+        self.timezone == other.timezone
+            && self.totals == other.totals
+            && self.queues == other.queues
+            && self.agents == other.agents
+    }
+}
+
+/// The body of /calls/live for `snapshot`, each agent named from `roster`.
+#[must_use]
+pub fn live_response(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveResponse {
+    let mut names: HashMap<&AgentNumber, &str> = HashMap::with_capacity(roster.len());
+    for operator in roster {
+        names
+            .entry(&operator.agent_number)
+            .or_insert(operator.name.as_str());
+    }
+
+    let mut totals = LiveTotals {
+        waiting: 0,
+        oldest_wait_seconds: None,
+        agents_available: 0,
+        agents_on_call: 0,
+        agents_wrap_up: 0,
+        agents_away: 0,
+    };
+    let mut queues: HashMap<&QueueName, LiveQueueEntry> =
+        HashMap::with_capacity(snapshot.queues().len());
+    for queue in snapshot.queues() {
+        totals.waiting = totals.waiting.saturating_add(u64::from(queue.waiting));
+        totals.oldest_wait_seconds = longer(totals.oldest_wait_seconds, queue.oldest_wait_seconds);
+        queues.insert(
+            &queue.queue,
+            LiveQueueEntry {
+                queue: queue.queue.clone(),
+                waiting: u64::from(queue.waiting),
+                oldest_wait_seconds: queue.oldest_wait_seconds.map(round2),
+                agents_on_call: 0,
+            },
+        );
+    }
+
+    let mut agents: Vec<LiveAgentEntry> = Vec::with_capacity(snapshot.agents().len());
+    for agent in snapshot.agents() {
+        let count = match agent.state {
+            AgentState::Available => &mut totals.agents_available,
+            AgentState::OnCall => &mut totals.agents_on_call,
+            AgentState::WrapUp => &mut totals.agents_wrap_up,
+            AgentState::Away => &mut totals.agents_away,
+        };
+        *count = count.saturating_add(1);
+        let queue = match agent.state {
+            AgentState::OnCall => agent.queue.as_ref(),
+            _ => None,
+        };
+        if let Some(queue) = queue {
+            let entry = queues.entry(queue).or_insert_with(|| LiveQueueEntry {
+                queue: queue.clone(),
+                waiting: 0,
+                oldest_wait_seconds: None,
+                agents_on_call: 0,
+            });
+            entry.agents_on_call = entry.agents_on_call.saturating_add(1);
+        }
+        agents.push(LiveAgentEntry {
+            agent_number: agent.agent_number.clone(),
+            name: names
+                .get(&agent.agent_number)
+                .map_or_else(|| agent.agent_number.to_string(), |name| (*name).to_owned()),
+            state: agent.state,
+            since: calendar::utc_millis(agent.since),
+            queue: queue.cloned(),
+        });
+    }
+    agents.sort_by(|a, b| a.agent_number.cmp(&b.agent_number));
+    totals.oldest_wait_seconds = totals.oldest_wait_seconds.map(round2);
+
+    let mut queues: Vec<LiveQueueEntry> = queues.into_values().collect();
+    queues.sort_by(|a, b| {
+        b.waiting
+            .cmp(&a.waiting)
+            .then_with(|| a.queue.cmp(&b.queue))
+    });
+
+    LiveResponse {
+        as_of: calendar::utc_millis(snapshot.as_of()),
+        timezone: tz::TASHKENT_LABEL,
+        totals,
+        queues,
+        agents,
+    }
+}
+
+/// The longer of two waits, either possibly unknown.
+fn longer(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use time::macros::datetime;
+
+    use super::*;
+    use crate::testing::{agent, operator, queue};
+
+    const AS_OF: OffsetDateTime = datetime!(2026-11-21 09:15:22.5 +05:00);
+
+    fn waiting(name: &str, waiting: u32, oldest: Option<f64>) -> QueueNow {
+        QueueNow {
+            queue: queue(name),
+            waiting,
+            oldest_wait_seconds: oldest,
+        }
+    }
+
+    fn agent_now(
+        number: &str,
+        state: AgentState,
+        since: OffsetDateTime,
+        on: Option<&str>,
+    ) -> AgentNow {
+        AgentNow {
+            agent_number: agent(number),
+            state,
+            since,
+            queue: on.map(queue),
+        }
+    }
+
+    /// The worked example: three queues (one nobody waits in), agents in every state, one on
+    /// a call of a queue the platform did not list, one not on the roster.
+    fn example() -> LiveSnapshot {
+        LiveSnapshot::new(
+            AS_OF,
+            vec![
+                waiting("support", 2, Some(12.346)),
+                waiting("billing", 0, None),
+                waiting("sales", 3, Some(41.5)),
+                waiting("corporate", 2, Some(7.0)),
+            ],
+            vec![
+                agent_now(
+                    "103",
+                    AgentState::OnCall,
+                    datetime!(2026-11-21 09:14:00 +05:00),
+                    Some("sales"),
+                ),
+                agent_now(
+                    "101",
+                    AgentState::Available,
+                    datetime!(2026-11-21 09:10:00 +05:00),
+                    None,
+                ),
+                agent_now(
+                    "102",
+                    AgentState::OnCall,
+                    datetime!(2026-11-21 04:13:00.25 UTC),
+                    Some("vip"),
+                ),
+                agent_now(
+                    "99",
+                    AgentState::WrapUp,
+                    datetime!(2026-11-21 09:15:00 +05:00),
+                    Some("sales"),
+                ),
+                agent_now(
+                    "104",
+                    AgentState::Away,
+                    datetime!(2026-11-21 08:00:00 +05:00),
+                    None,
+                ),
+                agent_now(
+                    "105",
+                    AgentState::OnCall,
+                    datetime!(2026-11-21 09:15:10 +05:00),
+                    None,
+                ),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn roster() -> Vec<Operator> {
+        vec![
+            operator("101", "Aziza Karimova", None),
+            operator("102", "Bobur Aliyev", None),
+            operator("103", "Dilnoza Rashidova", None),
+            operator("99", "Sardor Umarov", Some("supervisor")),
+            operator("105", "Kamola Yusupova", None),
+        ]
+    }
+
+    #[test]
+    fn the_worked_example_serialises_every_field_in_order() {
+        let body = serde_json::to_string(&live_response(&example(), &roster())).unwrap();
+        let expected = json!({
+            "as_of": "2026-11-21T04:15:22.500Z",
+            "timezone": "+05:00",
+            "totals": {
+                "waiting": 7,
+                "oldest_wait_seconds": 41.5,
+                "agents_available": 1,
+                "agents_on_call": 3,
+                "agents_wrap_up": 1,
+                "agents_away": 1
+            },
+            "queues": [
+                {"queue": "sales", "waiting": 3, "oldest_wait_seconds": 41.5, "agents_on_call": 1},
+                {"queue": "corporate", "waiting": 2, "oldest_wait_seconds": 7.0, "agents_on_call": 0},
+                {"queue": "support", "waiting": 2, "oldest_wait_seconds": 12.35, "agents_on_call": 0},
+                {"queue": "billing", "waiting": 0, "oldest_wait_seconds": null, "agents_on_call": 0},
+                {"queue": "vip", "waiting": 0, "oldest_wait_seconds": null, "agents_on_call": 1}
+            ],
+            "agents": [
+                {"agent_number": "101", "name": "Aziza Karimova", "state": "available",
+                 "since": "2026-11-21T04:10:00.000Z", "queue": null},
+                {"agent_number": "102", "name": "Bobur Aliyev", "state": "on_call",
+                 "since": "2026-11-21T04:13:00.250Z", "queue": "vip"},
+                {"agent_number": "103", "name": "Dilnoza Rashidova", "state": "on_call",
+                 "since": "2026-11-21T04:14:00.000Z", "queue": "sales"},
+                {"agent_number": "104", "name": "104", "state": "away",
+                 "since": "2026-11-21T03:00:00.000Z", "queue": null},
+                {"agent_number": "105", "name": "Kamola Yusupova", "state": "on_call",
+                 "since": "2026-11-21T04:15:10.000Z", "queue": null},
+                {"agent_number": "99", "name": "Sardor Umarov", "state": "wrap_up",
+                 "since": "2026-11-21T04:15:00.000Z", "queue": null}
+            ]
+        });
+        // Compared as text, so the order of the fields is checked too.
+        assert_eq!(body, expected.to_string());
+    }
+
+    #[test]
+    fn queues_go_by_waiting_descending_then_name_byte_wise() {
+        let snapshot = LiveSnapshot::new(
+            AS_OF,
+            vec![
+                waiting("b", 1, Some(1.0)),
+                waiting("B", 1, Some(1.0)),
+                waiting("a", 0, None),
+                waiting("c", 5, Some(1.0)),
+            ],
+            Vec::new(),
+        )
+        .unwrap();
+        let order: Vec<String> = live_response(&snapshot, &[])
+            .queues
+            .iter()
+            .map(|q| q.queue.to_string())
+            .collect();
+        assert_eq!(order, ["c", "B", "b", "a"]);
+    }
+
+    #[test]
+    fn agents_on_call_of_a_queue_count_only_agents_on_call_of_it() {
+        let at = AS_OF;
+        let snapshot = LiveSnapshot::new(
+            AS_OF,
+            vec![waiting("sales", 0, None)],
+            vec![
+                agent_now("1", AgentState::OnCall, at, Some("sales")),
+                agent_now("2", AgentState::OnCall, at, Some("sales")),
+                agent_now("3", AgentState::WrapUp, at, Some("sales")),
+                agent_now("4", AgentState::Available, at, Some("sales")),
+                agent_now("5", AgentState::OnCall, at, None),
+            ],
+        )
+        .unwrap();
+        let response = live_response(&snapshot, &[]);
+        assert_eq!(response.queues.len(), 1);
+        assert_eq!(response.queues[0].agents_on_call, 2);
+        assert_eq!(response.totals.agents_on_call, 3);
+        let queues: Vec<Option<&str>> = response
+            .agents
+            .iter()
+            .map(|a| a.queue.as_ref().map(QueueName::as_str))
+            .collect();
+        assert_eq!(queues, [Some("sales"), Some("sales"), None, None, None]);
+    }
+
+    #[test]
+    fn nobody_waiting_gives_a_null_oldest_wait_and_an_empty_snapshot_gives_zeros() {
+        let snapshot = LiveSnapshot::new(AS_OF, vec![waiting("sales", 0, None)], Vec::new());
+        let response = live_response(&snapshot.unwrap(), &[]);
+        assert_eq!(response.totals.waiting, 0);
+        assert_eq!(response.totals.oldest_wait_seconds, None);
+        let empty = live_response(&LiveSnapshot::new(AS_OF, vec![], vec![]).unwrap(), &[]);
+        assert_eq!(
+            serde_json::to_value(&empty).unwrap(),
+            json!({
+                "as_of": "2026-11-21T04:15:22.500Z", "timezone": "+05:00",
+                "totals": {"waiting": 0, "oldest_wait_seconds": null, "agents_available": 0,
+                           "agents_on_call": 0, "agents_wrap_up": 0, "agents_away": 0},
+                "queues": [], "agents": []
+            })
+        );
+    }
+
+    #[test]
+    fn the_oldest_wait_of_the_totals_is_the_longest_queue_s_rounded_to_two_decimals() {
+        let snapshot = LiveSnapshot::new(
+            AS_OF,
+            vec![
+                waiting("a", 1, Some(9.999)),
+                waiting("b", 1, Some(86_400.0)),
+                waiting("c", 1, Some(0.004)),
+            ],
+            Vec::new(),
+        )
+        .unwrap();
+        let response = live_response(&snapshot, &[]);
+        assert_eq!(response.totals.oldest_wait_seconds, Some(86_400.0));
+        let waits: Vec<Option<f64>> = response
+            .queues
+            .iter()
+            .map(|q| q.oldest_wait_seconds)
+            .collect();
+        assert_eq!(waits, [Some(10.0), Some(86_400.0), Some(0.0)]);
+    }
+
+    #[test]
+    fn a_name_comes_from_the_first_roster_entry_of_the_agent_number() {
+        let snapshot = LiveSnapshot::new(
+            AS_OF,
+            Vec::new(),
+            vec![agent_now("7", AgentState::Away, AS_OF, None)],
+        )
+        .unwrap();
+        let roster = [operator("7", "First", None), operator("7", "Second", None)];
+        assert_eq!(live_response(&snapshot, &roster).agents[0].name, "First");
+        assert_eq!(live_response(&snapshot, &[]).agents[0].name, "7");
+    }
+
+    #[test]
+    fn the_same_figures_at_another_instant_are_no_change() {
+        let roster = roster();
+        let first = live_response(&example(), &roster);
+        let later = LiveSnapshot::new(
+            AS_OF + time::Duration::seconds(2),
+            example().queues().to_vec(),
+            example().agents().to_vec(),
+        )
+        .unwrap();
+        let second = live_response(&later, &roster);
+        assert_ne!(first.as_of, second.as_of);
+        assert!(first.same_figures(&second));
+
+        let mut waited = example().queues().to_vec();
+        waited[0].oldest_wait_seconds = Some(14.0);
+        let grown = LiveSnapshot::new(AS_OF, waited, example().agents().to_vec()).unwrap();
+        assert!(!first.same_figures(&live_response(&grown, &roster)));
+
+        let mut moved = example().agents().to_vec();
+        moved[1].state = AgentState::Away;
+        let changed = LiveSnapshot::new(AS_OF, example().queues().to_vec(), moved).unwrap();
+        assert!(!first.same_figures(&live_response(&changed, &roster)));
+
+        let renamed = [operator("101", "Aziza K.", None)];
+        assert!(!first.same_figures(&live_response(&example(), &renamed)));
+    }
+
+    #[test]
+    fn a_snapshot_lists_each_queue_and_agent_once() {
+        let twice = LiveSnapshot::new(
+            AS_OF,
+            vec![waiting("sales", 0, None), waiting("sales", 1, Some(2.0))],
+            Vec::new(),
+        );
+        assert_eq!(twice, Err(LiveRuleBroken::RepeatedQueue(queue("sales"))));
+        let twice = LiveSnapshot::new(
+            AS_OF,
+            Vec::new(),
+            vec![
+                agent_now("101", AgentState::Away, AS_OF, None),
+                agent_now("101", AgentState::Available, AS_OF, None),
+            ],
+        );
+        assert_eq!(twice, Err(LiveRuleBroken::RepeatedAgent(agent("101"))));
+        // Queue names are compared exactly.
+        assert!(
+            LiveSnapshot::new(
+                AS_OF,
+                vec![waiting("sales", 0, None), waiting("Sales", 0, None)],
+                Vec::new()
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_snapshot_holds_at_most_the_bounds_of_agents_and_queues() {
+        let queues = |n: usize| (0..n).map(|i| waiting(&format!("q{i}"), 0, None)).collect();
+        let agents = |n: usize| {
+            (0..n)
+                .map(|i| agent_now(&i.to_string(), AgentState::Away, AS_OF, None))
+                .collect()
+        };
+        assert!(LiveSnapshot::new(AS_OF, queues(MAX_LIVE_QUEUES), agents(MAX_LIVE_AGENTS)).is_ok());
+        assert_eq!(
+            LiveSnapshot::new(AS_OF, queues(MAX_LIVE_QUEUES + 1), Vec::new()),
+            Err(LiveRuleBroken::TooManyQueues { count: 1_001 })
+        );
+        assert_eq!(
+            LiveSnapshot::new(AS_OF, Vec::new(), agents(MAX_LIVE_AGENTS + 1)),
+            Err(LiveRuleBroken::TooManyAgents { count: 5_001 })
+        );
+    }
+
+    #[test]
+    fn the_oldest_wait_is_seconds_from_zero_to_a_day_exactly_when_someone_waits() {
+        let one = |queue: QueueNow| LiveSnapshot::new(AS_OF, vec![queue], Vec::new());
+        for seconds in [-0.01, 86_400.01, f64::NAN, f64::INFINITY] {
+            assert!(
+                matches!(
+                    one(waiting("q", 1, Some(seconds))),
+                    Err(LiveRuleBroken::OldestWait { .. })
+                ),
+                "{seconds}"
+            );
+        }
+        for (count, oldest) in [(0, Some(0.0)), (0, Some(3.0)), (2, None)] {
+            let broken = one(waiting("q", count, oldest)).unwrap_err();
+            assert!(
+                matches!(broken, LiveRuleBroken::OldestWaitMismatch { .. }),
+                "{count} {oldest:?}"
+            );
+            assert!(broken.to_string().contains("exactly when someone waits"));
+        }
+        for (count, oldest) in [(0, None), (1, Some(0.0)), (u32::MAX, Some(86_400.0))] {
+            assert!(
+                one(waiting("q", count, oldest)).is_ok(),
+                "{count} {oldest:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn states_read_and_write_as_the_contract_names_them() {
+        for state in AgentState::ALL {
+            assert_eq!(state.as_str().parse::<AgentState>(), Ok(state));
+            assert_eq!(serde_json::to_value(state).unwrap(), json!(state.as_str()));
+        }
+        for bad in ["On_Call", "oncall", "", "busy", "available "] {
+            assert_eq!(bad.parse::<AgentState>(), Err(InvalidAgentState), "{bad}");
+        }
+    }
+
+    #[test]
+    fn totals_of_many_full_queues_do_not_overflow() {
+        let queues = (0..MAX_LIVE_QUEUES)
+            .map(|i| waiting(&format!("q{i}"), u32::MAX, Some(1.0)))
+            .collect();
+        let snapshot = LiveSnapshot::new(AS_OF, queues, Vec::new()).unwrap();
+        assert_eq!(
+            live_response(&snapshot, &[]).totals.waiting,
+            u64::from(u32::MAX) * 1_000
+        );
+    }
+}
