@@ -29,6 +29,7 @@ use actix_web::{App, HttpServer, web};
 use bytes::Bytes;
 use callstats_application::{Answers, ETag};
 use utoipa_actix_web::AppExt as _;
+use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use encoding::MAX_COMPRESSED_BYTES;
 pub use error::ErrorBody;
@@ -150,11 +151,18 @@ pub fn app(
 > {
     App::new()
         .into_utoipa_app()
-        .configure(routes::register_all)
+        .configure(register)
         .into_app()
         .app_data(web::Data::new(state))
         .default_service(web::to(routes::unrouted))
         .wrap(middleware::Observe)
+}
+
+/// Every route: the API in a scope under [`PREFIX`], and the operations endpoints at the root.
+/// A path or method that none of them has goes to the app's default service (`unrouted`).
+pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(utoipa_actix_web::scope(PREFIX).configure(routes::register))
+        .configure(ops::register);
 }
 
 /// A server bound to its listener.

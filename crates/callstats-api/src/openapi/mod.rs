@@ -54,7 +54,7 @@ pub fn document() -> OpenApi {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
-        .configure(crate::routes::register_all)
+        .configure(crate::register)
         .split_for_parts();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     add_security_schemes(&mut doc);
