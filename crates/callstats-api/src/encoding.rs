@@ -14,8 +14,6 @@ use callstats_application::{ComputePool, ETag};
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
 
-use crate::heads::Heads;
-
 /// The content codings a body can be sent in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Coding {
@@ -36,13 +34,9 @@ impl Coding {
 
     /// What the client asks for: the coding with the highest quality among gzip and br (on a
     /// tie br, the smaller), else identity. A client that refuses identity and both
-    /// codings still gets identity: every client reads it.
-    /// `heads` are `req`'s.
-    pub(crate) fn negotiate(req: &HttpRequest, heads: Heads<'_>) -> Self {
-        // Most clients that poll send no Accept-Encoding: no parsing for them.
-        if !heads.accept_encoding {
-            return Self::Identity;
-        }
+    /// codings still gets identity: every client reads it, and so does one that sends no
+    /// `Accept-Encoding`.
+    pub(crate) fn negotiate(req: &HttpRequest) -> Self {
         let supported = [Encoding::gzip(), Encoding::brotli(), Encoding::identity()];
         match AcceptEncoding::parse(req)
             .ok()
@@ -176,7 +170,7 @@ mod tests {
             req = req.insert_header((ACCEPT_ENCODING, accept));
         }
         let req = req.to_http_request();
-        Coding::negotiate(&req, Heads::of(req.headers()))
+        Coding::negotiate(&req)
     }
 
     #[test]

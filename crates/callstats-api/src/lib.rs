@@ -9,7 +9,6 @@ mod caller;
 mod document;
 mod encoding;
 mod error;
-mod heads;
 mod middleware;
 mod negotiation;
 pub mod openapi;

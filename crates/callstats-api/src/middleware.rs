@@ -24,7 +24,6 @@ use actix_web::http::uri::PathAndQuery;
 use futures::future::LocalBoxFuture;
 use tracing::Instrument as _;
 
-use crate::heads::Heads;
 use crate::response::{FailureCause, X_CACHE};
 use crate::{negotiation, problem};
 use headers::common_headers;
@@ -100,12 +99,11 @@ where
     // A root: nothing is entered while a connection's requests are read (so the current span,
     // which `error_span!` would look up as the parent, is always none).
     let span = tracing::error_span!(parent: None, "request", request_id = request_id.as_str());
-    let heads = Heads::of(req.headers());
     let (declares_a_body, oversize) = (
-        unread_body::declares_a_body(heads),
-        Oversize::of(&req, heads),
+        unread_body::declares_a_body(req.headers()),
+        Oversize::of(&req),
     );
-    let problem_wanted = negotiation::problem_preferred(heads, req.headers());
+    let problem_wanted = negotiation::problem_preferred(req.headers());
     let close = unread_body::take(&mut req, declares_a_body);
     if let Some(oversize) = oversize {
         // Boxed: its future (1,216 bytes) would make every request's future as large, past

@@ -20,7 +20,6 @@ use serde::Serialize;
 
 use crate::encoding::{Coding, Compressed};
 use crate::error::ErrorBody;
-use crate::heads::Heads;
 use crate::problem::Problem;
 
 pub(crate) const JSON: &str = "application/json; charset=utf-8";
@@ -257,17 +256,14 @@ fn listed(table: &ValuesBySecond, seconds: u32) -> Option<HeaderValue> {
 }
 
 /// Whether the request's `If-None-Match` names `etag` (weak comparison) or is `*`.
-fn not_modified(req: &HttpRequest, heads: Heads<'_>, etag: ETag) -> bool {
-    if !heads.if_none_match {
-        return false;
-    }
+fn not_modified(req: &HttpRequest, etag: ETag) -> bool {
     match IfNoneMatch::parse(req) {
         Ok(IfNoneMatch::Any) => true,
         Ok(IfNoneMatch::Items(tags)) => {
             let ours = EntityTag::new_weak(etag.opaque());
             tags.iter().any(|tag| tag.weak_eq(&ours))
         }
-        // A header that does not parse matches nothing.
+        // A header that is absent or does not parse matches nothing.
         Err(_) => false,
     }
 }
@@ -318,18 +314,18 @@ impl<T> NowOrLater<'_, T> {
 /// boxed: the caller's future holds a pointer across it, not the arguments (an `async fn`, this
 /// was a 376-byte future inlined in the answer's, `-Zprint-type-sizes`).
 pub(crate) fn representation<'a>(
-    (req, heads): (&HttpRequest, Heads<'_>),
+    req: &HttpRequest,
     compressed: &'a Compressed,
     body: &Bytes,
     (validator, cache_control): (Validator, HeaderValue),
     vary: Vary,
 ) -> NowOrLater<'a, HttpResponse> {
     let etag = validator.etag;
-    if not_modified(req, heads, etag) {
+    if not_modified(req, etag) {
         let response = HttpResponse::NotModified().finish();
         return NowOrLater::Now(validated(response, validator, cache_control, vary));
     }
-    match Coding::negotiate(req, heads) {
+    match Coding::negotiate(req) {
         Coding::Identity => {
             let response = bytes_response(StatusCode::OK, body.clone());
             NowOrLater::Now(validated(response, validator, cache_control, vary))

@@ -31,10 +31,9 @@ use futures::FutureExt as _;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::ApiState;
-use crate::caller::caller_in;
+use crate::caller::caller;
 use crate::document::count_document_request;
 use crate::error::{ApiError, ErrorBody};
-use crate::heads::Heads;
 use crate::negotiation::acceptable;
 use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
@@ -253,7 +252,7 @@ async fn openapi_json(
     let quota = count_document_request(&state, &req).await?;
     // The document changes only with a new release: clients revalidate it, cheaply.
     let mut response = representation(
-        (&req, Heads::of(req.headers())),
+        &req,
         &state.compressed,
         &state.document,
         (
@@ -295,7 +294,7 @@ async fn problem_type(
         .map_err(|err| ApiError::internal(err.to_string()))?;
     // Problem types change only with a new release, as the document does.
     let mut response = representation(
-        (&req, Heads::of(req.headers())),
+        &req,
         &state.compressed,
         &body,
         (
@@ -366,19 +365,18 @@ async fn admit_and_answer(
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let heads = Heads::of(req.headers());
     let outcome = {
-        let caller = caller_in(req, heads, state.trust_proxy);
+        let caller = caller(req, state.trust_proxy);
         match state
             .answers
-            .serve_now(&caller, asked, acceptable(heads, req.headers()))
+            .serve_now(&caller, asked, acceptable(req.headers()))
         {
             Serving::Ready(outcome) => outcome,
             Serving::Pending(pending) => pending.await,
         }
     };
     // Only a pointer is held across the await (see `respond`).
-    let later = match respond(state, req, heads, outcome) {
+    let later = match respond(state, req, outcome) {
         NowOrLater::Now(answered) => return answered,
         NowOrLater::Later(later) => later,
     };
@@ -392,7 +390,6 @@ async fn admit_and_answer(
 fn respond<'a>(
     state: &'a ApiState,
     req: &HttpRequest,
-    heads: Heads<'_>,
     Outcome {
         quota,
         days,
@@ -412,7 +409,7 @@ fn respond<'a>(
             seconds_left,
         })) => (
             representation(
-                (req, heads),
+                req,
                 &state.compressed,
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),
