@@ -154,7 +154,7 @@ pub fn app(
         .into_app()
         .app_data(web::Data::new(state))
         .default_service(web::to(routes::unrouted))
-        .wrap(middleware::Observe)
+        .wrap(actix_web::middleware::from_fn(middleware::observe))
 }
 
 /// Every route: the API in a scope under [`PREFIX`], and the operations endpoints at the root.
