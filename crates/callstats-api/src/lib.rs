@@ -31,7 +31,7 @@ use utoipa_actix_web::AppExt as _;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use encoding::MAX_COMPRESSED_BYTES;
-pub use error::ErrorBody;
+pub use problem::ErrorBody;
 
 /// Where the API lives.
 pub const PREFIX: &str = "/api/v1";

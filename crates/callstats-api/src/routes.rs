@@ -33,9 +33,9 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::ApiState;
 use crate::caller::caller;
 use crate::document::count_document_request;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::negotiation::acceptable;
-use crate::problem::{Problem, ProblemType, error_json};
+use crate::problem::{ErrorBody, Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
     NowOrLater, Source, Validator, Vary, csv_download, json, private_max_age, representation,

@@ -7,8 +7,7 @@ use actix_web::http::StatusCode;
 
 use super::headers::common_headers;
 use super::request_id::RequestId;
-use crate::error::ErrorBody;
-use crate::problem::error_answer;
+use crate::problem::{ErrorBody, error_answer};
 
 /// `err` answered with its own `status`, a JSON body (problem details when `problem_wanted`)
 /// and the headers every answer carries.

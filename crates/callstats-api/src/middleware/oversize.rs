@@ -8,8 +8,8 @@ use callstats_domain::representation::Acceptable;
 
 use crate::caller::caller;
 use crate::document::{count_document_request, keyless};
-use crate::error::{ApiError, ErrorBody};
-use crate::problem::{Problem, error_json};
+use crate::error::ApiError;
+use crate::problem::{ErrorBody, Problem, error_json};
 use crate::response::{Source, set_headers};
 use crate::{ApiState, PREFIX};
 

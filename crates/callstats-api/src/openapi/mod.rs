@@ -20,8 +20,7 @@ use utoipa::openapi::{OpenApi, RefOr};
 use utoipa_actix_web::AppExt as _;
 
 use crate::PREFIX;
-use crate::error::ErrorBody;
-use crate::problem::{PROBLEMS, Problem, ProblemDetails, ProblemType};
+use crate::problem::{ErrorBody, PROBLEMS, Problem, ProblemDetails, ProblemType};
 use conventions::{
     NOSNIFF, REQUEST_ID, add_response_headers, add_security_schemes, complete_operation,
 };
