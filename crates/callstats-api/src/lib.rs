@@ -2,8 +2,8 @@
 //! by actix-web.
 //!
 //! Handlers extract, call the application layer's one use case ([`Answers`]) and write bytes;
-//! there is no statistics logic and no caching policy here. Everything reaches the domain through its ports, so this crate never depends on
-//! a database, an HTTP client or Redis.
+//! there is no statistics logic and no caching policy here. Everything reaches the domain
+//! through its ports, so this crate never depends on a database, an HTTP client or Redis.
 
 mod caller;
 mod document;

@@ -186,8 +186,7 @@ impl<T> NowOrLater<'_, T> {
 /// A representation of `body` whose validator is `validator`: `304 Not Modified` with no body
 /// when the client already holds it, else 200 with the body in the coding the client asked
 /// for. Both carry `ETag`, `cache_control` and `vary`. Only a compressed form is awaited, and
-/// boxed: the caller's future holds a pointer across it, not the arguments (an `async fn`, this
-/// was a 376-byte future inlined in the answer's, `-Zprint-type-sizes`).
+/// boxed: the caller's future holds a pointer across it, not the arguments.
 pub(crate) fn representation<'a>(
     req: &HttpRequest,
     compressed: &'a Compressed,

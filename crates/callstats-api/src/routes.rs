@@ -347,13 +347,8 @@ async fn answer(
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // Inline: what is awaited on the way (the key store, a shared ledger, a miss, a compressed
-    // form) is boxed apart (`Answers::serve_now`, `respond`), so this future is small, and
-    // actix's box of a handler's future stays within the 1,024 bytes glibc keeps in its
-    // per-thread cache (the largest, /calls/intervals', 952 bytes, `-Zprint-type-sizes`).
-    // Callgrind, 500 cached `/operators` on one connection: 45,488 instructions a request with
-    // this and `serve` boxed (1,616 bytes allocated, moved and freed), 44,776 this way. The
-    // request is borrowed: an `async fn` keeps a second copy of what it owns (144 bytes).
+    // Caught here: actix does not catch a handler's panic, which would end the connection
+    // without an answer.
     AssertUnwindSafe(admit_and_answer(state, req, asked))
         .catch_unwind()
         .await
@@ -384,9 +379,8 @@ async fn admit_and_answer(
 }
 
 /// The response to an admitted request's outcome: at once, or once its compressed form is
-/// made. Not an `async fn`: the answer's future would keep the outcome and the response being
-/// written across that await (536 bytes, `-Zprint-type-sizes`), where this boxes them only for
-/// a compressed form.
+/// made. Not an `async fn`, so the answer's future does not keep the outcome and the response
+/// being written across that await; this boxes them only for a compressed form.
 fn respond<'a>(
     state: &'a ApiState,
     req: &HttpRequest,

@@ -1,5 +1,7 @@
 //! The bounds of a request (target, headers, declared body) and the answer past them: 414, 431
-//! or 413, given once the request has been admitted like any other of its path.
+//! or 413, given once the request has been admitted like any other of its path. It holds the
+//! documented bounds (docs/behaviour.md, "Errors"), which actix-http's one bound on the whole
+//! head does not.
 
 use actix_web::dev::ServiceRequest;
 use actix_web::http::header::CONTENT_LENGTH;

@@ -1,5 +1,6 @@
 //! A request that declares a body: no endpoint reads one, so the body is held unread until the
-//! answer is written, and the connection closes after it.
+//! answer is written, and the connection closes after it (docs/behaviour.md, "Errors"), which
+//! actix-http would otherwise keep open to drain the body.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
