@@ -1,63 +1,48 @@
 //! Reading who is calling from the HTTP request: the key headers, the Origin and the client
-//! address.
+//! address. It holds the rule that a key header sent more than once is refused (401) whatever
+//! its values (docs/behaviour.md, "Keys and access"), which no stock extractor does.
 
 use std::net::IpAddr;
 
 use actix_web::HttpRequest;
-use actix_web::http::header::HeaderValue;
+use actix_web::http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, ORIGIN};
 use callstats_domain::access::{ClientAddress, KeyHeader};
 use callstats_domain::service::Caller;
 
-use crate::heads::Heads;
+const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
 /// The caller of `req`, borrowed from its headers.
 pub(crate) fn caller(req: &HttpRequest, trust_proxy: bool) -> Caller<'_> {
-    caller_in(req, Heads::of(req.headers()), trust_proxy)
-}
-
-/// The caller of `req`, whose headers are `heads`.
-pub(crate) fn caller_in<'a>(
-    req: &'a HttpRequest,
-    heads: Heads<'a>,
-    trust_proxy: bool,
-) -> Caller<'a> {
+    let headers = req.headers();
     Caller {
-        authorization: key_header(heads.authorization, heads.authorizations),
-        x_api_key: key_header(heads.x_api_key, heads.x_api_keys),
-        origin: text(heads.origin),
-        client_ip: client_ip(req, heads, trust_proxy),
+        authorization: key_header(headers, &AUTHORIZATION),
+        x_api_key: key_header(headers, &X_API_KEY),
+        origin: text(headers.get(ORIGIN)),
+        client_ip: client_ip(req, trust_proxy),
     }
 }
 
-/// A key header whose first field is `first`, sent `fields` times.
-fn key_header(first: Option<&HeaderValue>, fields: usize) -> KeyHeader<'_> {
-    match (text(first), fields) {
-        (_, 2..) => KeyHeader::Repeated,
-        (Some(value), _) => KeyHeader::Once(value),
-        (None, _) => KeyHeader::Absent,
+/// The key header `name` of `headers`: absent, sent once, or repeated (refused, as two fields
+/// might carry two keys).
+fn key_header<'a>(headers: &'a HeaderMap, name: &HeaderName) -> KeyHeader<'a> {
+    let mut fields = headers.get_all(name);
+    match (text(fields.next()), fields.next()) {
+        (_, Some(_)) => KeyHeader::Repeated,
+        (Some(value), None) => KeyHeader::Once(value),
+        (None, None) => KeyHeader::Absent,
     }
 }
 
 fn text(value: Option<&HeaderValue>) -> Option<&str> {
     // A value that is not visible ASCII cannot be a key or an Origin; "" makes it fail as one.
-    value.map(|value| visible_ascii(value.as_bytes()).unwrap_or(""))
-}
-
-/// `bytes` as text when every byte is visible ASCII or a tab, as `HeaderValue::to_str` takes
-/// them, but checked without stopping at the first other byte: the check is then a few
-/// instructions for many bytes at once, where `to_str` spends about seven a byte (callgrind,
-/// cached `/operators`: about 300 instructions a request for its key).
-fn visible_ascii(bytes: &[u8]) -> Option<&str> {
-    let visible = bytes.iter().fold(true, |all, &b| {
-        all & ((b' '..=b'~').contains(&b) | (b == b'\t'))
-    });
-    visible.then(|| std::str::from_utf8(bytes).ok()).flatten()
+    value.map(|value| value.to_str().unwrap_or(""))
 }
 
 /// The peer address, or behind a trusted proxy the first `X-Forwarded-For` hop that is an IP.
-pub(crate) fn client_ip(req: &HttpRequest, heads: Heads<'_>, trust_proxy: bool) -> ClientAddress {
+pub(crate) fn client_ip(req: &HttpRequest, trust_proxy: bool) -> ClientAddress {
     let forwarded = trust_proxy
-        .then(|| text(heads.x_forwarded_for))
+        .then(|| text(req.headers().get(X_FORWARDED_FOR)))
         .flatten()
         .and_then(|value| value.split(',').next())
         .map(str::trim)
@@ -69,21 +54,32 @@ pub(crate) fn client_ip(req: &HttpRequest, heads: Heads<'_>, trust_proxy: bool) 
 
 #[cfg(test)]
 mod tests {
-    use actix_web::http::header::HeaderValue;
+    use actix_web::test::TestRequest;
 
-    use super::visible_ascii;
+    use super::*;
+
+    /// `check` of the `X-API-Key` of a request with `headers`.
+    fn with(headers: &[(&str, &[u8])], check: impl FnOnce(KeyHeader<'_>)) {
+        let mut req = TestRequest::default();
+        for (name, value) in headers {
+            req = req.append_header((*name, HeaderValue::from_bytes(value).unwrap()));
+        }
+        check(key_header(req.to_http_request().headers(), &X_API_KEY));
+    }
 
     #[test]
-    fn a_value_is_text_exactly_when_to_str_takes_it() {
-        for byte in 0..=u8::MAX {
-            for bytes in [vec![byte], vec![b'a', byte, b'z'], vec![byte; 40]] {
-                if let Ok(value) = HeaderValue::from_bytes(&bytes) {
-                    assert_eq!(visible_ascii(&bytes), value.to_str().ok(), "{bytes:?}");
-                }
-            }
-        }
-        assert_eq!(visible_ascii(b"Bearer cs_abc"), Some("Bearer cs_abc"));
-        assert_eq!(visible_ascii("Bearer cs_\u{e9}".as_bytes()), None);
-        assert_eq!(visible_ascii(b""), Some(""));
+    fn a_key_header_is_absent_once_or_repeated_and_one_not_text_reads_as_empty() {
+        with(&[], |key| assert_eq!(key, KeyHeader::Absent));
+        with(&[("x-other", b"x")], |key| {
+            assert_eq!(key, KeyHeader::Absent);
+        });
+        with(&[("x-api-key", b"cs_key")], |key| {
+            assert_eq!(key, KeyHeader::Once("cs_key"));
+        });
+        let twice: &[(&str, &[u8])] = &[("x-api-key", b"cs_key"), ("x-api-key", b"cs_key")];
+        with(twice, |key| assert_eq!(key, KeyHeader::Repeated));
+        with(&[("x-api-key", "cs_\u{e9}".as_bytes())], |key| {
+            assert_eq!(key, KeyHeader::Once(""));
+        });
     }
 }

@@ -1,6 +1,6 @@
 //! Where the OpenAPI document is served and how a request for it (or for a problem type it
-//! names) is admitted: with no key, against the client's per-IP quota. Its route answers it; the request observer counts an
-//! oversized request for it the same way.
+//! names) is admitted: with no key, against the client's per-IP quota. Its route answers it;
+//! the request observer counts an oversized request for it the same way.
 
 use actix_web::HttpRequest;
 use callstats_domain::DomainError;
@@ -9,7 +9,6 @@ use callstats_domain::access::QuotaStatus;
 use crate::ApiState;
 use crate::caller::client_ip;
 use crate::error::ApiError;
-use crate::heads::Heads;
 use crate::problem::PROBLEMS;
 
 /// Where the document is served, under [`PREFIX`](crate::PREFIX).
@@ -32,7 +31,7 @@ pub(crate) async fn count_document_request(
 ) -> Result<QuotaStatus, ApiError> {
     let quota = state
         .answers
-        .count_anonymous(client_ip(req, Heads::of(req.headers()), state.trust_proxy))
+        .count_anonymous(client_ip(req, state.trust_proxy))
         .await;
     if quota.exceeded {
         return Err(ApiError::counted(DomainError::RateLimited(quota), quota));

@@ -9,44 +9,9 @@ use actix_web::{HttpResponse, ResponseError};
 use callstats_domain::DomainError;
 use callstats_domain::access::QuotaStatus;
 use callstats_domain::limits::DayBudgetStatus;
-use callstats_domain::scope::Scope;
-use serde::Serialize;
 
-use crate::problem::{Problem, error_json};
-use crate::response::{FailureCause, Source, internal_error, set_headers};
-
-/// Every error body: `{"error": "..."}`, plus `required_scope` on a 403 for a missing scope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct ErrorBody {
-    /// What went wrong and, where it applies, what to send instead.
-    pub error: String,
-    /// The scope the endpoint needs; only on a 403 for a missing scope.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false)]
-    pub required_scope: Option<Scope>,
-}
-
-impl ErrorBody {
-    #[must_use]
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            error: message.into(),
-            required_scope: None,
-        }
-    }
-}
-
-impl From<&DomainError> for ErrorBody {
-    fn from(err: &DomainError) -> Self {
-        Self {
-            error: err.to_string(),
-            required_scope: match err {
-                DomainError::MissingScope(scope) => Some(*scope),
-                _ => None,
-            },
-        }
-    }
-}
+use crate::problem::{ErrorBody, Problem, error_json, internal_error};
+use crate::response::{FailureCause, Source, set_headers};
 
 /// A request that ends in an error: what went wrong and, once the request was counted, the
 /// quota (and the key's day budget) its rate-limit headers show.
@@ -138,6 +103,7 @@ mod tests {
     use callstats_domain::access::{QuotaStatus, Unauthorized};
     use callstats_domain::params::{Param, ParamError};
     use callstats_domain::ports::{StoreError, UpstreamError};
+    use callstats_domain::scope::Scope;
 
     use super::*;
 

@@ -2,14 +2,13 @@
 //! by actix-web.
 //!
 //! Handlers extract, call the application layer's one use case ([`Answers`]) and write bytes;
-//! there is no statistics logic and no caching policy here. Everything reaches the domain through its ports, so this crate never depends on
-//! a database, an HTTP client or Redis.
+//! there is no statistics logic and no caching policy here. Everything reaches the domain
+//! through its ports, so this crate never depends on a database, an HTTP client or Redis.
 
 mod caller;
 mod document;
 mod encoding;
 mod error;
-mod heads;
 mod middleware;
 mod negotiation;
 pub mod openapi;
@@ -29,9 +28,10 @@ use actix_web::{App, HttpServer, web};
 use bytes::Bytes;
 use callstats_application::{Answers, ETag};
 use utoipa_actix_web::AppExt as _;
+use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use encoding::MAX_COMPRESSED_BYTES;
-pub use error::ErrorBody;
+pub use problem::ErrorBody;
 
 /// Where the API lives.
 pub const PREFIX: &str = "/api/v1";
@@ -150,11 +150,18 @@ pub fn app(
 > {
     App::new()
         .into_utoipa_app()
-        .configure(routes::register_all)
+        .configure(register)
         .into_app()
         .app_data(web::Data::new(state))
         .default_service(web::to(routes::unrouted))
-        .wrap(middleware::Observe)
+        .wrap(actix_web::middleware::from_fn(middleware::observe))
+}
+
+/// Every route: the API in a scope under [`PREFIX`], and the operations endpoints at the root.
+/// A path or method that none of them has goes to the app's default service (`unrouted`).
+pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(utoipa_actix_web::scope(PREFIX).configure(routes::register))
+        .configure(ops::register);
 }
 
 /// A server bound to its listener.

@@ -10,21 +10,15 @@ mod request_id;
 mod request_metrics;
 mod unread_body;
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
-use std::future::{Ready, ready};
-use std::rc::Rc;
-
 use actix_web::body::{EitherBody, MessageBody};
-use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::http::uri::PathAndQuery;
-use futures::future::LocalBoxFuture;
+use actix_web::middleware::Next;
 use tracing::Instrument as _;
 
-use crate::heads::Heads;
 use crate::response::{FailureCause, X_CACHE};
 use crate::{negotiation, problem};
 use headers::common_headers;
@@ -33,64 +27,12 @@ use request_id::RequestId;
 pub(crate) use request_metrics::recorder_installed;
 use unread_body::Answered;
 
-/// The request observer, as actix middleware: every request of the app goes through it
-/// ([`observe`]). Written out rather than with actix's `from_fn`, which holds the app's service
-/// behind a pointer and boxes its future once more on every request (an allocation, a free
-/// and a dynamic poll; callgrind, cached `/operators`: 46,345 instructions a request with
-/// `from_fn`, 46,067 written out, its future kept under 1,024 bytes).
-pub(crate) struct Observe;
-
-impl<S, B> Transform<S, ServiceRequest> for Observe
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error> + 'static,
-    S::Future: Unpin,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<Answered<EitherBody<B>>>;
-    type Error = actix_web::Error;
-    type Transform = Observed<S>;
-    type InitError = ();
-    type Future = Ready<Result<Observed<S>, ()>>;
-
-    fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(Observed {
-            service: Rc::new(service),
-        }))
-    }
-}
-
-/// The app's service, each request observed.
-pub(crate) struct Observed<S> {
-    service: Rc<S>,
-}
-
-impl<S, B> Service<ServiceRequest> for Observed<S>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error> + 'static,
-    S::Future: Unpin,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<Answered<EitherBody<B>>>;
-    type Error = actix_web::Error;
-    type Future = LocalBoxFuture<'static, Result<Self::Response, actix_web::Error>>;
-
-    actix_web::dev::forward_ready!(service);
-
-    fn call(&self, req: ServiceRequest) -> Self::Future {
-        Box::pin(observe(req, Rc::clone(&self.service)))
-    }
-}
-
-/// Observes one request, which `service` answers.
-async fn observe<S, B>(
+/// Observes one request, which `next` (the app) answers: actix's `from_fn` middleware, wrapped
+/// around every route and the default service.
+pub(crate) async fn observe<B: MessageBody>(
     mut req: ServiceRequest,
-    service: Rc<S>,
-) -> Result<ServiceResponse<Answered<EitherBody<B>>>, actix_web::Error>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    S::Future: Unpin,
-    B: MessageBody,
-{
+    next: Next<B>,
+) -> Result<ServiceResponse<Answered<EitherBody<B>>>, actix_web::Error> {
     let started = Instant::now();
     let request_id = RequestId::next();
     // Every line logged while the request is served (the adapters' and the work it spawned
@@ -100,18 +42,14 @@ where
     // A root: nothing is entered while a connection's requests are read (so the current span,
     // which `error_span!` would look up as the parent, is always none).
     let span = tracing::error_span!(parent: None, "request", request_id = request_id.as_str());
-    let heads = Heads::of(req.headers());
     let (declares_a_body, oversize) = (
-        unread_body::declares_a_body(heads),
-        Oversize::of(&req, heads),
+        unread_body::declares_a_body(req.headers()),
+        Oversize::of(&req),
     );
-    let problem_wanted = negotiation::problem_preferred(heads, req.headers());
+    let problem_wanted = negotiation::problem_preferred(req.headers());
     let close = unread_body::take(&mut req, declares_a_body);
     if let Some(oversize) = oversize {
-        // Boxed: its future (1,216 bytes) would make every request's future as large, past
-        // the 1,024 bytes glibc keeps in its per-thread cache (`routes::answer`); this one is
-        // 1,440 bytes with it inline, 352 without.
-        let response = Box::pin(oversize::refuse_oversized(req.request(), oversize))
+        let response = oversize::refuse_oversized(req.request(), oversize)
             .instrument(span)
             .await;
         let response = req.into_response(response.map_into_right_body());
@@ -124,16 +62,9 @@ where
             close,
         ));
     }
-    // For the log line should the framework fail (reference counted, not copied): the path
-    // and query alone, 71 instructions a request fewer to copy and drop than the whole `Uri`
-    // (callgrind, cached `/operators`).
+    // For the log line should the framework fail.
     let (method, target) = (req.method().clone(), req.uri().path_and_query().cloned());
-    match (InSpan {
-        span,
-        future: Some(service.call(req)),
-    })
-    .await
-    {
+    match next.call(req).instrument(span).await {
         Ok(response) => Ok(unread_body::closing(
             finish(
                 problem::negotiate(response.map_into_left_body(), problem_wanted),
@@ -197,48 +128,14 @@ fn finish<B>(
     response
 }
 
-/// `future` polled within `span`, as tracing's `Instrumented` polls it, and dropped within it
-/// too; but once it has completed it is dropped at once, in the poll that completed it, so the
-/// span is not entered again only to drop what is left of it, as `Instrumented` enters it
-/// whenever it is dropped (an enter and an exit: about 200 instructions a request).
-struct InSpan<F> {
-    span: tracing::Span,
-    /// `None` once it has completed.
-    future: Option<F>,
-}
-
-impl<F: Future + Unpin> Future for InSpan<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = &mut *self;
-        let _entered = this.span.enter();
-        // Not polled again once it has answered (an `async` block awaits it once).
-        let Some(future) = this.future.as_mut() else {
-            return Poll::Pending;
-        };
-        let output = std::task::ready!(Pin::new(future).poll(cx));
-        this.future = None;
-        Poll::Ready(output)
-    }
-}
-
-impl<F> Drop for InSpan<F> {
-    fn drop(&mut self) {
-        // Dropped before it completed (the client went away): what it holds is dropped within
-        // the span, so that the lines it logs then name the request.
-        if let Some(future) = self.future.take() {
-            let _entered = self.span.enter();
-            drop(future);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use actix_web::dev::fn_service;
+    use std::future::ready;
+
+    use actix_web::dev::{Service as _, Transform as _, fn_service};
+    use actix_web::middleware::from_fn;
     use actix_web::test::TestRequest;
 
     use super::*;
@@ -277,7 +174,7 @@ mod tests {
                 actix_web::error::ErrorBadRequest("refused by the framework"),
             ))
         });
-        let observed = Observe.new_transform(failing).await.unwrap();
+        let observed = from_fn(observe).new_transform(failing).await.unwrap();
         let request = TestRequest::get()
             .uri("/api/v1/operators?x=1")
             .to_srv_request();

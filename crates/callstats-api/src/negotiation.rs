@@ -2,13 +2,10 @@
 //! ([`crate::problem`]) and the representation of a data answer (JSON, or CSV on the endpoints
 //! that have it). Both compare the same qualities, read by actix's parser.
 
-use actix_web::http::header::{
-    ACCEPT, HeaderMap, HeaderValue, Quality, QualityItem, from_comma_delimited,
-};
+use actix_web::http::header::{ACCEPT, HeaderMap, Quality, QualityItem, from_comma_delimited};
 use actix_web::mime::{Mime, STAR};
 use callstats_domain::representation::{Acceptable, JSON_MEDIA_TYPE};
 
-use crate::heads::Heads;
 use crate::problem::PROBLEM_JSON;
 
 /// The media ranges of a request's `Accept`; `None` without one, or when it does not parse or
@@ -41,33 +38,10 @@ fn json_wildcard(mime: &Mime) -> bool {
     mime.subtype() == STAR && (mime.type_() == STAR || mime.type_() == "application")
 }
 
-/// Whether `value` names `media_type` at all (ASCII case-insensitively): most `Accept` values
-/// never do, and are not parsed for it.
-fn names(value: &HeaderValue, media_type: &str) -> bool {
-    value
-        .as_bytes()
-        .windows(media_type.len())
-        .any(|window| window.eq_ignore_ascii_case(media_type.as_bytes()))
-}
-
 /// Whether the request's `Accept` prefers problem details: it names
 /// `application/problem+json` with a quality above 0 and at least that of `application/json`
 /// (named, or through `application/*` or `*/*`). An unreadable `Accept` prefers nothing.
-/// Asked of every request: an `Accept` that does not mention problem details at all (nearly
-/// every one) is not parsed.
-///
-/// `heads` are `headers`'.
-pub(crate) fn problem_preferred(heads: Heads<'_>, headers: &HeaderMap) -> bool {
-    let named = match (heads.accept, heads.accepts) {
-        (None, _) => false,
-        (Some(accept), 1) => names(accept, PROBLEM_JSON),
-        _ => headers
-            .get_all(ACCEPT)
-            .any(|accept| names(accept, PROBLEM_JSON)),
-    };
-    if !named {
-        return false;
-    }
+pub(crate) fn problem_preferred(headers: &HeaderMap) -> bool {
     let Some(ranges) = ranges(headers) else {
         return false;
     };
@@ -84,16 +58,7 @@ pub(crate) fn problem_preferred(heads: Heads<'_>, headers: &HeaderMap) -> bool {
 ///   `application/json` by name, and at least that of `application/*` and `*/*`: so
 ///   `text/csv`, `text/csv, */*;q=0.1` and `text/csv, */*` prefer it, while `*/*` alone,
 ///   `application/json, text/csv` and `text/csv;q=0.5, application/json` do not.
-///
-/// `heads` are `headers`'.
-pub(crate) fn acceptable(heads: Heads<'_>, headers: &HeaderMap) -> Acceptable {
-    // Nearly every client sends one of these, or nothing: no parsing for them.
-    match heads.accept.map(HeaderValue::as_bytes) {
-        None | Some(b"*/*" | b"application/json") if heads.accepts <= 1 => {
-            return Acceptable::JSON;
-        }
-        _ => {}
-    }
+pub(crate) fn acceptable(headers: &HeaderMap) -> Acceptable {
     let Some(ranges) = ranges(headers) else {
         return Acceptable::JSON;
     };
@@ -130,7 +95,7 @@ mod tests {
             req = req.append_header((ACCEPT, *value));
         }
         let req = req.to_http_request();
-        acceptable(Heads::of(req.headers()), req.headers())
+        acceptable(req.headers())
     }
 
     fn with(json: bool, csv_preferred: bool) -> Acceptable {
@@ -185,12 +150,7 @@ mod tests {
             let req = TestRequest::default()
                 .insert_header((ACCEPT, accept))
                 .to_http_request();
-            let headers = req.headers();
-            assert_eq!(
-                problem_preferred(Heads::of(headers), headers),
-                want,
-                "{accept}"
-            );
+            assert_eq!(problem_preferred(req.headers()), want, "{accept}");
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use actix_web::dev::Server;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderValue, RETRY_AFTER};
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpResponse, HttpServer, get, web};
 use async_trait::async_trait;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use serde::Serialize;
@@ -16,7 +16,6 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::ApiState;
 use crate::response::json;
-use crate::routes::Get;
 
 /// How long one readiness probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -97,15 +96,15 @@ pub struct Health {
 }
 
 pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
-    cfg.service(Get::root(__path_healthz, healthz))
-        .service(Get::root(__path_readyz, readyz));
+    cfg.service(healthz).service(readyz);
 }
 
 /// Liveness: the process answers.
 ///
 /// No key and no quota: for load balancers and orchestrators. It checks nothing beyond the
 /// process itself, so a dependency that is down never restarts a replica.
-#[utoipa::path(get, path = "/healthz", tag = "operations", security(()), responses((status = 200, description = "Alive.", body = Health)))]
+#[utoipa::path(tag = "operations", security(()), responses((status = 200, description = "Alive.", body = Health)))]
+#[get("/healthz")]
 async fn healthz() -> HttpResponse {
     json(
         StatusCode::OK,
@@ -121,8 +120,6 @@ async fn healthz() -> HttpResponse {
 /// No key and no quota. One round of probes a second at most, whatever the number of callers;
 /// the warm-up of the recent call days is never waited for.
 #[utoipa::path(
-    get,
-    path = "/readyz",
     tag = "operations",
     security(()),
     responses(
@@ -131,6 +128,7 @@ async fn healthz() -> HttpResponse {
             headers(("Retry-After" = u32, description = "Always 1: the probes run again at most once a second.")))
     )
 )]
+#[get("/readyz")]
 async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     if let Some(failed) = state.readiness.failing().await {
         let mut response = json(

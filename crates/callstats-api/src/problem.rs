@@ -14,8 +14,40 @@ use callstats_domain::scope::Scope;
 use serde::Serialize;
 
 use crate::PREFIX;
-use crate::error::ErrorBody;
-use crate::response::json;
+use crate::response::{FailureCause, INTERNAL_ERROR_BODY, bytes_response, json};
+
+/// Every error body: `{"error": "..."}`, plus `required_scope` on a 403 for a missing scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong and, where it applies, what to send instead.
+    pub error: String,
+    /// The scope the endpoint needs; only on a 403 for a missing scope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub required_scope: Option<Scope>,
+}
+
+impl ErrorBody {
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            error: message.into(),
+            required_scope: None,
+        }
+    }
+}
+
+impl From<&DomainError> for ErrorBody {
+    fn from(err: &DomainError) -> Self {
+        Self {
+            error: err.to_string(),
+            required_scope: match err {
+                DomainError::MissingScope(scope) => Some(*scope),
+                _ => None,
+            },
+        }
+    }
+}
 
 /// The media type of problem details.
 pub(crate) const PROBLEM_JSON: &str = "application/problem+json";
@@ -401,4 +433,19 @@ pub(crate) fn negotiate<B>(
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
     response.map_body(|_, _| EitherBody::right(BoxBody::new(Bytes::from(bytes))))
+}
+
+/// A 500 with a generic JSON body; the cause goes to the log, never to the client.
+pub(crate) fn internal_error(cause: String) -> HttpResponse {
+    let mut response = bytes_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Bytes::from_static(INTERNAL_ERROR_BODY),
+    );
+    mark(
+        &mut response,
+        Problem::Internal,
+        ErrorBody::new("internal server error"),
+    );
+    response.extensions_mut().insert(FailureCause(cause));
+    response
 }

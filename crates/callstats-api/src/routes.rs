@@ -1,21 +1,19 @@
 //! The routes. Each handler takes its endpoint's typed query (and path) as extractors and
 //! answers through [`answer`]: the caller read from the request, the application layer's
 //! `Answers::serve` (which validates the parameters once the caller is admitted), and the reply
-//! written with the headers every response carries. The `#[utoipa::path]` above a
-//! handler is where the OpenAPI document gets the path from, so the document and the routes
-//! cannot drift apart.
+//! written with the headers every response carries. Each handler's actix `#[get]` gives both
+//! its route and the OpenAPI document's path (through `#[utoipa::path]`), so the document and
+//! the routes cannot drift apart.
 
 // utoipa's path macro qualifies the parameter types it expands.
 #![allow(unused_qualifications)]
 
-use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 
-use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::Method;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, HeaderValue};
-use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use bytes::Bytes;
 use callstats_application::flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome, Serving};
@@ -30,127 +28,42 @@ use callstats_domain::params::{
 };
 use callstats_domain::request::UnvalidatedRequest;
 use futures::FutureExt as _;
-use utoipa::openapi::path::Paths;
-use utoipa::openapi::{RefOr, Schema};
-use utoipa_actix_web::OpenApiFactory;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::caller::caller_in;
+use crate::ApiState;
+use crate::caller::caller;
 use crate::document::count_document_request;
-use crate::error::{ApiError, ErrorBody};
-use crate::heads::Heads;
+use crate::error::ApiError;
 use crate::negotiation::acceptable;
-use crate::problem::{Problem, ProblemType, error_json};
+use crate::problem::{ErrorBody, Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
     NowOrLater, Source, Validator, Vary, csv_download, json, private_max_age, representation,
     set_headers,
 };
-use crate::{ApiState, PREFIX};
 
-/// Every route: the API under its prefix, and the operations endpoints at the root.
-pub(crate) fn register_all(cfg: &mut ServiceConfig<'_>) {
-    register(cfg);
-    crate::ops::register(cfg);
-}
-
-fn register(cfg: &mut ServiceConfig<'_>) {
-    // Tried in this order, each route tried costing the paths after it about 180 instructions
-    // (callgrind, /ping before /operators): the data routes a dashboard polls first, then /ping
-    // (asked when a partner sets up, not on every poll); the one pattern with a parameter (a
-    // regex match) last, so no other path pays for it, and after /kpi/months, which it would
-    // otherwise take. Each under the prefix itself, not in a scope: a scope routes a request
-    // twice (its prefix, then its routes) and boxes the call once more (callgrind, cached
-    // `/operators`: 50,797 instructions a request in a scope, 50,174 without).
-    cfg.service(Get::api(__path_calls_summary, calls_summary))
-        .service(Get::api(__path_calls_agents, calls_agents))
-        .service(Get::api(__path_calls_queues, calls_queues))
-        .service(Get::api(__path_calls_intervals, calls_intervals))
-        .service(Get::api(__path_kpi_months, kpi_months))
-        .service(Get::api(__path_operators, operators))
-        .service(Get::api(__path_schedule, schedule))
-        .service(Get::api(__path_scripts_stats, scripts_stats))
-        .service(Get::api(__path_ping, ping))
-        .service(Get::api(__path_openapi_json, openapi_json))
-        .service(Get::api(__path_kpi_month, kpi_month))
-        .service(Get::api(__path_problem_type, problem_type));
-}
-
-/// A GET route: `doc`, the route's OpenAPI path (the `__path_<handler>` that `#[utoipa::path]`
-/// writes), gives its pattern (after `prefix`) and its name (the operation id: the handler's
-/// name, as actix's `#[get]` names it), and `handler` answers it.
-///
-/// Registered as `#[get]` registers a route, but for the method check: actix's `guard::Get()`
-/// also records every method tried in the request's extensions, for the `Allow` header of
-/// actix's own 405; a vector and a map entry allocated on every request, for an answer this app
-/// writes itself (`not_routed`, as the default service). The method is compared alone here:
-/// about 1,000 instructions a request fewer (callgrind, cached `/operators`;
-/// docs/architecture.md, "Tooling").
-pub(crate) struct Get<D, H, Args> {
-    prefix: &'static str,
-    doc: D,
-    handler: H,
-    args: PhantomData<fn() -> Args>,
-}
-
-impl<D, H, Args> Get<D, H, Args> {
-    /// A route of the API, under [`PREFIX`].
-    pub(crate) const fn api(doc: D, handler: H) -> Self {
-        Self {
-            prefix: PREFIX,
-            doc,
-            handler,
-            args: PhantomData,
-        }
-    }
-
-    /// A route at the root (the operations endpoints).
-    pub(crate) const fn root(doc: D, handler: H) -> Self {
-        Self {
-            prefix: "",
-            doc,
-            handler,
-            args: PhantomData,
-        }
-    }
-}
-
-impl<D, H, Args> HttpServiceFactory for Get<D, H, Args>
-where
-    D: utoipa::Path,
-    H: Handler<Args>,
-    Args: FromRequest + 'static,
-    H::Output: Responder + 'static,
-{
-    fn register(self, config: &mut AppService) {
-        let name = D::operation().operation_id.unwrap_or_default();
-        Resource::new(format!("{}{}", self.prefix, D::path()))
-            .name(&name)
-            .guard(guard::fn_guard(|ctx| ctx.head().method == Method::GET))
-            .to(self.handler)
-            .register(config);
-    }
-}
-
-impl<D: OpenApiFactory, H, Args> OpenApiFactory for Get<D, H, Args> {
-    fn paths(&self) -> Paths {
-        let mut paths = self.doc.paths();
-        paths.paths = std::mem::take(&mut paths.paths)
-            .into_iter()
-            .map(|(path, item)| (format!("{}{path}", self.prefix), item))
-            .collect();
-        paths
-    }
-
-    fn schemas(&self, schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        self.doc.schemas(schemas);
-    }
+/// The API's routes, registered under [`PREFIX`](crate::PREFIX) by the caller. `/kpi/{month}`
+/// comes after `/kpi/months`, which it would otherwise take; the order is also the document's.
+pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(calls_summary)
+        .service(calls_agents)
+        .service(calls_queues)
+        .service(calls_intervals)
+        .service(kpi_months)
+        .service(operators)
+        .service(schedule)
+        .service(scripts_stats)
+        .service(ping)
+        .service(openapi_json)
+        .service(kpi_month)
+        .service(problem_type);
 }
 
 /// Check a key.
 ///
 /// Reports the key's name, scopes and quota. Needs no scope; never cached (`X-Cache: MISS`).
-#[utoipa::path(get, path = "/ping", tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
+#[utoipa::path(tag = "key", responses((status = 200, description = "The key.", body = KeyInfo)))]
+#[get("/ping")]
 async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     answer(&state, &req, Some(&UnvalidatedRequest::Ping)).await
 }
@@ -173,7 +86,8 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
 /// Days after today have no calls (count 0). Today's calls are at most a minute older than the
 /// answer. When any day of the period cannot be fetched from the call platform within the fetch
 /// deadline (15 s for the whole request), the answer is 503, never partial figures.
-#[utoipa::path(get, path = "/calls/summary", tag = "calls", params(SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
+#[utoipa::path(tag = "calls", params(SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
+#[get("/calls/summary")]
 async fn calls_summary(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -193,7 +107,8 @@ async fn calls_summary(
 /// Days after today have no calls. Today's calls are at most a minute older than the answer. When
 /// any day of the period cannot be fetched from the call platform within the fetch deadline
 /// (15 s for the whole request), the answer is 503, never partial figures.
-#[utoipa::path(get, path = "/calls/agents", tag = "calls", params(AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
+#[utoipa::path(tag = "calls", params(AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
+#[get("/calls/agents")]
 async fn calls_agents(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -214,7 +129,8 @@ async fn calls_agents(
 /// Days after today have no calls. When any day of the period cannot be fetched from the call
 /// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
 /// partial figures.
-#[utoipa::path(get, path = "/calls/queues", tag = "calls", params(QueuesQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
+#[utoipa::path(tag = "calls", params(QueuesQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
+#[get("/calls/queues")]
 async fn calls_queues(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -235,7 +151,8 @@ async fn calls_queues(
 /// Days after today have no calls. When any day of the period cannot be fetched from the call
 /// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
 /// partial figures.
-#[utoipa::path(get, path = "/calls/intervals", tag = "calls", params(IntervalsQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
+#[utoipa::path(tag = "calls", params(IntervalsQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
+#[get("/calls/intervals")]
 async fn calls_intervals(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -253,7 +170,8 @@ async fn calls_intervals(
 ///
 /// By month descending, then shift ascending (byte-wise). Drafts are never listed; `shift` is
 /// ignored. Cached 1 minute.
-#[utoipa::path(get, path = "/kpi/months", tag = "kpi", responses((status = 200, description = "The sheets.", body = SheetsResponse)))]
+#[utoipa::path(tag = "kpi", responses((status = 200, description = "The sheets.", body = SheetsResponse)))]
+#[get("/kpi/months")]
 async fn kpi_months(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -269,7 +187,8 @@ async fn kpi_months(
 /// `sheet_totals` is what the spreadsheet states. Money and percentages are rounded to 2
 /// decimals, kpi_percent and ratios to 4. 404 when the month has no published sheet. Cached
 /// 1 minute.
-#[utoipa::path(get, path = "/kpi/{month}", tag = "kpi", params(MonthPath, KpiQuery), responses((status = 200, description = "The sheet.", body = KpiMonthResponse)))]
+#[utoipa::path(tag = "kpi", params(MonthPath, KpiQuery), responses((status = 200, description = "The sheet.", body = KpiMonthResponse)))]
+#[get("/kpi/{month}")]
 async fn kpi_month(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -288,7 +207,8 @@ async fn kpi_month(
 ///
 /// By agent number, staff included (`staff_role` not null: leave them out of performance
 /// views). Usernames, phones and credentials are never returned. Cached 1 minute.
-#[utoipa::path(get, path = "/operators", tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
+#[utoipa::path(tag = "operators", responses((status = 200, description = "The roster.", body = OperatorsResponse)))]
+#[get("/operators")]
 async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     answer(&state, &req, Some(&UnvalidatedRequest::Operators)).await
 }
@@ -296,7 +216,8 @@ async fn operators(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpR
 /// Off-day schedule of a month.
 ///
 /// By date, then agent number. A month without off-days gives an empty list. Cached 1 minute.
-#[utoipa::path(get, path = "/schedule", tag = "operators", params(ScheduleQuery), responses((status = 200, description = "The schedule.", body = Schedule)))]
+#[utoipa::path(tag = "operators", params(ScheduleQuery), responses((status = 200, description = "The schedule.", body = Schedule)))]
+#[get("/schedule")]
 async fn schedule(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -308,7 +229,8 @@ async fn schedule(
 /// Script view counts.
 ///
 /// The most viewed scripts, by views descending then id. Cached 1 minute.
-#[utoipa::path(get, path = "/scripts/stats", tag = "scripts", params(ScriptsQuery), responses((status = 200, description = "The scripts.", body = ScriptsResponse)))]
+#[utoipa::path(tag = "scripts", params(ScriptsQuery), responses((status = 200, description = "The scripts.", body = ScriptsResponse)))]
+#[get("/scripts/stats")]
 async fn scripts_stats(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -321,7 +243,8 @@ async fn scripts_stats(
 ///
 /// Needs no key; counts against the per-client-IP quota.
 // `document::DOCUMENT`, written out: the macro takes a literal.
-#[utoipa::path(get, path = "/openapi.json", tag = "meta", security(()), responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json")))]
+#[utoipa::path(tag = "meta", security(()), responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json")))]
+#[get("/openapi.json")]
 async fn openapi_json(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -329,7 +252,7 @@ async fn openapi_json(
     let quota = count_document_request(&state, &req).await?;
     // The document changes only with a new release: clients revalidate it, cheaply.
     let mut response = representation(
-        (&req, Heads::of(req.headers())),
+        &req,
         &state.compressed,
         &state.document,
         (
@@ -350,13 +273,12 @@ async fn openapi_json(
 /// resolves here: its title, status and what it means. Needs no key: counted against the
 /// client address's quota, like the document.
 #[utoipa::path(
-    get,
-    path = "/problems/{name}",
     tag = "meta",
     security(()),
     params(("name" = String, Path, description = "The problem type's name, the last segment of its `type`.", example = "missing-scope")),
     responses((status = 200, description = "The problem type.", body = ProblemType))
 )]
+#[get("/problems/{name}")]
 async fn problem_type(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -372,7 +294,7 @@ async fn problem_type(
         .map_err(|err| ApiError::internal(err.to_string()))?;
     // Problem types change only with a new release, as the document does.
     let mut response = representation(
-        (&req, Heads::of(req.headers())),
+        &req,
         &state.compressed,
         &body,
         (
@@ -425,13 +347,8 @@ async fn answer(
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // Inline: what is awaited on the way (the key store, a shared ledger, a miss, a compressed
-    // form) is boxed apart (`Answers::serve_now`, `respond`), so this future is small, and
-    // actix's box of a handler's future stays within the 1,024 bytes glibc keeps in its
-    // per-thread cache (the largest, /calls/intervals', 952 bytes, `-Zprint-type-sizes`).
-    // Callgrind, 500 cached `/operators` on one connection: 45,488 instructions a request with
-    // this and `serve` boxed (1,616 bytes allocated, moved and freed), 44,776 this way. The
-    // request is borrowed: an `async fn` keeps a second copy of what it owns (144 bytes).
+    // Caught here: actix does not catch a handler's panic, which would end the connection
+    // without an answer.
     AssertUnwindSafe(admit_and_answer(state, req, asked))
         .catch_unwind()
         .await
@@ -443,19 +360,18 @@ async fn admit_and_answer(
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let heads = Heads::of(req.headers());
     let outcome = {
-        let caller = caller_in(req, heads, state.trust_proxy);
+        let caller = caller(req, state.trust_proxy);
         match state
             .answers
-            .serve_now(&caller, asked, acceptable(heads, req.headers()))
+            .serve_now(&caller, asked, acceptable(req.headers()))
         {
             Serving::Ready(outcome) => outcome,
             Serving::Pending(pending) => pending.await,
         }
     };
     // Only a pointer is held across the await (see `respond`).
-    let later = match respond(state, req, heads, outcome) {
+    let later = match respond(state, req, outcome) {
         NowOrLater::Now(answered) => return answered,
         NowOrLater::Later(later) => later,
     };
@@ -463,13 +379,11 @@ async fn admit_and_answer(
 }
 
 /// The response to an admitted request's outcome: at once, or once its compressed form is
-/// made. Not an `async fn`: the answer's future would keep the outcome and the response being
-/// written across that await (536 bytes, `-Zprint-type-sizes`), where this boxes them only for
-/// a compressed form.
+/// made. Not an `async fn`, so the answer's future does not keep the outcome and the response
+/// being written across that await; this boxes them only for a compressed form.
 fn respond<'a>(
     state: &'a ApiState,
     req: &HttpRequest,
-    heads: Heads<'_>,
     Outcome {
         quota,
         days,
@@ -489,7 +403,7 @@ fn respond<'a>(
             seconds_left,
         })) => (
             representation(
-                (req, heads),
+                req,
                 &state.compressed,
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),

@@ -1,14 +1,13 @@
-//! Errors of the framework itself, as JSON. Only actix fails a request this way (our handlers
-//! always answer), and its own answer would be plain text without the headers every answer
-//! carries.
+//! Errors of the framework itself, as JSON. It holds the rule that every answer is JSON with
+//! the headers every answer carries (docs/behaviour.md, "HTTP conventions"), where actix's own
+//! would be plain text; only actix fails a request this way (our handlers always answer).
 
 use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 
 use super::headers::common_headers;
 use super::request_id::RequestId;
-use crate::error::ErrorBody;
-use crate::problem::error_answer;
+use crate::problem::{ErrorBody, error_answer};
 
 /// `err` answered with its own `status`, a JSON body (problem details when `problem_wanted`)
 /// and the headers every answer carries.

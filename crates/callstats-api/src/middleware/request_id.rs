@@ -1,9 +1,7 @@
-//! The id of each request.
-
-use std::fmt::Write as _;
+//! The id of each request: random, in the form of nginx's `$request_id`, and in the log lines
+//! and the `X-Request-Id` header of its answer (docs/behaviour.md, "HTTP conventions").
 
 use actix_web::http::header::{HeaderName, HeaderValue};
-use arrayvec::ArrayString;
 
 pub(super) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -14,7 +12,7 @@ pub(super) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-i
 /// issue the same one. Formatted once, when the request arrives: its span, its log line and its
 /// header all use that text.
 #[derive(Debug)]
-pub(super) struct RequestId(ArrayString<32>);
+pub(super) struct RequestId(String);
 
 impl RequestId {
     pub(super) fn next() -> Self {
@@ -24,15 +22,9 @@ impl RequestId {
         if getrandom::fill(&mut bytes).is_err() {
             bytes = fastrand::u128(..).to_le_bytes();
         }
-        let mut text = ArrayString::new();
-        for byte in bytes {
-            // 16 bytes, two hex digits each: exactly the capacity.
-            let _ = write!(text, "{byte:02x}");
-        }
-        Self(text)
+        Self(format!("{:032x}", u128::from_be_bytes(bytes)))
     }
 
-    /// Kept as text: its span, its log line and its header read it without checking it again.
     pub(super) fn as_str(&self) -> &str {
         &self.0
     }
@@ -40,7 +32,7 @@ impl RequestId {
     /// The `X-Request-Id` header.
     pub(super) fn into_header_value(self) -> HeaderValue {
         // Hex digits: always a valid header value.
-        HeaderValue::from_str(&self.0).unwrap_or_else(|_| HeaderValue::from_static("-"))
+        HeaderValue::try_from(self.0).unwrap_or_else(|_| HeaderValue::from_static("-"))
     }
 }
 

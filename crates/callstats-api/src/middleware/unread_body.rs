@@ -1,5 +1,6 @@
 //! A request that declares a body: no endpoint reads one, so the body is held unread until the
-//! answer is written, and the connection closes after it.
+//! answer is written, and the connection closes after it (docs/behaviour.md, "Errors"), which
+//! actix-http would otherwise keep open to drain the body.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -8,9 +9,8 @@ use actix_web::HttpMessage as _;
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::ConnectionType;
+use actix_web::http::header::{CONTENT_LENGTH, HeaderMap, TRANSFER_ENCODING};
 use bytes::Bytes;
-
-use crate::heads::Heads;
 
 /// The body `req` declares, taken from it to be held unread; `None` when it declares none.
 /// `declares` is whether it does ([`declares_a_body`]).
@@ -18,12 +18,12 @@ pub(super) fn take(req: &mut ServiceRequest, declares: bool) -> Option<UnreadBod
     declares.then(|| UnreadBody(req.take_payload()))
 }
 
-/// Whether a request whose headers are `heads` says a body follows (`Transfer-Encoding`, or a
+/// Whether a request whose headers are `headers` says a body follows (`Transfer-Encoding`, or a
 /// `Content-Length` above 0). No endpoint reads one.
-pub(super) fn declares_a_body(heads: Heads<'_>) -> bool {
-    heads.transfer_encoding
-        || heads
-            .content_length
+pub(super) fn declares_a_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(TRANSFER_ENCODING)
+        || headers
+            .get(CONTENT_LENGTH)
             .is_some_and(|length| length.as_bytes() != b"0")
 }
 

@@ -18,9 +18,8 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Response, ResponseBuilder};
 
 use super::examples::set_examples;
-use crate::error::ErrorBody;
 use crate::middleware::Oversize;
-use crate::problem::{PROBLEM_JSON, Problem, ProblemDetails};
+use crate::problem::{ErrorBody, PROBLEM_JSON, Problem, ProblemDetails};
 use actix_web::http::StatusCode;
 
 pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {

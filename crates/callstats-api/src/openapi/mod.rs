@@ -20,8 +20,7 @@ use utoipa::openapi::{OpenApi, RefOr};
 use utoipa_actix_web::AppExt as _;
 
 use crate::PREFIX;
-use crate::error::ErrorBody;
-use crate::problem::{PROBLEMS, Problem, ProblemDetails, ProblemType};
+use crate::problem::{ErrorBody, PROBLEMS, Problem, ProblemDetails, ProblemType};
 use conventions::{
     NOSNIFF, REQUEST_ID, add_response_headers, add_security_schemes, complete_operation,
 };
@@ -54,7 +53,7 @@ pub fn document() -> OpenApi {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
-        .configure(crate::routes::register_all)
+        .configure(crate::register)
         .split_for_parts();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     add_security_schemes(&mut doc);

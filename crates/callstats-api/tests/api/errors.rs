@@ -431,3 +431,23 @@ async fn an_adapters_warning_names_the_request_it_was_logged_for() {
         "{log}"
     );
 }
+
+#[actix_web::test]
+async fn head_is_another_method_405_with_allow_get_and_unknown_paths_stay_404() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    for uri in ["/api/v1/ping", "/api/v1/kpi/2026-11", "/healthz"] {
+        let head = get(uri, &key).method(actix_web::http::Method::HEAD);
+        let head = send(&service, head).await;
+        assert_eq!((head.status, head.header("allow")), (405, "GET"), "{uri}");
+    }
+    for uri in ["/api/v1", "/api/v1/", "/api/v1ping", "/api/v1/ping/"] {
+        let missing = send(&service, get(uri, &key)).await;
+        assert_eq!(
+            (missing.status, missing.json()["error"].as_str()),
+            (404, Some(format!("no such endpoint: {uri}").as_str())),
+            "{uri}"
+        );
+    }
+}
