@@ -6,6 +6,7 @@ mod client_ts;
 mod compose;
 mod grafana;
 mod lint_openapi;
+mod node;
 mod prometheus;
 mod schemathesis;
 
