@@ -15,6 +15,7 @@ pub mod calendar;
 pub mod call_day;
 pub mod call_day_encoding;
 pub mod error;
+pub mod identifiers;
 pub mod limits;
 pub mod live;
 pub mod model;
