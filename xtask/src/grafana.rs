@@ -14,7 +14,7 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::client_ts::{TYPESCRIPT_VERSION, npm_install};
+use crate::node::{TYPESCRIPT_VERSION, npm_install};
 use crate::process::{in_scratch_dir, target_dir};
 
 /// The Grafana release of docker-compose.yml's `grafana` image, and so of its types.

@@ -12,11 +12,8 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::client_ts::node_tools;
+use crate::node::node_tools;
 use crate::process::target_dir;
-
-/// The Spectral release CI runs; bump it deliberately.
-pub const SPECTRAL_CLI_VERSION: &str = "6.16.3";
 
 pub fn run(workspace: &Path) -> Result<()> {
     let spectral = node_tools(&target_dir())?

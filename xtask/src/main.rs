@@ -4,8 +4,10 @@
 mod client;
 mod client_ts;
 mod compose;
+mod figures;
 mod grafana;
 mod lint_openapi;
+mod node;
 mod prometheus;
 mod schemathesis;
 
@@ -27,7 +29,7 @@ enum Task {
     /// Format check, clippy (-D warnings), the whole test suite, the consumer crate
     /// (examples/consumer), docs (-D warnings)
     Ci,
-    /// Regenerate docs/openapi.json from the code
+    /// Regenerate docs/openapi.json, and docs/behaviour.md's figure tables, from the code
     Openapi,
     /// The ops journey of docs/operations.md on a real Docker engine with docker-compose.yml as
     /// shipped: the image built (classic builder and BuildKit), then the compose commands of
@@ -150,11 +152,41 @@ fn consumer() -> Result<()> {
     )
 }
 
-/// Writes the document the API serves to docs/openapi.json (a test keeps the two equal).
+/// Writes the figure tables of docs/behaviour.md from the document the API serves, then the
+/// document to docs/openapi.json (a test keeps each equal to the code). The document embeds
+/// docs/behaviour.md, so when the tables change the task runs again on a build that has them.
 fn openapi() -> Result<()> {
+    let bytes = callstats_api::openapi::document_bytes();
+    let document = serde_json::from_slice(&bytes).context("the document is not JSON")?;
+    let path = workspace().join("docs/behaviour.md");
+    let page = std::fs::read_to_string(&path)
+        .with_context(|| format!("could not read {}", path.display()))?;
+    let written = figures::rewrite(&page, &figures::tables(&document)?)?;
+    if written != page {
+        std::fs::write(&path, written)
+            .with_context(|| format!("could not write {}", path.display()))?;
+        eprintln!("wrote the figure tables of {}", path.display());
+        let manifest = workspace().join("Cargo.toml");
+        let manifest = manifest
+            .to_str()
+            .context("the workspace path is not UTF-8")?;
+        return cargo(
+            &[
+                "run",
+                "--quiet",
+                "--manifest-path",
+                manifest,
+                "--package",
+                "xtask",
+                "--",
+                "openapi",
+            ],
+            &[],
+        );
+    }
+
     let path = workspace().join("docs/openapi.json");
-    std::fs::write(&path, callstats_api::openapi::document_bytes())
-        .with_context(|| format!("could not write {}", path.display()))?;
+    std::fs::write(&path, &bytes).with_context(|| format!("could not write {}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

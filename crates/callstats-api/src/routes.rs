@@ -74,14 +74,9 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
 /// (earliest on a tie). For a single day also 24 hourly buckets and the busiest hour; for
 /// several days `hourly` and `peak_hour` are null and `peak_hour_count` is 0. Cached 10 minutes.
 ///
-/// Service figures over the same calls: `abandon_rate_percent` = 100 × unanswered / total
-/// (null without calls); `service_level` = answered within `sl_threshold` seconds (default 20)
-/// over the calls with a wait time, answered or not (null when no call has a wait time: the
-/// platform sends none, or outbound calls); `average_speed_of_answer_seconds` (mean wait of the
-/// answered calls with one), `longest_wait_seconds` (any call with one) and
-/// `average_handle_time_seconds` (mean duration of the answered calls: talk time, the records
-/// hold no after-call work), null when there is nothing to average. With `queue`, only the
-/// calls that queue offered (exact, case-sensitive; an unknown queue gives zeros).
+/// Service figures over the same calls, each as its field of `CallSummary` defines it. With
+/// `queue`, only the calls that queue offered (exact, case-sensitive; an unknown queue gives
+/// zeros).
 ///
 /// Days after today have no calls (count 0). Today's calls are at most a minute older than the
 /// answer. When any day of the period cannot be fetched from the call platform within the fetch
@@ -100,9 +95,7 @@ async fn calls_summary(
 ///
 /// Agents with at least one call in the period, both directions, by calls descending then
 /// agent number. With `queue`, the agents who answered calls of that queue, counting only
-/// those calls. `checklist_percent` = (C·m + Σs) / (C + n), Bayesian-smoothed toward the mean
-/// m of every scored call in the period; null when no call in the period was scored.
-/// `positive_sentiment_percent` is null for an agent without scored calls. Cached 10 minutes.
+/// those calls. Each figure as its field of `AgentEntry` defines it. Cached 10 minutes.
 ///
 /// Days after today have no calls. Today's calls are at most a minute older than the answer. When
 /// any day of the period cannot be fetched from the call platform within the fetch deadline

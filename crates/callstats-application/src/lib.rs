@@ -37,12 +37,5 @@ pub use compute::ComputePool;
 pub use entry::{ETag, Entry};
 pub use warmer::{Warmer, WarmerSettings};
 
-/// The real clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl callstats_domain::ports::Clock for SystemClock {
-    fn now(&self) -> time::OffsetDateTime {
-        time::OffsetDateTime::now_utc()
-    }
-}
+/// The real clock, kept under this name for the wiring.
+pub use callstats_domain::clock::SystemClock;

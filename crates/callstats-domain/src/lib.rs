@@ -2,8 +2,9 @@
 //! the outside world implements, and the use cases that combine them.
 //!
 //! This crate must stay pure: no web framework, no database, no HTTP client, no cache client,
-//! no clock or randomness of its own. Adapters depend on it, never the reverse; time and I/O
-//! reach it only through the traits in [`ports`].
+//! no randomness. Adapters depend on it, never the reverse; time and I/O reach the use cases
+//! only through the traits in [`ports`] ([`clock::SystemClock`] is the real clock the wiring
+//! hands in, kept here so that no adapter needs the serving layer for it).
 //!
 //! Testing the statistics, with the kit of the `mock` feature: docs/testing.md.
 
@@ -14,7 +15,9 @@ pub mod breaker;
 pub mod calendar;
 pub mod call_day;
 pub mod call_day_encoding;
+pub mod clock;
 pub mod error;
+pub mod identifiers;
 pub mod limits;
 pub mod live;
 pub mod model;

@@ -4,89 +4,20 @@
 //! Figures in the response types are already rounded (see [`crate::stats::round`]); the records
 //! the ports return carry raw figures.
 
-use std::fmt;
-
-use compact_str::CompactString;
 use serde::Serialize;
 use time::OffsetDateTime;
 
 use crate::calendar::{Day, LocalDateTime, Month, Period};
+// The identifiers live apart so that the parameters can validate a queue without importing
+// the resources; they stay reachable here, where the records that carry them are.
+pub use crate::identifiers::{
+    AgentNumber, InvalidAgentNumber, InvalidQueueName, MAX_IDENTIFIER_BYTES, QueueName,
+};
 use crate::params::Direction;
 use crate::scope::ScopeSet;
 
 /// Currency of every money figure.
 pub const CURRENCY: &str = "UZS";
-
-/// An agent's identifier, such as `101`: 1 to 32 visible characters, at most 64 bytes. Stored
-/// inline (no heap allocation) when it is short, because there is one per call record.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct AgentNumber(CompactString);
-
-/// The most bytes an agent number (and a call id) may take.
-pub const MAX_IDENTIFIER_BYTES: usize = 64;
-
-/// An agent number that is empty, too long or holds whitespace or control characters.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid agent number: expected 1 to 32 characters (at most 64 bytes) without spaces")]
-pub struct InvalidAgentNumber;
-
-impl AgentNumber {
-    pub fn new(raw: &str) -> Result<Self, InvalidAgentNumber> {
-        let chars = raw.chars().count();
-        if chars == 0
-            || chars > 32
-            || raw.len() > MAX_IDENTIFIER_BYTES
-            || raw.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            return Err(InvalidAgentNumber);
-        }
-        Ok(Self(CompactString::new(raw)))
-    }
-
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for AgentNumber {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// The queue (line, skill group) that offered a call, such as `sales`: 1 to 64 bytes of
-/// printable text, validated like call ids, compared exactly (case-sensitive). Stored inline
-/// up to 24 bytes; a held day keeps each distinct queue once.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct QueueName(CompactString);
-
-/// A queue name that is empty, longer than 64 bytes or holds control characters.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid queue: expected 1 to {MAX_IDENTIFIER_BYTES} bytes of printable text")]
-pub struct InvalidQueueName;
-
-impl QueueName {
-    pub fn new(raw: &str) -> Result<Self, InvalidQueueName> {
-        if raw.is_empty() || raw.len() > MAX_IDENTIFIER_BYTES || raw.chars().any(char::is_control) {
-            return Err(InvalidQueueName);
-        }
-        Ok(Self(CompactString::new(raw)))
-    }
-
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for QueueName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// The longest wait (and the longest call) there can be: a day.
 pub const MAX_WAIT_SECONDS: f64 = 86_400.0;
@@ -208,6 +139,7 @@ pub struct CallSummary {
     /// The first date of the period whose figures may still change (the earliest day not yet
     /// settled, or not yet begun). Null when every day of the period is settled.
     pub provisional_from: Option<Day>,
+    /// Calls of the period and direction (and queue, when one is asked), answered or not.
     pub total_calls: u64,
     /// Calls of the period and direction that an agent answered;
     /// `answered_calls + unanswered_calls == total_calls`.
@@ -216,8 +148,8 @@ pub struct CallSummary {
     pub unanswered_calls: u64,
     /// 100 × unanswered_calls / total_calls; null when total_calls is 0.
     pub abandon_rate_percent: Option<f64>,
-    /// Answered within `sl_threshold` seconds among the calls with a wait time; null when no
-    /// call has one (the platform sends no waits, or outbound calls).
+    /// Answered within `sl_threshold` seconds among the calls with a wait time, answered or
+    /// not; null when no call has one (the platform sends no waits, or outbound calls).
     pub service_level: Option<ServiceLevel>,
     /// Mean wait of the answered calls that have one; null when none has.
     pub average_speed_of_answer_seconds: Option<f64>,
@@ -231,6 +163,7 @@ pub struct CallSummary {
     pub hourly: Option<Vec<HourCount>>,
     pub peak_day: DayCount,
     pub peak_hour: Option<HourCount>,
+    /// The count of `peak_hour`, the busiest hour (earliest on a tie); 0 for several days.
     pub peak_hour_count: u64,
 }
 
@@ -246,6 +179,7 @@ pub struct ServiceLevel {
     /// Calls with a wait time, answered or not: an unanswered call counts against the level
     /// whatever its wait.
     pub calls_with_wait: u64,
+    /// 100 × `answered_within_threshold` / `calls_with_wait`.
     pub percent: f64,
 }
 
@@ -258,13 +192,19 @@ pub struct QueueEntry {
     pub queue: Option<QueueName>,
     /// Calls of the period and direction that the queue offered.
     pub offered: u64,
+    /// `answered_calls` of /calls/summary with this queue.
     pub answered: u64,
+    /// `unanswered_calls` of /calls/summary with this queue.
     pub unanswered: u64,
+    /// `abandon_rate_percent` of /calls/summary with this queue.
     pub abandon_rate_percent: Option<f64>,
     /// `service_level.percent` of /calls/summary with this queue; null when no call has a wait.
     pub service_level_percent: Option<f64>,
+    /// `average_speed_of_answer_seconds` of /calls/summary with this queue.
     pub average_speed_of_answer_seconds: Option<f64>,
+    /// `average_handle_time_seconds` of /calls/summary with this queue.
     pub average_handle_time_seconds: Option<f64>,
+    /// `longest_wait_seconds` of /calls/summary with this queue.
     pub longest_wait_seconds: Option<f64>,
 }
 
@@ -297,15 +237,20 @@ pub struct IntervalEntry {
     /// When the interval begins, Tashkent time with its offset.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime, example = "2026-11-21T09:30:00+05:00"))]
     pub start: String,
-    /// Calls of the direction (and queue) that started in the interval.
+    /// Calls of the direction (and queue) that started in the interval, answered or not.
     pub offered: u64,
+    /// `answered_calls` of /calls/summary over the interval's calls.
     pub answered: u64,
+    /// `unanswered_calls` of /calls/summary over the interval's calls.
     pub unanswered: u64,
-    /// Answered within `sl_threshold_seconds` among the interval's calls with a wait time;
-    /// null when none has one.
+    /// `service_level.percent` of /calls/summary over the interval's calls; null when none has
+    /// a wait time.
     pub service_level_percent: Option<f64>,
+    /// `average_speed_of_answer_seconds` of /calls/summary over the interval's calls.
     pub average_speed_of_answer_seconds: Option<f64>,
+    /// `average_handle_time_seconds` of /calls/summary over the interval's calls.
     pub average_handle_time_seconds: Option<f64>,
+    /// `longest_wait_seconds` of /calls/summary over the interval's calls.
     pub longest_wait_seconds: Option<f64>,
 }
 
@@ -344,13 +289,26 @@ pub struct IntervalsResponse {
 pub struct AgentEntry {
     pub agent_number: AgentNumber,
     pub name: String,
+    /// The agent's calls in the period, both directions (with `queue`, the calls of that queue
+    /// the agent answered).
     pub calls: u64,
+    /// 100 × the agent's calls / the calls of all listed agents.
     pub share_percent: f64,
+    /// The sum of the durations of the agent's calls.
     pub total_duration_seconds: f64,
+    /// The sum of the durations of the agent's inbound calls.
     pub inbound_duration_seconds: f64,
+    /// The sum of the durations of the agent's outbound calls.
     pub outbound_duration_seconds: f64,
+    /// Total duration / calls, from the unrounded total.
     pub average_duration_seconds: f64,
+    /// (C·m + Σs) / (C + n): s are the agent's checklist scores (0 to 100) on calls in the
+    /// period, n how many, m the mean of every scored call in the period (all agents) and C
+    /// the prior weight (10 by default); an agent with no scored call gets m. Null when no call
+    /// in the period was scored (or C is 0 and the agent has no scores).
     pub checklist_percent: Option<f64>,
+    /// 100 × positive / n over the agent's scored calls in the period; null when the agent has
+    /// none.
     pub positive_sentiment_percent: Option<f64>,
 }
 
@@ -604,18 +562,6 @@ pub struct ScriptsResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn agent_numbers_are_short_visible_identifiers() {
-        assert_eq!(AgentNumber::new("101").unwrap().as_str(), "101");
-        assert!(
-            AgentNumber::new(&"я".repeat(32)).is_ok(),
-            "32 characters, 64 bytes"
-        );
-        for bad in ["", " 101", "10 1", "1\n", &"9".repeat(33), &"😀".repeat(17)] {
-            assert_eq!(AgentNumber::new(bad), Err(InvalidAgentNumber), "{bad:?}");
-        }
-    }
 
     #[test]
     fn roster_entries_serialise_without_private_fields() {

@@ -7,7 +7,7 @@ use utoipa::openapi::{KnownFormat, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::calendar::{Day, LocalDateTime, Month};
-use crate::model::AgentNumber;
+use crate::identifiers::AgentNumber;
 use crate::scope::{Scope, ScopeSet};
 
 fn string(description: &str, pattern: &str, example: &str) -> ObjectBuilder {
@@ -98,14 +98,3 @@ impl PartialSchema for ScopeSet {
 }
 
 impl ToSchema for ScopeSet {}
-
-/// The `interval` parameter of /calls/intervals: one of 15, 30 or 60 minutes.
-#[must_use]
-pub fn interval_minutes_schema() -> Schema {
-    ObjectBuilder::new()
-        .schema_type(Type::Integer)
-        .enum_values(Some([15, 30, 60]))
-        .default(Some(30.into()))
-        .examples([15])
-        .into()
-}

@@ -12,8 +12,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::calendar::{DATE_FORM, DateRange, Day, EndBeforeStart, MONTH_FORM, Month};
+use crate::identifiers::QueueName;
 use crate::limits::EarliestDay;
-use crate::model::QueueName;
 
 /// Default of `limit` on /scripts/stats.
 pub const SCRIPTS_LIMIT_DEFAULT: u8 = 20;
@@ -458,6 +458,18 @@ impl QueuesQuery {
     }
 }
 
+/// The schema of `interval` on /calls/intervals: one of 15, 30 or 60 minutes, 30 by default.
+#[cfg(feature = "openapi")]
+fn interval_minutes_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .enum_values(Some(IntervalMinutes::ALLOWED))
+        .default(Some(30.into()))
+        .examples([15])
+        .into()
+}
+
 /// The longest period of /calls/intervals, in days: a longer one keeps its latest 7.
 pub const MAX_INTERVAL_DAYS: u32 = 7;
 
@@ -537,7 +549,7 @@ pub struct IntervalsQuery {
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
     pub end: ParamValues,
     /// Length of an interval in minutes: 15, 30 or 60; default 30. Anything else is a 400.
-    #[cfg_attr(feature = "openapi", param(required = false, schema_with = crate::openapi::interval_minutes_schema))]
+    #[cfg_attr(feature = "openapi", param(required = false, schema_with = interval_minutes_schema))]
     pub interval: ParamValues,
     /// Call direction, case-sensitive; default `inbound`.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]

@@ -129,8 +129,8 @@ impl UnvalidatedRequest {
     }
 
     /// [`UnvalidatedRequest::validate`], with the earliest day worked out only for a request
-    /// with a call period: a calendar conversion (164 instructions, callgrind) the other
-    /// endpoints do not pay for.
+    /// with a call period: the other endpoints have no use for that calendar conversion, so
+    /// they do not pay for it.
     pub fn validate_with(
         &self,
         kpi_view: KpiView,

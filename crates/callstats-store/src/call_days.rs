@@ -2,11 +2,10 @@
 //! created by `migrate` on both backends and written through the same diesel code.
 //!
 //! A row holds the day in the domain's versioned encoding
-//! ([`callstats_domain::call_day_encoding`]), compressed with zstd at level 3. Measured on
-//! the sim's 5,000-call weekday (docs/operations.md, "Call days"): zstd-3 takes about half of
-//! the plain encoding and a quarter less than lz4. A row whose
-//! `version` is not the encoding's, that does not decompress or decode, or holds another day is
-//! left out of a read (a miss: the day is fetched again and its row replaced). A row larger
+//! ([`callstats_domain::call_day_encoding`]), compressed with zstd at level 3, the smallest
+//! row of the codecs compared for a day of calls (figures in docs/operations.md, "Call
+//! days"). A row whose `version` is not the encoding's, that does not decompress or decode,
+//! or holds another day is left out of a read (a miss: the day is fetched again and its row replaced). A row larger
 //! than [`MAX_ROW_BYTES`] is refused, and reading decompresses at most [`MAX_DECODED_BYTES`].
 
 use std::io::Read as _;

@@ -1,6 +1,7 @@
-//! The service figures of a set of calls (docs/behaviour.md, "Service figures"): abandonment,
-//! service level, speed of answer, longest wait and handle time, each a pure function named
-//! after its figure over a [`ServiceTally`] of the calls.
+//! The service figures of a set of calls: abandonment, service level, speed of answer, longest
+//! wait and handle time, each a pure function named after its figure over a [`ServiceTally`]
+//! of the calls. Each figure is defined once, on its field of [`CallSummary`]; the OpenAPI
+//! document and docs/behaviour.md take the definition from there.
 //!
 //! A tally is the one pass over the calls that every figure reads: /calls/summary tallies the
 //! period's calls of a direction (and queue), /calls/queues one tally per queue, an interval
@@ -8,6 +9,8 @@
 //! the last bit, whichever endpoint asks.
 
 use crate::call_day::{CallDay, DayCall};
+#[cfg(doc)]
+use crate::model::CallSummary;
 use crate::model::{QueueName, ServiceLevel};
 use crate::params::{Direction, SlThreshold};
 use crate::stats::round::round2;
@@ -113,15 +116,13 @@ impl ServiceTally {
     }
 }
 
-/// `abandon_rate_percent` = 100 × unanswered / offered; null when no call was offered.
+/// [`CallSummary::abandon_rate_percent`] of the tally.
 #[must_use]
 pub fn abandon_rate_percent(tally: &ServiceTally) -> Option<f64> {
     percent(tally.unanswered(), tally.offered)
 }
 
-/// `service_level`: of the calls with a wait time (w, answered or not), the answered ones
-/// whose wait is at most the threshold (a); percent = 100 × a / w. An unanswered call counts
-/// against it whatever its wait. Null when no call has a wait time (outbound calls never do).
+/// [`CallSummary::service_level`] of the tally, against its threshold.
 #[must_use]
 pub fn service_level(tally: &ServiceTally) -> Option<ServiceLevel> {
     Some(ServiceLevel {
@@ -138,8 +139,7 @@ pub fn service_level_percent(tally: &ServiceTally) -> Option<f64> {
     service_level(tally).map(|level| level.percent)
 }
 
-/// `average_speed_of_answer_seconds`: the mean wait of the answered calls that have one; null
-/// when none has.
+/// [`CallSummary::average_speed_of_answer_seconds`] of the tally.
 #[must_use]
 pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
     let mean = mean(tally.answered_wait_sum, tally.answered_with_wait)?;
@@ -150,15 +150,13 @@ pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
     ))
 }
 
-/// `longest_wait_seconds`: the longest wait among the calls that have one, answered or not;
-/// null when none has.
+/// [`CallSummary::longest_wait_seconds`] of the tally.
 #[must_use]
 pub fn longest_wait_seconds(tally: &ServiceTally) -> Option<f64> {
     tally.longest_wait.map(round2)
 }
 
-/// `average_handle_time_seconds`: the mean duration of the answered calls; null when none was
-/// answered. (The records hold no after-call work, so it is talk time.)
+/// [`CallSummary::average_handle_time_seconds`] of the tally.
 #[must_use]
 pub fn average_handle_time_seconds(tally: &ServiceTally) -> Option<f64> {
     mean(tally.answered_duration_sum, tally.answered).map(round2)
