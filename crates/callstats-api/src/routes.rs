@@ -18,7 +18,7 @@ use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, HeaderValue}
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard, web};
 use bytes::Bytes;
 use callstats_application::flight::panic_message;
-use callstats_application::{Answer, Body, ETag, Outcome, Serving};
+use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
@@ -43,8 +43,7 @@ use crate::negotiation::acceptable;
 use crate::problem::{Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
-    NowOrLater, Source, Validator, Vary, csv_download, json, private_max_age, representation,
-    set_headers,
+    Source, Validator, Vary, csv_download, json, private_max_age, representation, set_headers,
 };
 use crate::{ApiState, PREFIX};
 
@@ -338,7 +337,6 @@ async fn openapi_json(
         ),
         Vary::ENCODING,
     )
-    .value()
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
@@ -381,7 +379,6 @@ async fn problem_type(
         ),
         Vary::ENCODING,
     )
-    .value()
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
@@ -425,49 +422,29 @@ async fn answer(
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // Inline: what is awaited on the way (the key store, a shared ledger, a miss, a compressed
-    // form) is boxed apart (`Answers::serve_now`, `respond`), so this future is small, and
-    // actix's box of a handler's future stays within the 1,024 bytes glibc keeps in its
-    // per-thread cache (the largest, /calls/intervals', 952 bytes, `-Zprint-type-sizes`).
-    // Callgrind, 500 cached `/operators` on one connection: 45,488 instructions a request with
-    // this and `serve` boxed (1,616 bytes allocated, moved and freed), 44,776 this way. The
-    // request is borrowed: an `async fn` keeps a second copy of what it owns (144 bytes).
     AssertUnwindSafe(admit_and_answer(state, req, asked))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| Err(ApiError::internal(panic_message(panic.as_ref()))))
 }
 
+/// The caller and what it accepts read from the request, the one use case awaited, and its
+/// outcome written.
 async fn admit_and_answer(
     state: &ApiState,
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let heads = Heads::of(req.headers());
-    let outcome = {
-        let caller = caller_in(req, heads, state.trust_proxy);
-        match state
-            .answers
-            .serve_now(&caller, asked, acceptable(heads, req.headers()))
-        {
-            Serving::Ready(outcome) => outcome,
-            Serving::Pending(pending) => pending.await,
-        }
-    };
-    // Only a pointer is held across the await (see `respond`).
-    let later = match respond(state, req, heads, outcome) {
-        NowOrLater::Now(answered) => return answered,
-        NowOrLater::Later(later) => later,
-    };
-    later.await
+    let caller = caller_in(req, heads, state.trust_proxy);
+    let accept = acceptable(heads, req.headers());
+    let outcome = state.answers.serve(&caller, asked, accept).await;
+    respond(state, req, heads, outcome).await
 }
 
-/// The response to an admitted request's outcome: at once, or once its compressed form is
-/// made. Not an `async fn`: the answer's future would keep the outcome and the response being
-/// written across that await (536 bytes, `-Zprint-type-sizes`), where this boxes them only for
-/// a compressed form.
-fn respond<'a>(
-    state: &'a ApiState,
+/// The response to an admitted request's outcome.
+async fn respond(
+    state: &ApiState,
     req: &HttpRequest,
     heads: Heads<'_>,
     Outcome {
@@ -475,13 +452,9 @@ fn respond<'a>(
         days,
         answer,
     }: Outcome,
-) -> NowOrLater<'a, Result<HttpResponse, ApiError>> {
-    let (represented, source, csv_file_name) = match answer {
-        Ok(Answer::Key(info)) => (
-            NowOrLater::Now(json(StatusCode::OK, &info)),
-            Source::Miss,
-            None,
-        ),
+) -> Result<HttpResponse, ApiError> {
+    let (mut response, source, csv_file_name) = match answer {
+        Ok(Answer::Key(info)) => (json(StatusCode::OK, &info), Source::Miss, None),
         Ok(Answer::Body(Body {
             entry,
             csv_file_name,
@@ -494,24 +467,19 @@ fn respond<'a>(
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),
                 Vary::DATA,
-            ),
+            )
+            .await,
             Source::of(cache, seconds_left),
             csv_file_name,
         ),
-        Ok(Answer::Unrouted) => (NowOrLater::Now(not_routed(req)), Source::Miss, None),
-        Err(err) => return NowOrLater::Now(Err(ApiError::counted(err, quota).with_days(days))),
+        Ok(Answer::Unrouted) => (not_routed(req), Source::Miss, None),
+        Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
     };
-    let finish = move |mut response: HttpResponse| {
-        if let Some(file_name) = &csv_file_name {
-            csv_download(&mut response, file_name);
-        }
-        set_headers(response.headers_mut(), &quota, days.as_ref(), source);
-        Ok(response)
-    };
-    match represented {
-        NowOrLater::Now(response) => NowOrLater::Now(finish(response)),
-        NowOrLater::Later(later) => NowOrLater::Later(Box::pin(async move { finish(later.await) })),
+    if let Some(file_name) = &csv_file_name {
+        csv_download(&mut response, file_name);
     }
+    set_headers(response.headers_mut(), &quota, days.as_ref(), source);
+    Ok(response)
 }
 
 /// 405 with `Allow: GET` for a path the app has (asked with another method), 404 otherwise.
