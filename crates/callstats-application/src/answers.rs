@@ -1,4 +1,4 @@
-//! Serving a request: the use cases of the domain behind the policies that make them cheap.
+//! The request use case: the use cases of the domain behind the policies that make them cheap.
 //!
 //! - Admission in the documented order (key 401, Origin 403, quota 429, scope 403, then
 //!   parameters 400): the key identified, the request parsed, then counted with its cached
@@ -216,13 +216,16 @@ impl Answers {
                             Ok(body(entry, csv_file_name, CacheStatus::Hit, admitted.at))
                         }
                         None => {
-                            let miss = Miss {
-                                asked: (request, form),
-                                key,
-                                key_id: admitted.key.id,
-                                csv_file_name,
-                            };
-                            return self.answer_miss(miss, quota, days).await;
+                            // Made on a miss only: its counters are shared with the work it
+                            // starts, which a cached answer (paying for no day) does not need.
+                            let requester = Requester::key(admitted.key.id);
+                            let computed = self.miss((request, form), &key, &requester).await;
+                            let days = days.map(|days| days.less(requester.paid_so_far()));
+                            // Served once computed.
+                            let answer = computed.map(|(entry, cache)| {
+                                body(entry, csv_file_name, cache, self.inner.clock.now())
+                            });
+                            return outcome(quota, days, answer);
                         }
                     }
                 }
@@ -254,24 +257,6 @@ impl Answers {
             representation,
             request,
         }
-    }
-
-    /// The answer to a miss, and the day budget after the days computing it paid for.
-    async fn answer_miss(
-        &self,
-        miss: Miss,
-        quota: QuotaStatus,
-        days: Option<DayBudgetStatus>,
-    ) -> Outcome {
-        // Made on a miss only: its counters are shared with the work it starts, which a cached
-        // answer (paying for no day) does not need.
-        let requester = Requester::key(miss.key_id);
-        let computed = self.miss(miss.asked, &miss.key, &requester).await;
-        let days = days.map(|days| days.less(requester.paid_so_far()));
-        // Served once computed.
-        let answer = computed
-            .map(|(entry, cache)| body(entry, miss.csv_file_name, cache, self.inner.clock.now()));
-        outcome(quota, days, answer)
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
@@ -357,15 +342,6 @@ impl Parsed {
             _ => None,
         }
     }
-}
-
-/// A miss to compute: the request, its cache key, the key it is fetched for (whose day budget
-/// pays) and a CSV body's file name.
-struct Miss {
-    asked: Asked,
-    key: Cow<'static, str>,
-    key_id: i64,
-    csv_file_name: Option<String>,
 }
 
 /// A data endpoint's answer, served at `now` from `entry`.
