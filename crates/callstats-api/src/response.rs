@@ -11,7 +11,6 @@ use bytes::Bytes;
 use callstats_application::{CacheStatus, ETag, Entry};
 use callstats_domain::access::QuotaStatus;
 use callstats_domain::limits::DayBudgetStatus;
-use futures::future::LocalBoxFuture;
 use serde::Serialize;
 
 use crate::encoding::{Coding, Compressed};
@@ -168,54 +167,36 @@ impl Validator {
     }
 }
 
-/// A value now, or the future that makes it (boxed: a caller's future holds only a pointer).
-pub(crate) enum NowOrLater<'a, T> {
-    Now(T),
-    Later(LocalBoxFuture<'a, T>),
-}
-
-impl<T> NowOrLater<'_, T> {
-    pub(crate) async fn value(self) -> T {
-        match self {
-            Self::Now(value) => value,
-            Self::Later(later) => later.await,
-        }
-    }
-}
-
 /// A representation of `body` whose validator is `validator`: `304 Not Modified` with no body
 /// when the client already holds it, else 200 with the body in the coding the client asked
-/// for. Both carry `ETag`, `cache_control` and `vary`. Only a compressed form is awaited, and
-/// boxed: the caller's future holds a pointer across it, not the arguments.
-pub(crate) fn representation<'a>(
+/// for. Both carry `ETag`, `cache_control` and `vary`. Only a compressed form is awaited.
+pub(crate) async fn representation(
     req: &HttpRequest,
-    compressed: &'a Compressed,
+    compressed: &Compressed,
     body: &Bytes,
     (validator, cache_control): (Validator, HeaderValue),
     vary: Vary,
-) -> NowOrLater<'a, HttpResponse> {
+) -> HttpResponse {
     let etag = validator.etag;
     if not_modified(req, etag) {
         let response = HttpResponse::NotModified().finish();
-        return NowOrLater::Now(validated(response, validator, cache_control, vary));
+        return validated(response, validator, cache_control, vary);
     }
     match Coding::negotiate(req) {
         Coding::Identity => {
             let response = bytes_response(StatusCode::OK, body.clone());
-            NowOrLater::Now(validated(response, validator, cache_control, vary))
+            validated(response, validator, cache_control, vary)
         }
         coding @ (Coding::Gzip | Coding::Brotli) => {
-            let body = body.clone();
-            NowOrLater::Later(Box::pin(async move {
-                let form = compressed.get(etag, &body, coding).await;
-                let mut response = bytes_response(StatusCode::OK, form.clone().unwrap_or(body));
-                if let Some(name) = form.and(coding.header()) {
-                    response
-                        .headers_mut()
-                        .insert(CONTENT_ENCODING, HeaderValue::from_static(name));
-                }
-                validated(response, validator, cache_control, vary)
-            }))
+            let form = compressed.get(etag, body, coding).await;
+            let mut response =
+                bytes_response(StatusCode::OK, form.clone().unwrap_or_else(|| body.clone()));
+            if let Some(name) = form.and(coding.header()) {
+                response
+                    .headers_mut()
+                    .insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+            }
+            validated(response, validator, cache_control, vary)
         }
     }
 }

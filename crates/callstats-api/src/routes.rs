@@ -16,7 +16,7 @@ use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, HeaderValue}
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use bytes::Bytes;
 use callstats_application::flight::panic_message;
-use callstats_application::{Answer, Body, ETag, Outcome, Serving};
+use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
@@ -38,8 +38,7 @@ use crate::negotiation::acceptable;
 use crate::problem::{ErrorBody, Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
-    NowOrLater, Source, Validator, Vary, csv_download, json, private_max_age, representation,
-    set_headers,
+    Source, Validator, Vary, csv_download, json, private_max_age, representation, set_headers,
 };
 
 /// The API's routes, registered under [`PREFIX`](crate::PREFIX) by the caller. `/kpi/{month}`
@@ -254,7 +253,6 @@ async fn openapi_json(
         ),
         Vary::ENCODING,
     )
-    .value()
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
@@ -296,7 +294,6 @@ async fn problem_type(
         ),
         Vary::ENCODING,
     )
-    .value()
     .await;
     set_headers(response.headers_mut(), &quota, None, Source::Miss);
     Ok(response)
@@ -348,47 +345,33 @@ async fn answer(
         .unwrap_or_else(|panic| Err(ApiError::internal(panic_message(panic.as_ref()))))
 }
 
+/// The caller and what it accepts read from the request, the one use case awaited, and its
+/// outcome written.
 async fn admit_and_answer(
     state: &ApiState,
     req: &HttpRequest,
     asked: Option<&UnvalidatedRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let outcome = {
-        let caller = caller(req, state.trust_proxy);
-        match state
-            .answers
-            .serve_now(&caller, asked, acceptable(req.headers()))
-        {
-            Serving::Ready(outcome) => outcome,
-            Serving::Pending(pending) => pending.await,
-        }
-    };
-    // Only a pointer is held across the await (see `respond`).
-    let later = match respond(state, req, outcome) {
-        NowOrLater::Now(answered) => return answered,
-        NowOrLater::Later(later) => later,
-    };
-    later.await
+    let caller = caller(req, state.trust_proxy);
+    let outcome = state
+        .answers
+        .serve(&caller, asked, acceptable(req.headers()))
+        .await;
+    respond(state, req, outcome).await
 }
 
-/// The response to an admitted request's outcome: at once, or once its compressed form is
-/// made. Not an `async fn`, so the answer's future does not keep the outcome and the response
-/// being written across that await; this boxes them only for a compressed form.
-fn respond<'a>(
-    state: &'a ApiState,
+/// The response to an admitted request's outcome.
+async fn respond(
+    state: &ApiState,
     req: &HttpRequest,
     Outcome {
         quota,
         days,
         answer,
     }: Outcome,
-) -> NowOrLater<'a, Result<HttpResponse, ApiError>> {
-    let (represented, source, csv_file_name) = match answer {
-        Ok(Answer::Key(info)) => (
-            NowOrLater::Now(json(StatusCode::OK, &info)),
-            Source::Miss,
-            None,
-        ),
+) -> Result<HttpResponse, ApiError> {
+    let (mut response, source, csv_file_name) = match answer {
+        Ok(Answer::Key(info)) => (json(StatusCode::OK, &info), Source::Miss, None),
         Ok(Answer::Body(Body {
             entry,
             csv_file_name,
@@ -401,24 +384,19 @@ fn respond<'a>(
                 &entry.body,
                 (Validator::of_entry(&entry), private_max_age(seconds_left)),
                 Vary::DATA,
-            ),
+            )
+            .await,
             Source::of(cache, seconds_left),
             csv_file_name,
         ),
-        Ok(Answer::Unrouted) => (NowOrLater::Now(not_routed(req)), Source::Miss, None),
-        Err(err) => return NowOrLater::Now(Err(ApiError::counted(err, quota).with_days(days))),
+        Ok(Answer::Unrouted) => (not_routed(req), Source::Miss, None),
+        Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
     };
-    let finish = move |mut response: HttpResponse| {
-        if let Some(file_name) = &csv_file_name {
-            csv_download(&mut response, file_name);
-        }
-        set_headers(response.headers_mut(), &quota, days.as_ref(), source);
-        Ok(response)
-    };
-    match represented {
-        NowOrLater::Now(response) => NowOrLater::Now(finish(response)),
-        NowOrLater::Later(later) => NowOrLater::Later(Box::pin(async move { finish(later.await) })),
+    if let Some(file_name) = &csv_file_name {
+        csv_download(&mut response, file_name);
     }
+    set_headers(response.headers_mut(), &quota, days.as_ref(), source);
+    Ok(response)
 }
 
 /// 405 with `Allow: GET` for a path the app has (asked with another method), 404 otherwise.

@@ -1,4 +1,4 @@
-//! Serving a request: the use cases of the domain behind the policies that make them cheap.
+//! The request use case: the use cases of the domain behind the policies that make them cheap.
 //!
 //! - Admission in the documented order (key 401, Origin 403, quota 429, scope 403, then
 //!   parameters 400): the key identified, the request parsed, then counted with its cached
@@ -8,8 +8,9 @@
 //!   client stopped waiting for is still cached) and, with a shared cache, once per deployment:
 //!   a lock per entry, and the replicas that do not get it wait for its bytes.
 //!
-//! The web layer only turns the HTTP request into a [`Caller`] and an [`UnvalidatedRequest`] (the endpoint
-//! with its typed query, not yet validated), calls [`Answers::serve_now`] and writes what it gets.
+//! The web layer only turns the HTTP request into a [`Caller`] and an [`UnvalidatedRequest`] (the
+//! endpoint with its typed query, not yet validated), awaits [`Answers::serve`] and writes the
+//! [`Outcome`].
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -27,9 +28,9 @@ use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
 use callstats_domain::service::{Admitted, CallStats, Caller, Counted, Gatekeeper, Response};
 
 use async_trait::async_trait;
-use futures::future::BoxFuture;
 use metrics::Counter;
 
+use crate::bounded::Bounded;
 use crate::compute::ComputePool;
 use crate::csv_answer::csv_within;
 use crate::entry::Entry;
@@ -167,81 +168,30 @@ impl Answers {
         &self.inner.computing.pool
     }
 
-    /// Admits the request and answers it; `asked` is `None` for a path or method the API does
-    /// not have, which is admitted like /ping (a valid key, no scope). The parameters are
-    /// parsed once the key is known (its scopes decide the KPI view), so that the request's
-    /// cached answer is read on the trip that counts it; a bad parameter is reported after the
-    /// quota and scope checks. `accept` is what the request's `Accept` allows: it chooses the
-    /// representation, and a request that excludes every representation of its endpoint is a
-    /// 406 once its parameters are valid.
+    /// Admits the request and answers it, in the documented order: key (401), Origin (403),
+    /// quota (429), scope (403), parameters (400), then the answer, cached or computed.
+    ///
+    /// `asked` is `None` for a path or method the API does not have, which is admitted like
+    /// /ping (a valid key, no scope). The parameters are parsed once the key is known (its
+    /// scopes decide the KPI view), so that the request's cached answer is read on the trip
+    /// that counts it; a bad parameter is reported after the quota and scope checks. `accept`
+    /// is what the request's `Accept` allows: it chooses the representation, and a request
+    /// that excludes every representation of its endpoint is a 406 once its parameters are
+    /// valid.
     pub async fn serve(
         &self,
         caller: &Caller<'_>,
         asked: Option<&UnvalidatedRequest>,
         accept: Acceptable,
     ) -> Outcome {
-        self.serve_now(caller, asked, accept).outcome().await
-    }
-
-    /// [`Answers::serve`], answered at once where nothing has to be awaited: a key known in
-    /// process memory, a ledger in process memory and a cached answer (or a refusal found on
-    /// the way). What has to be awaited (the key store, a shared ledger, a miss) is boxed
-    /// alone, with only what it needs, so that a request's own future stays small: `serve`
-    /// whole was a 1,000-byte future allocated and moved on every request, and its caller's
-    /// another 616 bytes (`-Zprint-type-sizes`).
-    pub fn serve_now<'a>(
-        &'a self,
-        caller: &'a Caller<'_>,
-        asked: Option<&'a UnvalidatedRequest>,
-        accept: Acceptable,
-    ) -> Serving<'a> {
         let access = &self.inner.access;
-        match access.identify_known(caller) {
-            Some(admitted) => self.admitted(admitted, asked, accept),
-            None => Serving::Pending(Box::pin(async move {
-                match access.identify(caller).await {
-                    Ok(admitted) => self.admitted(admitted, asked, accept).outcome().await,
-                    Err(refused) => outcome(refused.quota, refused.days, Err(refused.error)),
-                }
-            })),
-        }
-    }
-
-    /// An admitted request parsed, then counted.
-    fn admitted(
-        &self,
-        admitted: Admitted,
-        asked: Option<&UnvalidatedRequest>,
-        accept: Acceptable,
-    ) -> Serving<'_> {
-        let access = &self.inner.access;
-        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
-        let representation = Representation::choose(endpoint, accept);
-        // A data request with its cache key (of the representation chosen), made once.
-        let request = asked.map(|asked| {
-            let earliest = || self.inner.stats.earliest_call_day_at(admitted.at);
-            asked.validate_with(admitted.view, earliest).map(|valid| {
-                valid.map(|request| {
-                    let form = *representation.as_ref().unwrap_or(&Representation::Json);
-                    (self.inner.stats.cache_key(&request, form), request)
-                })
-            })
-        });
-        let parsed = Parsed {
-            representation,
-            request,
+        let admitted = match access.identify(caller).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
         };
-        match access.count_now(&admitted, endpoint, parsed.cache_key()) {
-            Some(counted) => self.counted(&admitted, parsed, counted),
-            None => Serving::Pending(Box::pin(async move {
-                let counted = access.count(&admitted, endpoint, parsed.cache_key()).await;
-                self.counted(&admitted, parsed, counted).outcome().await
-            })),
-        }
-    }
-
-    /// A counted request answered: refused, or its answer (a miss still to compute).
-    fn counted(&self, admitted: &Admitted, parsed: Parsed, counted: Counted) -> Serving<'_> {
+        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
+        let parsed = self.parse(&admitted, endpoint, asked, accept);
+        let counted = access.count(&admitted, endpoint, parsed.cache_key()).await;
         let Counted {
             quota,
             days,
@@ -254,7 +204,7 @@ impl Answers {
             (Ok(()), Some(Err(err))) => Err(err.into()),
             (Ok(()), Some(Ok(valid))) => match (parsed.representation, valid) {
                 (Err(not_acceptable), _) => Err(not_acceptable),
-                (Ok(_), None) => Ok(Answer::Key(self.inner.access.ping(&admitted.key))),
+                (Ok(_), None) => Ok(Answer::Key(access.ping(&admitted.key))),
                 (Ok(form), Some((key, request))) => {
                     let csv_file_name = match form {
                         Representation::Csv => request.csv_file_name(),
@@ -266,39 +216,47 @@ impl Answers {
                             Ok(body(entry, csv_file_name, CacheStatus::Hit, admitted.at))
                         }
                         None => {
-                            let miss = Miss {
-                                asked: (request, form),
-                                key,
-                                key_id: admitted.key.id,
-                                csv_file_name,
-                            };
-                            return Serving::Pending(Box::pin(self.answer_miss(miss, quota, days)));
+                            // Made on a miss only: its counters are shared with the work it
+                            // starts, which a cached answer (paying for no day) does not need.
+                            let requester = Requester::key(admitted.key.id);
+                            let computed = self.miss((request, form), &key, &requester).await;
+                            let days = days.map(|days| days.less(requester.paid_so_far()));
+                            // Served once computed.
+                            let answer = computed.map(|(entry, cache)| {
+                                body(entry, csv_file_name, cache, self.inner.clock.now())
+                            });
+                            return outcome(quota, days, answer);
                         }
                     }
                 }
             },
         };
-        Serving::Ready(outcome(quota, days, answer))
+        outcome(quota, days, answer)
     }
 
-    /// The answer to a miss, and the day budget after the days computing it paid for.
-    async fn answer_miss(
+    /// An admitted request's representation and parameters, validated for its key, with the
+    /// cache key of a data request (of the representation chosen), made once.
+    fn parse(
         &self,
-        miss: Miss,
-        quota: QuotaStatus,
-        days: Option<DayBudgetStatus>,
-    ) -> Outcome {
-        // Made on a miss only: its counters, shared with the work it starts, are two
-        // allocations, which a cached answer (paying for no day) had made and freed for
-        // nothing. Callgrind, cached `/operators`: 49,558 instructions a request made for each,
-        // 49,230 on a miss only.
-        let requester = Requester::key(miss.key_id);
-        let computed = self.miss(miss.asked, &miss.key, &requester).await;
-        let days = days.map(|days| days.less(requester.paid_so_far()));
-        // Served once computed.
-        let answer = computed
-            .map(|(entry, cache)| body(entry, miss.csv_file_name, cache, self.inner.clock.now()));
-        outcome(quota, days, answer)
+        admitted: &Admitted,
+        endpoint: Endpoint,
+        asked: Option<&UnvalidatedRequest>,
+        accept: Acceptable,
+    ) -> Parsed {
+        let representation = Representation::choose(endpoint, accept);
+        let request = asked.map(|asked| {
+            let earliest = || self.inner.stats.earliest_call_day_at(admitted.at);
+            asked.validate_with(admitted.view, earliest).map(|valid| {
+                valid.map(|request| {
+                    let form = *representation.as_ref().unwrap_or(&Representation::Json);
+                    (self.inner.stats.cache_key(&request, form), request)
+                })
+            })
+        });
+        Parsed {
+            representation,
+            request,
+        }
     }
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
@@ -365,24 +323,6 @@ impl Answers {
 /// A valid request and the representation its answer is written in.
 type Asked = (ApiRequest, Representation);
 
-/// An outcome, or the work it still waits for.
-pub enum Serving<'a> {
-    /// Answered without awaiting anything.
-    Ready(Outcome),
-    /// Identifying the key in the store, counting in a shared ledger, or computing a miss.
-    Pending(BoxFuture<'a, Outcome>),
-}
-
-impl Serving<'_> {
-    /// The outcome, once what it waits for is done.
-    pub async fn outcome(self) -> Outcome {
-        match self {
-            Self::Ready(outcome) => outcome,
-            Self::Pending(pending) => pending.await,
-        }
-    }
-}
-
 /// An admitted request, parsed.
 struct Parsed {
     /// The representation its `Accept` chose, or the 406.
@@ -402,15 +342,6 @@ impl Parsed {
             _ => None,
         }
     }
-}
-
-/// A miss to compute: the request, its cache key, the key it is fetched for (whose day budget
-/// pays) and a CSV body's file name.
-struct Miss {
-    asked: Asked,
-    key: Cow<'static, str>,
-    key_id: i64,
-    csv_file_name: Option<String>,
 }
 
 /// A data endpoint's answer, served at `now` from `entry`.
@@ -554,39 +485,6 @@ fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
         // The bodies are plain structs with string keys: serialising them cannot fail, so
         // this branch only guards against a future type that could.
         Err(err) => Err(DomainError::Internal(format!("serialising a body: {err}"))),
-    }
-}
-
-/// A buffer that refuses to grow past its limit.
-pub(crate) struct Bounded {
-    bytes: Vec<u8>,
-    limit: usize,
-}
-
-impl Bounded {
-    pub(crate) const fn new(limit: usize) -> Self {
-        Self {
-            bytes: Vec::new(),
-            limit,
-        }
-    }
-
-    pub(crate) fn into_bytes(self) -> Bytes {
-        Bytes::from(self.bytes)
-    }
-}
-
-impl std::io::Write for Bounded {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.bytes.len().saturating_add(buf.len()) > self.limit {
-            return Err(std::io::Error::other("past the body bound"));
-        }
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -4,13 +4,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use callstats_domain::access::{
-    ApiKeyRecord, ApiKeySecret, KeyDigest, KeyHeader, QuotaBucket, Unauthorized,
-};
+use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyHeader, Unauthorized};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
-    Found, ImmediateLedger, KeyLookup, KnownKeys, MockCallDaySource, MockClock, MockKeyStore,
-    MockPortalStore, MockQuotaCounter, MockRequestLedger, MockResponseCache, StoreError,
+    Found, KeyLookup, KeyStore, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
+    MockQuotaCounter, MockRequestLedger, MockResponseCache, StoreError,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
 use callstats_domain::service::StatsSettings;
@@ -79,27 +77,28 @@ fn computing_on(
     cache: Arc<dyn ResponseCache>,
     computing: Computing,
 ) -> Answers {
-    assembled(stores, ledger, cache, computing, |access| access)
+    let (keys, store) = stores;
+    assembled(Arc::new(keys), store, ledger, cache, computing)
 }
 
-/// [`computing_on`], its gatekeeper given more ports by `with`.
+/// [`computing_on`], with any key store.
 fn assembled(
-    (keys, store): Stores,
+    keys: Arc<dyn KeyStore>,
+    store: MockPortalStore,
     ledger: MockRequestLedger,
     cache: Arc<dyn ResponseCache>,
     computing: Computing,
-    with: impl FnOnce(Gatekeeper) -> Gatekeeper,
 ) -> Answers {
     let mut clock = MockClock::new();
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
-    let access = with(Gatekeeper::new(
-        Arc::new(keys),
+    let access = Gatekeeper::new(
+        keys,
         Arc::new(MockQuotaCounter::new()),
         Arc::new(ledger),
         clock.clone(),
         60,
-    ));
+    );
     let stats = CallStats::new(
         Arc::new(store),
         Arc::new(MockCallDaySource::new()),
@@ -498,63 +497,35 @@ async fn an_accept_excluding_json_is_a_406_after_admission_and_parameters_withou
     assert_eq!(reads.load(Ordering::SeqCst), 0);
 }
 
-/// Knows the test key with the `operators` scope, as the key cache knows a key it has read.
-struct Known;
-
-impl KnownKeys for Known {
-    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
-        (*digest == secret().digest()).then(|| KeyLookup::Found(record("operators")))
-    }
-}
-
-/// A ledger in memory: every request is the window's first, and any answer asked for is this.
-struct AtOnce(Option<Bytes>);
-
-impl ImmediateLedger for AtOnce {
-    fn count_now(&self, _: &QuotaBucket, _: Option<&QuotaBucket>, answer: Option<&str>) -> Found {
-        found(1, answer.and(self.0.clone()))
-    }
-}
-
-/// [`Answers::serve_now`]: the outcome at once, or what is pending.
-fn at_once<'a>(
-    answers: &'a Answers,
-    caller: &'a Caller<'_>,
-    asked: &'a UnvalidatedRequest,
-) -> Result<Outcome, BoxFuture<'a, Outcome>> {
-    match answers.serve_now(caller, Some(asked), Acceptable::JSON) {
-        Serving::Ready(outcome) => Ok(outcome),
-        Serving::Pending(pending) => Err(pending),
-    }
+/// A ledger in memory: every request is the window's first, and any answer asked for is
+/// `cached`.
+fn first_in_window(cached: Option<Bytes>) -> MockRequestLedger {
+    let mut ledger = MockRequestLedger::new();
+    ledger
+        .expect_count()
+        .returning(move |_, _, answer| found(1, answer.and(cached.clone())));
+    ledger
 }
 
 #[tokio::test]
-async fn what_needs_no_waiting_is_answered_at_once_and_only_the_rest_is_pending() {
+async fn a_key_the_key_cache_knows_gets_its_cached_answer_and_a_miss_is_computed_once() {
     let reads = Arc::new(AtomicUsize::new(0));
-    let in_memory = |known: bool, cached: Option<Bytes>, cache: MockResponseCache| {
-        // The awaited ledger is never asked.
-        let mut ledger = MockRequestLedger::new();
-        ledger.expect_count().never();
-        let stores = portal("operators", &reads);
+    // The key cache in front of a key store that knows the test key, as `serve` assembles it.
+    let assemble = |cached: Option<Bytes>, cache: MockResponseCache| {
+        let keys = key_store_as(Arc::new(Mutex::new(Some(record("operators")))));
+        let key_cache = callstats_memory::KeyCache::new(Arc::new(keys), Duration::from_secs(10));
+        let (_, store) = portal("operators", &reads);
         assembled(
-            stores,
-            ledger,
+            Arc::new(key_cache),
+            store,
+            first_in_window(cached),
             Arc::new(cache),
             Computing::default(),
-            |access| {
-                let access = access.with_immediate_ledger(Arc::new(AtOnce(cached)));
-                if known {
-                    access.with_known_keys(Arc::new(Known))
-                } else {
-                    access
-                }
-            },
         )
     };
     let bearer = format!("Bearer {}", secret().expose());
     let asked = UnvalidatedRequest::Operators;
     let caller = caller(&bearer);
-    let serve_now = |answers| at_once(answers, &caller, &asked);
     let hit = || {
         (
             roster_bytes(),
@@ -563,45 +534,26 @@ async fn what_needs_no_waiting_is_answered_at_once_and_only_the_rest_is_pending(
         )
     };
 
-    // A key known in memory, counted in memory, its answer cached: answered at once, as
-    // `serve` answers it.
-    // The roster cached, and no other call to the cache.
-    let roster_cached = |known| {
-        in_memory(
-            known,
-            Some(roster_entry().encode()),
-            MockResponseCache::new(),
-        )
-    };
-    let cached = roster_cached(true);
-    let Ok(at_once) = serve_now(&cached) else {
-        panic!("a cached answer was left pending")
-    };
-    assert_eq!(body_of(&at_once), hit());
-    assert_eq!((at_once.quota.limit, at_once.quota.remaining), (5, 4));
+    // The roster cached, and no call to the response cache: the first request asks the key
+    // store, the next the key cache only, and both are answered alike.
+    let cached = assemble(Some(roster_entry().encode()), MockResponseCache::new());
+    let first = cached.serve(&caller, Some(&asked), Acceptable::JSON).await;
+    assert_eq!(body_of(&first), hit());
+    assert_eq!((first.quota.limit, first.quota.remaining), (5, 4));
     let served = cached.serve(&caller, Some(&asked), Acceptable::JSON).await;
-    assert_eq!(at_once, served);
+    assert_eq!(first, served);
+    assert_eq!(reads.load(Ordering::SeqCst), 0);
 
-    // A miss is pending, and computed only once awaited.
+    // A miss is computed, once.
     let mut cache = MockResponseCache::new();
     cache.expect_get().times(1).returning(|_| None);
     cache.expect_try_lock().times(1).returning(|_, _| true);
     cache.expect_unlock().times(1).return_const(());
     cache.expect_put().times(1).return_const(());
-    let missed = in_memory(true, None, cache);
-    let Err(pending) = serve_now(&missed) else {
-        panic!("a miss was answered at once")
-    };
-    assert_eq!(reads.load(Ordering::SeqCst), 0);
-    assert_eq!(body_of(&pending.await).2, CacheStatus::Miss);
+    let missed = assemble(None, cache);
+    let computed = missed.serve(&caller, Some(&asked), Acceptable::JSON).await;
+    assert_eq!(body_of(&computed).2, CacheStatus::Miss);
     assert_eq!(reads.load(Ordering::SeqCst), 1);
-
-    // A key not known in memory is pending too: the key store identifies it.
-    let unknown = roster_cached(false);
-    let Err(pending) = serve_now(&unknown) else {
-        panic!("a key the store has to find was answered at once")
-    };
-    assert_eq!(body_of(&pending.await), hit());
 }
 
 /// The request use case as `serve` assembles it (the key cache in front of `keys`, asked
@@ -633,13 +585,12 @@ fn with_the_portal_down(keys: MockKeyStore, quota: MockQuotaCounter) -> Answers 
     clock.expect_now().return_const(NOW);
     let clock = Arc::new(clock);
     let access = Gatekeeper::new(
-        key_cache.clone(),
+        key_cache,
         Arc::new(quota),
         Arc::new(ledger),
         clock.clone(),
         60,
-    )
-    .with_known_keys(key_cache);
+    );
     let stats = CallStats::new(
         Arc::new(portal),
         Arc::new(MockCallDaySource::new()),

@@ -19,7 +19,7 @@ use callstats_domain::service::Response;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::answers::Bounded;
+use crate::bounded::Bounded;
 
 /// `response`'s rows as CSV, refused past `limit` bytes; an internal error for an answer
 /// without CSV (the request was never given the CSV representation).

@@ -8,6 +8,7 @@
 //!   missing days from the call platform concurrently, once, within one deadline.
 //! - [`compute`]: CPU work (statistics, JSON, compression) off the request threads, bounded.
 //! - [`csv_answer`]: the CSV form of an answer (RFC 4180, the formula guard).
+//! - `bounded`: the buffer both forms of an answer are written into, bounded.
 //! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
 //! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
 //!   turn) and how many at once (adaptive to the upstream's backpressure).
@@ -21,6 +22,7 @@
 //! the web framework, a database, an HTTP client or Redis, which reach it only as ports.
 
 pub mod answers;
+mod bounded;
 pub mod call_days;
 pub mod compute;
 pub mod csv_answer;
@@ -31,7 +33,7 @@ pub mod flight;
 pub mod once;
 pub mod warmer;
 
-pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome, Serving};
+pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
 pub use call_days::{CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
 pub use entry::{ETag, Entry};

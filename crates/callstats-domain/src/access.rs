@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -26,7 +26,7 @@ pub const DEFAULT_RATE_LIMIT: u32 = 120;
 const CANONICAL_LAST: &[u8; 16] = b"AEIMQUYcgkosw048";
 
 /// [`CANONICAL_LAST`] as a set of bits, one for each ASCII byte: a shift and a mask to look up,
-/// where `contains` calls `memchr` (about 70 instructions on every request).
+/// where `contains` would call `memchr` on every request.
 const CANONICAL_LAST_BITS: u128 = {
     let mut bits = 0_u128;
     let mut rest: &[u8] = CANONICAL_LAST;
@@ -85,9 +85,8 @@ impl ApiKeySecret {
 }
 
 /// A key as a request presents it, in the exact key format, borrowed from the request's header:
-/// admission reads it on every request, and an owned [`ApiKeySecret`] was allocated, copied
-/// and freed for each (with `Gatekeeper::identify_known`: 47,365 instructions a cached
-/// `/operators` before, 46,942 after, callgrind). Never printed by `Debug`.
+/// admission only hashes it, so it need not be copied into an owned [`ApiKeySecret`]. Never
+/// printed by `Debug`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PresentedKey<'a>(&'a str);
 
@@ -105,9 +104,8 @@ impl<'a> PresentedKey<'a> {
         // 43 characters of the alphabet are 258 bits: they decode to 32 bytes exactly when the
         // last one leaves the 2 bits past the 256th clear, as the base64 decoder requires (a
         // test holds the two to agreeing). Checked without decoding it, on every request.
-        // Every byte is looked at, without a branch for each: `all`, which stops at the first
-        // byte outside the alphabet, took about 480 instructions a request for its 43 checks,
-        // this about 90 (callgrind, the release demo's cached `/operators`).
+        // Every byte is looked at, without a branch for each (`all` would stop at the first
+        // byte outside the alphabet): the check runs on every request.
         let well_formed = body.len() == KEY_BODY_LEN
             && body.bytes().fold(true, |ok, b| {
                 ok & (b.is_ascii_alphanumeric() | (b == b'-') | (b == b'_'))
@@ -129,61 +127,6 @@ impl<'a> PresentedKey<'a> {
     #[must_use]
     pub fn digest(&self) -> KeyDigest {
         KeyDigest(Sha256::digest(self.0.as_bytes()).into())
-    }
-}
-
-/// How many keys [`DigestMemo`] holds the digest of.
-const MEMO_SLOTS: usize = 64;
-
-/// The digests of the keys presented lately, so that a key presented again (every request of a
-/// partner) is not hashed again: SHA-256 of a key cost about 3,600 instructions of a cached
-/// answer (`cargo xtask instructions`). A fixed number of slots, each holding one key and its
-/// digest; a key's slot is chosen by its first characters after the prefix (random in every
-/// real key), and a key presented to a taken slot replaces the one there. A hit is a
-/// constant-time comparison of the whole presented key with the one held, so the time taken
-/// says nothing of how much of a guess matched. The plaintext lives here only in memory, as it
-/// does in the request that presented it: never written, logged or shown.
-pub struct DigestMemo {
-    slots: Box<[Mutex<Option<Memoised>>]>,
-}
-
-/// A key and its digest, as one slot of [`DigestMemo`] holds them.
-type Memoised = (ApiKeySecret, KeyDigest);
-
-impl Default for DigestMemo {
-    fn default() -> Self {
-        Self {
-            slots: (0..MEMO_SLOTS).map(|_| Mutex::new(None)).collect(),
-        }
-    }
-}
-
-impl DigestMemo {
-    /// The SHA-256 digest of `key`, from the memo when the key was presented lately.
-    #[must_use]
-    pub fn digest(&self, key: PresentedKey<'_>) -> KeyDigest {
-        let slot = key
-            .0
-            .bytes()
-            .skip(KEY_PREFIX.len())
-            .take(3)
-            .fold(0_usize, |index, byte| index * 67 + usize::from(byte))
-            % MEMO_SLOTS;
-        let Some(slot) = self.slots.get(slot) else {
-            return key.digest();
-        };
-        // A poisoned slot (a panic while it was held) is only a slot that is not used.
-        if let Ok(held) = slot.lock()
-            && let Some((secret, digest)) = held.as_ref()
-            && constant_time_eq::constant_time_eq(secret.0.as_bytes(), key.0.as_bytes())
-        {
-            return *digest;
-        }
-        let digest = key.digest();
-        if let Ok(mut held) = slot.lock() {
-            *held = Some((ApiKeySecret(key.0.to_owned()), digest));
-        }
-        digest
     }
 }
 
@@ -223,8 +166,7 @@ impl fmt::Debug for KeyDigest {
 pub struct ApiKeyRecord {
     pub id: i64,
     /// Shared, not owned: admission takes a copy of the key cache's record on every request,
-    /// and a `String` was allocated, copied and freed for each (callgrind, cached `/operators`:
-    /// the key cache's look-up 305 instructions before, 239 after, and a free fewer).
+    /// which then copies a pointer rather than the name.
     pub name: Arc<str>,
     pub scopes: ScopeSet,
     pub rate_limit_per_minute: u32,
@@ -322,9 +264,8 @@ enum NotBearer {
 /// The token of a `Bearer <token>` value (scheme case-insensitive).
 fn bearer_token(value: &str) -> Result<&str, NotBearer> {
     // What clients send is read a byte at a time; anything else as `any_bearer_token` reads it,
-    // which finds the same token in such a value (a test compares the two). Callgrind, cached
-    // `/operators`: 49,230 instructions a request read the general way (trimming looks for
-    // Unicode white space, a character at a time), 48,869 this way.
+    // which finds the same token in such a value (a test compares the two). The general way
+    // trims Unicode white space a character at a time, on every request.
     plain_bearer_token(value).map_or_else(|| any_bearer_token(value), Ok)
 }
 
@@ -587,35 +528,6 @@ mod tests {
     fn secret_debug_never_shows_the_plaintext() {
         let key = ApiKeySecret::parse(KEY).unwrap();
         assert!(!format!("{key:?}").contains("AAEC"));
-    }
-
-    #[test]
-    fn the_memo_gives_each_key_its_own_digest_and_remembers_it() {
-        let memo = DigestMemo::default();
-        let keys: Vec<ApiKeySecret> = (0_u8..200)
-            .map(|seed| ApiKeySecret::from_random_bytes(&[seed; 32]))
-            .collect();
-        // Twice over more keys than slots: evictions, then hits and misses mixed.
-        for _ in 0..2 {
-            for key in &keys {
-                assert_eq!(memo.digest(key.presented()), key.digest());
-            }
-        }
-        let key = keys.first().unwrap();
-        assert_eq!(
-            memo.digest(key.presented()),
-            key.digest(),
-            "held after a miss"
-        );
-        assert_eq!(memo.digest(key.presented()), key.digest(), "and hit");
-        // A key that shares the slot and all but its last character gets its own digest.
-        let mut other = key.expose().to_owned();
-        let last = other.pop().unwrap();
-        other.push(if last == 'A' { 'Q' } else { 'A' });
-        let other = ApiKeySecret::parse(&other).unwrap();
-        assert_ne!(memo.digest(other.presented()), key.digest());
-        assert_eq!(memo.digest(other.presented()), other.digest());
-        assert_eq!(memo.digest(key.presented()), key.digest());
     }
 
     #[test]

@@ -184,18 +184,6 @@ pub trait KeyStore: Send + Sync + 'static {
     }
 }
 
-/// What a key store kept in process memory tells at once, without awaiting:
-/// [`Gatekeeper::with_known_keys`](crate::service::Gatekeeper::with_known_keys) asks it before
-/// [`KeyStore::find_seen_key`]. A call through [`KeyStore`] allocates its future (the trait is
-/// object safe through `async_trait`) and polls it through a pointer, for an answer that is in
-/// memory nearly every time (callgrind, cached `/operators`, with [`ImmediateLedger`]: 47,897
-/// instructions a request before, 47,365 after).
-pub trait KnownKeys: Send + Sync + 'static {
-    /// What [`KeyStore::find_seen_key`] would find, when it is known without a look-up
-    /// (`Found` or `Absent`); `None` when only the store can tell.
-    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup>;
-}
-
 /// What [`KeyStore::find_seen_key`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyLookup {
@@ -327,8 +315,9 @@ pub struct Found {
     pub answer: Option<Bytes>,
 }
 
-/// Where admission counts a request and finds its cached answer, in one call: a store that
-/// keeps both the counters and the answers (Redis) answers it in one round trip.
+/// Where admission counts a key's request and finds its cached answer, in one call: a store
+/// that keeps both the counters and the answers (Redis) answers it in one round trip, so a
+/// cached answer costs one trip, not two.
 #[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait RequestLedger: Send + Sync + 'static {
@@ -339,22 +328,6 @@ pub trait RequestLedger: Send + Sync + 'static {
         window: &QuotaBucket,
         days: Option<&'a QuotaBucket>,
         answer: Option<&'a str>,
-    ) -> Found;
-}
-
-/// A [`RequestLedger`] in process memory, answered without awaiting: a replica without Redis
-/// counts through it, sparing each request a boxed future and a call through a pointer (with
-/// [`KnownKeys`], 532 instructions a cached request).
-/// [`Gatekeeper::with_immediate_ledger`](crate::service::Gatekeeper::with_immediate_ledger)
-/// counts through it instead of the ledger given to
-/// [`Gatekeeper::new`](crate::service::Gatekeeper::new).
-pub trait ImmediateLedger: Send + Sync + 'static {
-    /// [`RequestLedger::count`], at once.
-    fn count_now(
-        &self,
-        window: &QuotaBucket,
-        days: Option<&QuotaBucket>,
-        answer: Option<&str>,
     ) -> Found;
 }
 

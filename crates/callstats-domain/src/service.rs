@@ -8,8 +8,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::access::{
-    ApiKeyRecord, ClientAddress, DigestMemo, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject,
-    presented_key,
+    ApiKeyRecord, ClientAddress, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
 };
 use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
@@ -21,8 +20,7 @@ use crate::model::{
 };
 use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
-    CallDaySource, Clock, Found, ImmediateLedger, KeyLookup, KeyStore, KnownKeys, PortalStore,
-    QuotaCounter, RequestLedger,
+    CallDaySource, Clock, Found, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
 };
 use crate::representation::Representation;
 use crate::request::{ApiRequest, Endpoint};
@@ -81,26 +79,21 @@ pub struct Counted {
     pub cached: Option<Bytes>,
 }
 
-/// Authentication, Origin pinning, quotas and scopes.
+/// Authentication, Origin pinning, quotas and scopes: the admission of a request, in two
+/// awaited steps ([`Gatekeeper::identify`], then [`Gatekeeper::count`]) that the request use
+/// case takes in that order.
+///
+/// It reads [`KeyStore`] (the keys, through the key cache in the service), [`QuotaCounter`]
+/// (the anonymous per-IP quota, and a refused key's windows), [`RequestLedger`] (a key's
+/// request counted with its cached answer read) and [`Clock`].
 #[derive(Clone)]
 pub struct Gatekeeper {
     keys: Arc<dyn KeyStore>,
     quota: Arc<dyn QuotaCounter>,
-    ledger: Ledger,
-    /// Asked before `keys`, when given.
-    known_keys: Option<Arc<dyn KnownKeys>>,
+    ledger: Arc<dyn RequestLedger>,
     clock: Arc<dyn Clock>,
     anon_rate_limit: u32,
     day_budget: DayBudget,
-    /// The digests of the keys presented lately.
-    digests: Arc<DigestMemo>,
-}
-
-/// Where admission counts requests.
-#[derive(Clone)]
-enum Ledger {
-    Awaited(Arc<dyn RequestLedger>),
-    Immediate(Arc<dyn ImmediateLedger>),
 }
 
 impl Gatekeeper {
@@ -115,29 +108,11 @@ impl Gatekeeper {
         Self {
             keys,
             quota,
-            ledger: Ledger::Awaited(ledger),
-            known_keys: None,
+            ledger,
             clock,
             anon_rate_limit,
             day_budget: DayBudget::new(0),
-            digests: Arc::new(DigestMemo::default()),
         }
-    }
-
-    /// Asks `known` what it knows of a presented key before the key store (the same keys, kept
-    /// in process memory: the key store's cache).
-    #[must_use]
-    pub fn with_known_keys(mut self, known: Arc<dyn KnownKeys>) -> Self {
-        self.known_keys = Some(known);
-        self
-    }
-
-    /// Counts requests through `ledger` instead of the ledger given to [`Gatekeeper::new`] (the
-    /// same counters and cache, answered without awaiting).
-    #[must_use]
-    pub fn with_immediate_ledger(mut self, ledger: Arc<dyn ImmediateLedger>) -> Self {
-        self.ledger = Ledger::Immediate(ledger);
-        self
     }
 
     /// Reports the keys' day budget (off unless set) in every admission.
@@ -148,7 +123,7 @@ impl Gatekeeper {
     }
 
     /// The window of `key`'s day budget, when there is a budget: the minute of its request
-    /// `window`, whose time it shares (worked out once: about 70 instructions a request).
+    /// `window`, whose time it shares.
     fn days_bucket(&self, key: &ApiKeyRecord, window: &QuotaBucket) -> Option<(u32, QuotaBucket)> {
         let limit = self.day_budget.per_minute()?;
         Some((
@@ -201,47 +176,14 @@ impl Gatekeeper {
                 error: DomainError::OriginNotAllowed,
             });
         }
-        Ok(self.admitted(key, window, days, now))
-    }
-
-    /// [`Gatekeeper::identify`] without awaiting, for a key known in process memory
-    /// ([`Gatekeeper::with_known_keys`]), usable, and allowed from the caller's Origin: nearly
-    /// every request. `None` for anything else, which only `identify` answers. Spares the
-    /// request the allocation of `identify`'s future and its moves (measured with
-    /// [`crate::access::PresentedKey`]: 47,365 instructions a cached request before, 46,942
-    /// after).
-    #[must_use]
-    pub fn identify_known(&self, caller: &Caller<'_>) -> Option<Admitted> {
-        let known = self.known_keys.as_ref()?;
-        let presented = presented_key(caller.authorization, caller.x_api_key).ok()?;
-        let KeyLookup::Found(key) = known.known_key(&self.digests.digest(presented))? else {
-            return None;
-        };
-        let now = self.clock.now();
-        if key.check_usable(now).is_err() || !key.origin_allowed(caller.origin) {
-            return None;
-        }
-        let window = QuotaBucket::new(&QuotaSubject::Key(key.id), now);
-        let days = self.days_bucket(&key, &window);
-        Some(self.admitted(key, window, days, now))
-    }
-
-    /// `key`, admitted at `now` with its windows.
-    fn admitted(
-        &self,
-        key: ApiKeyRecord,
-        window: QuotaBucket,
-        days: Option<(u32, QuotaBucket)>,
-        now: time::OffsetDateTime,
-    ) -> Admitted {
         let view = KpiView::for_scopes(key.scopes).unwrap_or(KpiView::Aggregate);
-        Admitted {
+        Ok(Admitted {
             key,
             window,
             days,
             view,
             at: now,
-        }
+        })
     }
 
     /// Counts an admitted request to `endpoint` and reads, on the same trip, its key's day
@@ -254,28 +196,11 @@ impl Gatekeeper {
         answer: Option<&str>,
     ) -> Counted {
         let days_window = admitted.days.as_ref().map(|(_, days)| days);
-        let found = match &self.ledger {
-            Ledger::Awaited(ledger) => ledger.count(&admitted.window, days_window, answer).await,
-            Ledger::Immediate(ledger) => ledger.count_now(&admitted.window, days_window, answer),
-        };
+        let found = self
+            .ledger
+            .count(&admitted.window, days_window, answer)
+            .await;
         Self::counted(admitted, endpoint, found)
-    }
-
-    /// [`Gatekeeper::count`] without awaiting, when the ledger answers at once
-    /// ([`Gatekeeper::with_immediate_ledger`]); `None`, having counted nothing, otherwise.
-    #[must_use]
-    pub fn count_now(
-        &self,
-        admitted: &Admitted,
-        endpoint: Endpoint,
-        answer: Option<&str>,
-    ) -> Option<Counted> {
-        let Ledger::Immediate(ledger) = &self.ledger else {
-            return None;
-        };
-        let days_window = admitted.days.as_ref().map(|(_, days)| days);
-        let found = ledger.count_now(&admitted.window, days_window, answer);
-        Some(Self::counted(admitted, endpoint, found))
     }
 
     /// What the ledger `found` for a request to `endpoint` means: its windows, then the quota
@@ -355,18 +280,8 @@ impl Gatekeeper {
         caller: &Caller<'_>,
         now: time::OffsetDateTime,
     ) -> Result<ApiKeyRecord, DomainError> {
-        let digest = self
-            .digests
-            .digest(presented_key(caller.authorization, caller.x_api_key)?);
-        let known = self
-            .known_keys
-            .as_ref()
-            .and_then(|known| known.known_key(&digest));
-        let lookup = match known {
-            Some(known) => known,
-            None => self.keys.find_seen_key(&digest).await?,
-        };
-        let found = match lookup {
+        let digest = presented_key(caller.authorization, caller.x_api_key)?.digest();
+        let found = match self.keys.find_seen_key(&digest).await? {
             KeyLookup::Found(key) => Some(key),
             KeyLookup::Absent => None,
             KeyLookup::Unseen => {

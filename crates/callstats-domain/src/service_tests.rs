@@ -6,15 +6,15 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use super::*;
-use crate::access::{ApiKeySecret, KeyDigest, KeyHeader, Unauthorized};
+use crate::access::{ApiKeySecret, KeyHeader, Unauthorized};
 use crate::calendar::Day;
 use crate::limits::OverBudget;
 use crate::model::{
     AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
 };
 use crate::ports::{
-    CallDaysError, Found, ImmediateLedger, KnownKeys, MockCallDaySource, MockClock, MockKeyStore,
-    MockPortalStore, MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
+    CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
+    MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
 };
 use crate::scope::Scope;
 use crate::testing::{call, days_of, month, operator, range, request, row, sheet};
@@ -170,77 +170,61 @@ async fn admit_accepts_a_valid_key_and_counts_it_against_its_own_quota() {
     );
 }
 
-/// Knows `record` by the digest of `secret()`, and nothing else.
-struct Known(ApiKeyRecord);
-
-impl KnownKeys for Known {
-    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
-        (*digest == secret().digest()).then(|| KeyLookup::Found(self.0.clone()))
-    }
-}
-
 /// Counts requests from `start`, reads no day budget, and has `{}` cached under any key.
-struct Immediate(std::sync::atomic::AtomicU64);
-
-impl ImmediateLedger for Immediate {
-    fn count_now(&self, _: &QuotaBucket, _: Option<&QuotaBucket>, answer: Option<&str>) -> Found {
-        Found {
-            requests: self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-            days_used: 0,
-            answer: answer.map(|_| Bytes::from_static(b"{}")),
-        }
-    }
+fn counting_from(start: u64) -> MockRequestLedger {
+    let counted = std::sync::atomic::AtomicU64::new(start);
+    let mut ledger = MockRequestLedger::new();
+    ledger.expect_count().returning(move |_, _, answer| Found {
+        requests: counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+        days_used: 0,
+        answer: answer.map(|_| Bytes::from_static(b"{}")),
+    });
+    ledger
 }
 
 #[tokio::test]
-async fn known_keys_and_an_immediate_ledger_answer_without_the_awaited_ports() {
-    // The key store is asked only of a key not known in memory; the awaited ledger never.
-    let mut store = key_store(None);
-    store.checkpoint();
-    store
-        .expect_find_seen_key()
-        .times(1)
-        .returning(|_| Ok(KeyLookup::Absent));
-    let mut ledger = MockRequestLedger::new();
-    ledger.expect_count().never();
+async fn a_key_is_identified_then_counted_with_its_cached_answer_read_on_the_same_trip() {
+    // The key store is asked once a request; the anonymous quota only for the key it does
+    // not know.
     let mut quota = MockQuotaCounter::new();
     quota.expect_increment().times(1).return_const(1_u64);
     let access = Gatekeeper::new(
-        Arc::new(store),
+        Arc::new(key_store(Some(key("calls")))),
         Arc::new(quota),
-        Arc::new(ledger),
+        Arc::new(counting_from(4)),
         clock(),
         60,
-    )
-    .with_known_keys(Arc::new(Known(key("calls"))))
-    .with_immediate_ledger(Arc::new(Immediate(4.into())));
+    );
     let bearer = bearer();
     let admitted = access.identify(&caller(Some(&bearer))).await.unwrap();
     assert_eq!(admitted.key, key("calls"));
-    // Admitted at once, as `identify` admits it; but not from an Origin the key is not pinned
-    // to, nor a key it does not know: those are `identify`'s to refuse.
-    let at_once = access.identify_known(&caller(Some(&bearer))).unwrap();
     assert_eq!(
+        (admitted.window, admitted.days, admitted.view, admitted.at),
         (
-            at_once.key,
-            at_once.window,
-            at_once.days,
-            at_once.view,
-            at_once.at
-        ),
-        (
-            admitted.key.clone(),
-            admitted.window,
-            admitted.days,
-            admitted.view,
-            admitted.at
+            QuotaBucket::new(&QuotaSubject::Key(42), NOW),
+            None,
+            KpiView::Aggregate,
+            NOW
         )
     );
+    // Not from an Origin the key is not pinned to.
     let elsewhere = Caller {
         origin: Some("https://elsewhere.example"),
         ..caller(Some(&bearer))
     };
-    assert!(access.identify_known(&elsewhere).is_none());
+    let mut peeks = MockQuotaCounter::new();
+    peeks.expect_peek().return_const(0_u64);
+    let pinned = Gatekeeper::new(
+        Arc::new(key_store(Some(key("calls")))),
+        Arc::new(peeks),
+        Arc::new(MockRequestLedger::new()),
+        clock(),
+        60,
+    );
+    assert_eq!(
+        pinned.identify(&elsewhere).await.unwrap_err().error,
+        DomainError::OriginNotAllowed
+    );
     let counted = access
         .count(&admitted, Endpoint::CallsSummary, Some("v1/calls/summary"))
         .await;
@@ -250,33 +234,15 @@ async fn known_keys_and_an_immediate_ledger_answer_without_the_awaited_ports() {
     );
     assert_eq!(counted.verdict, Ok(()));
     assert_eq!(counted.cached, Some(Bytes::from_static(b"{}")));
-    // Counted at once by the immediate ledger, as `count` counts.
-    let over = access
-        .count_now(&admitted, Endpoint::CallsSummary, None)
-        .unwrap();
+    // The next request is over the quota; nothing asked, nothing read.
+    let over = access.count(&admitted, Endpoint::CallsSummary, None).await;
     assert!(matches!(over.verdict, Err(DomainError::RateLimited(_))));
     assert_eq!((over.quota.remaining, over.cached), (0, None));
-    // Without one, nothing is counted at once: only `count` counts, awaiting its ledger.
-    let mut awaited = MockRequestLedger::new();
-    awaited.expect_count().never();
-    let awaited = Gatekeeper::new(
-        Arc::new(key_store(None)),
-        Arc::new(MockQuotaCounter::new()),
-        Arc::new(awaited),
-        clock(),
-        60,
-    );
-    assert!(
-        awaited
-            .count_now(&admitted, Endpoint::CallsSummary, None)
-            .is_none()
-    );
-    // Another key: the store is asked, finds nothing, and the client's quota counts it.
+    // Another key: the store finds nothing, and the client's quota counts it.
     let other = format!(
         "Bearer {}",
         ApiKeySecret::from_random_bytes(&[8; 32]).expose()
     );
-    assert!(access.identify_known(&caller(Some(&other))).is_none());
     let refused = access.identify(&caller(Some(&other))).await.unwrap_err();
     assert_eq!(
         refused.error,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
-use callstats_domain::ports::{KeyLookup, KeyStore, KnownKeys, StoreError};
+use callstats_domain::ports::{KeyLookup, KeyStore, StoreError};
 use quick_cache::sync::Cache;
 
 use crate::expiring::{Expiring, fresh};
@@ -64,6 +64,20 @@ impl KeyCache {
             return Some(Some(record));
         }
         fresh(&self.unknown, &digest.0).map(|()| None)
+    }
+
+    /// What [`KeyStore::find_seen_key`] would find, when the cache tells without the store: a
+    /// key it keeps, a digest it knows to be unknown, or one not among every key's digests as
+    /// read lately; `None` when only the store can tell.
+    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
+        match self.kept(digest) {
+            Some(Some(key)) => Some(KeyLookup::Found(key)),
+            Some(None) => Some(KeyLookup::Absent),
+            None => self
+                .recent_digests()
+                .is_some_and(|digests| !digests.contains(&digest.0))
+                .then_some(KeyLookup::Unseen),
+        }
     }
 
     /// `ttl` is capped at [`MAX_KEY_CACHE_TTL`].
@@ -190,19 +204,6 @@ impl KeyStore for KeyCache {
             Some(key) => KeyLookup::Found(key),
             None => KeyLookup::Absent,
         })
-    }
-}
-
-impl KnownKeys for KeyCache {
-    fn known_key(&self, digest: &KeyDigest) -> Option<KeyLookup> {
-        match self.kept(digest) {
-            Some(Some(key)) => Some(KeyLookup::Found(key)),
-            Some(None) => Some(KeyLookup::Absent),
-            None => self
-                .recent_digests()
-                .is_some_and(|digests| !digests.contains(&digest.0))
-                .then_some(KeyLookup::Unseen),
-        }
     }
 }
 

@@ -1,17 +1,14 @@
-//! Admission's count and cache read in process memory, in one call that awaits nothing.
+//! Admission's count and cache read in process memory, in one call.
 
 use async_trait::async_trait;
 use callstats_domain::access::QuotaBucket;
-use callstats_domain::ports::{Found, ImmediateLedger, RequestLedger};
+use callstats_domain::ports::{Found, RequestLedger};
 
 use crate::{MemoryCache, MemoryQuota};
 
-/// The [`RequestLedger`] of a replica without Redis: it counts the request, reads the day
-/// budget and finds the answer with the counters' and the cache's own methods, where a
-/// ledger over the `QuotaCounter` and `ResponseCache` ports makes three boxed calls (an
-/// allocation, a free and a virtual poll each). Measured with callgrind, together with the
-/// key's form check (500 cached `/operators` of the release demo): 54,866 instructions a
-/// request before, 53,229 after (docs/architecture.md, "callstats (binary and library)").
+/// The [`RequestLedger`] of a replica without Redis: the request counted in the replica's
+/// quota counters and its answer read from its response cache, the in-process counterpart of
+/// the Redis ledger's one round trip.
 #[derive(Clone)]
 pub struct MemoryLedger {
     quota: MemoryQuota,
@@ -35,20 +32,10 @@ impl RequestLedger for MemoryLedger {
         days: Option<&'a QuotaBucket>,
         answer: Option<&'a str>,
     ) -> Found {
-        self.count_now(window, days, answer)
-    }
-}
-
-impl ImmediateLedger for MemoryLedger {
-    fn count_now(
-        &self,
-        window: &QuotaBucket,
-        days: Option<&QuotaBucket>,
-        answer: Option<&str>,
-    ) -> Found {
         Found {
-            answer: answer.and_then(|key| self.cache.get_now(key)),
-            ..self.quota.count_now(window, days)
+            requests: self.quota.add_one(window),
+            days_used: days.map_or(0, |days| self.quota.count_of(days)),
+            answer: answer.and_then(|key| self.cache.fresh_body(key)),
         }
     }
 }

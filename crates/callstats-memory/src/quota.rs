@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::limits::fits;
-use callstats_domain::ports::{Found, QuotaCounter};
+use callstats_domain::ports::QuotaCounter;
 use quick_cache::sync::Cache;
 
 /// How many quota counters are kept at most (keys and client addresses active in recent
@@ -34,46 +34,19 @@ impl MemoryQuota {
         }
     }
 
-    /// The bucket's count so far, without adding to it.
-    #[must_use]
-    pub fn peek_now(&self, bucket: &QuotaBucket) -> u64 {
+    /// The bucket's count so far: [`QuotaCounter::peek`], for the in-process ledger too.
+    pub(crate) fn count_of(&self, bucket: &QuotaBucket) -> u64 {
         self.counters
             .get(&(bucket.subject, bucket.minute))
             .map_or(0, |counter| counter.load(Ordering::Relaxed))
     }
 
-    /// Adds one request and returns the bucket's count, without awaiting anything.
-    #[must_use]
-    pub fn increment_now(&self, bucket: &QuotaBucket) -> u64 {
+    /// One request added to the bucket, and its count then: [`QuotaCounter::increment`], for
+    /// the in-process ledger too.
+    pub(crate) fn add_one(&self, bucket: &QuotaBucket) -> u64 {
         self.counter(bucket)
             .fetch_add(1, Ordering::Relaxed)
             .saturating_add(1)
-    }
-
-    /// Admission's count in process: one request added to `window`, the day budget `days`
-    /// read (0 without one), and no answer: what a ledger finds before it looks in a cache.
-    #[must_use]
-    pub fn count_now(&self, window: &QuotaBucket, days: Option<&QuotaBucket>) -> Found {
-        Found {
-            requests: self.increment_now(window),
-            days_used: days.map_or(0, |days| self.peek_now(days)),
-            answer: None,
-        }
-    }
-
-    /// [`QuotaCounter::add_within`], without awaiting anything.
-    pub fn add_within_now(
-        &self,
-        bucket: &QuotaBucket,
-        amount: u64,
-        limit: u64,
-    ) -> Result<u64, u64> {
-        let counter = self.counter(bucket);
-        counter
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |count| {
-                fits(count, amount, limit).then(|| count.saturating_add(amount))
-            })
-            .map(|before| before.saturating_add(amount))
     }
 
     fn counter(&self, bucket: &QuotaBucket) -> Arc<AtomicU64> {
@@ -88,15 +61,19 @@ impl MemoryQuota {
 #[async_trait]
 impl QuotaCounter for MemoryQuota {
     async fn increment(&self, bucket: &QuotaBucket) -> u64 {
-        self.increment_now(bucket)
+        self.add_one(bucket)
     }
 
     async fn peek(&self, bucket: &QuotaBucket) -> u64 {
-        self.peek_now(bucket)
+        self.count_of(bucket)
     }
 
     async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64> {
-        self.add_within_now(bucket, amount, limit)
+        self.counter(bucket)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |count| {
+                fits(count, amount, limit).then(|| count.saturating_add(amount))
+            })
+            .map(|before| before.saturating_add(amount))
     }
 }
 

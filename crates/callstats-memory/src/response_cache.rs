@@ -49,9 +49,9 @@ impl MemoryCache {
         }
     }
 
-    /// The body stored under `key` while its lifetime lasts, without awaiting anything.
-    #[must_use]
-    pub fn get_now(&self, key: &str) -> Option<Bytes> {
+    /// The body stored under `key` while its lifetime lasts: [`ResponseCache::get`], for the
+    /// in-process ledger too.
+    pub(crate) fn fresh_body(&self, key: &str) -> Option<Bytes> {
         fresh(&self.entries, key)
     }
 }
@@ -59,7 +59,7 @@ impl MemoryCache {
 #[async_trait]
 impl ResponseCache for MemoryCache {
     async fn get(&self, key: &str) -> Option<Bytes> {
-        self.get_now(key)
+        self.fresh_body(key)
     }
 
     async fn put(&self, key: &str, value: Bytes, ttl: Duration) {

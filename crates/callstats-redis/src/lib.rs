@@ -357,7 +357,7 @@ impl QuotaCounter for RedisQuota {
     async fn increment(&self, bucket: &QuotaBucket) -> u64 {
         match self.redis.run::<(u64,)>("quota", &self.incr(bucket)).await {
             Some((count,)) => count,
-            None => self.fallback.increment_now(bucket),
+            None => self.fallback.increment(bucket).await,
         }
     }
 
@@ -370,7 +370,7 @@ impl QuotaCounter for RedisQuota {
             .await
         {
             Some((count,)) => count.unwrap_or(0),
-            None => self.fallback.peek_now(bucket),
+            None => self.fallback.peek(bucket).await,
         }
     }
 
@@ -387,7 +387,7 @@ impl QuotaCounter for RedisQuota {
         match self.redis.run::<((bool, u64),)>("budget", &pipeline).await {
             Some(((true, count),)) => Ok(count),
             Some(((false, count),)) => Err(count),
-            None => self.fallback.add_within_now(bucket, amount, limit),
+            None => self.fallback.add_within(bucket, amount, limit).await,
         }
     }
 }
@@ -414,8 +414,18 @@ impl RequestLedger for RedisQuota {
             .run::<Vec<redis::Value>>("quota", &pipeline)
             .await
             .and_then(|values| read_found(values, days.is_some(), answer.is_some()));
-        // Redis unreachable: count in process; the cache misses anyway.
-        found.unwrap_or_else(|| self.fallback.count_now(window, days))
+        match found {
+            Some(found) => found,
+            // Redis unreachable: count in process; the cache misses anyway.
+            None => Found {
+                requests: self.fallback.increment(window).await,
+                days_used: match days {
+                    Some(days) => self.fallback.peek(days).await,
+                    None => 0,
+                },
+                answer: None,
+            },
+        }
     }
 }
 

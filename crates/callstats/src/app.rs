@@ -14,8 +14,8 @@ use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::Day;
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
-    CallDayCache, CallPlatform, Clock, ImmediateLedger, KeyStore, Lease, PortalStore, QuotaCounter,
-    RequestLedger, ResponseCache,
+    CallDayCache, CallPlatform, Clock, KeyStore, Lease, PortalStore, QuotaCounter, RequestLedger,
+    ResponseCache,
 };
 use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::{AggregateMinRows, PriorWeight};
@@ -106,8 +106,8 @@ impl Assembly {
         let store = Arc::new(self.store);
         store.report_pool_usage();
         let spawning = SpawningStore::new(Arc::clone(&store));
-        let key_cache = Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
-        let keys: Arc<dyn KeyStore> = key_cache.clone();
+        let keys: Arc<dyn KeyStore> =
+            Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
         let portal: Arc<dyn PortalStore> = Arc::new(spawning);
         let mut call_day_settings = self.call_days;
         // The calls of the days being fetched at once are held within the in-flight budget.
@@ -150,17 +150,14 @@ impl Assembly {
                     cache: Arc::new(RedisCache::new(Arc::clone(&redis))),
                     quota,
                     ledger,
-                    immediate_ledger: None,
                     days: Some(Arc::new(RedisCallDays::new(Arc::clone(&redis)))),
                     lease: Arc::new(RedisLease::new(redis, "warmer")),
                 }
             }
             None => {
                 let (cache, quota) = (MemoryCache::new(self.cache_max_bytes), MemoryQuota::new());
-                let ledger = Arc::new(MemoryLedger::new(quota.clone(), cache.clone()));
                 Shared {
-                    ledger: ledger.clone(),
-                    immediate_ledger: Some(ledger),
+                    ledger: Arc::new(MemoryLedger::new(quota.clone(), cache.clone())),
                     cache: Arc::new(cache),
                     quota: Arc::new(quota),
                     days: None,
@@ -207,18 +204,14 @@ impl Assembly {
             // Its lines (a day it could not fetch) name it, as a request's name the request.
             tokio::spawn(warmer.run().instrument(tracing::info_span!("warmer")));
         }
-        let mut access = Gatekeeper::new(
+        let access = Gatekeeper::new(
             keys,
             shared.quota,
             shared.ledger,
             Arc::clone(&self.clock),
             self.anon_rate_limit,
         )
-        .with_known_keys(key_cache)
         .with_day_budget(call_day_settings.day_budget);
-        if let Some(ledger) = shared.immediate_ledger {
-            access = access.with_immediate_ledger(ledger);
-        }
         let stats = CallStats::new(
             portal,
             Arc::new(call_days),
@@ -281,8 +274,6 @@ struct Shared {
     quota: Arc<dyn QuotaCounter>,
     /// Admission's count and cached read: one round trip with Redis.
     ledger: Arc<dyn RequestLedger>,
-    /// The same ledger answered without awaiting, when it is in process memory.
-    immediate_ledger: Option<Arc<dyn ImmediateLedger>>,
     /// The shared tier of the call-day store (the in-process tier is always there).
     days: Option<Arc<dyn CallDayCache>>,
     /// Which replica warms the recent days.
