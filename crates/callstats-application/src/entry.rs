@@ -159,8 +159,8 @@ impl Entry {
 }
 
 fn unix_ms(at: OffsetDateTime) -> u64 {
-    // Seconds and milliseconds, where the nanoseconds divided took a 128-bit division (about
-    // 80 instructions a request, callgrind). Before 1970: 0, as before.
+    // Seconds and milliseconds, rather than the nanoseconds divided, which takes a 128-bit
+    // division. Before 1970: 0.
     u64::try_from(at.unix_timestamp()).map_or(0, |seconds| {
         seconds
             .saturating_mul(1000)
