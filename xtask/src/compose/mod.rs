@@ -186,7 +186,7 @@ pub fn run(options: &Options) -> Result<()> {
         every_endpoint(&agent, &key, today)
     });
     journey.step("a HIT from the other replica (shared Redis)", || {
-        hit_from_the_other_replica(&agent, &key)
+        hit_from_the_other_replica(&compose, &agent, &key)
     });
     journey.step(
         "the client's address named by the front: two addresses, two anonymous quotas",
@@ -978,14 +978,6 @@ impl Answer {
         serde_json::from_slice(&self.body).context("the body is not JSON")
     }
 
-    /// The replica that answered: the part of its request id that is the same for every
-    /// request of one process.
-    fn replica(&self) -> &str {
-        self.request_id
-            .rsplit_once('-')
-            .map_or("", |(process, _)| process)
-    }
-
     fn error(&self) -> String {
         self.json()
             .ok()
@@ -1059,30 +1051,52 @@ fn every_endpoint(agent: &ureq::Agent, key: &str, today: Day) -> Result<String> 
     Ok(format!("{} paths", paths.len()))
 }
 
-fn hit_from_the_other_replica(agent: &ureq::Agent, key: &str) -> Result<String> {
+fn hit_from_the_other_replica(compose: &Compose, agent: &ureq::Agent, key: &str) -> Result<String> {
     // A path no step asked before: its first answer is a miss, computed by one replica.
     let path = "/api/v1/scripts/stats?limit=7";
-    let first = ask(agent, path, key)?;
+    let answers = (0..8)
+        .map(|_| ask(agent, path, key))
+        .collect::<Result<Vec<_>>>()?;
+    let first = answers.first().context("no answer")?;
     if first.cache != "MISS" {
         bail!("the first answer was {}, not MISS", first.cache);
     }
-    for _ in 0..6 {
-        let answer = ask(agent, path, key)?;
-        if answer.replica() != first.replica() {
+    // Request ids tell nothing of the process (docs/security.md), so the replica that answered
+    // is the upstream nginx logged beside the replica's request id.
+    let mut replicas = Vec::new();
+    let _ = wait_until(Duration::from_secs(10), || {
+        let logs = compose.output(&["logs", "--no-color", "--no-log-prefix", "lb"])?;
+        let logs = String::from_utf8_lossy(&logs.stdout).into_owned();
+        replicas = answers
+            .iter()
+            .map(|answer| upstream_of(&logs, &answer.request_id))
+            .collect();
+        Ok(replicas.iter().all(Option::is_some))
+    });
+    let Some(Some(first_replica)) = replicas.first() else {
+        bail!("nginx logged no replica for request {}", first.request_id);
+    };
+    for (answer, replica) in answers.iter().zip(&replicas).skip(1) {
+        let Some(replica) = replica else { continue };
+        if replica != first_replica {
             if answer.cache != "HIT" || answer.body != first.body {
                 bail!(
                     "the other replica answered {} (or other bytes)",
                     answer.cache
                 );
             }
-            return Ok(format!(
-                "MISS from {}, HIT from {}",
-                first.replica(),
-                answer.replica()
-            ));
+            return Ok(format!("MISS from {first_replica}, HIT from {replica}"));
         }
     }
-    bail!("every answer came from one replica")
+    bail!("every answer came from one replica: {replicas:?}")
+}
+
+/// The replica nginx's access log names for the replica's request id `id`.
+fn upstream_of(logs: &str, id: &str) -> Option<String> {
+    let needle = format!("\"replica_request_id\":\"{id}\"");
+    let line = logs.lines().find(|line| line.contains(&needle))?;
+    let entry: serde_json::Value = serde_json::from_str(line.get(line.find('{')?..)?).ok()?;
+    entry.get("upstream_addr")?.as_str().map(str::to_owned)
 }
 
 /// Statuses of `rounds` rounds of `paths`.
