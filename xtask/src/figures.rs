@@ -111,7 +111,7 @@ mod tests {
     use super::*;
 
     fn document() -> Value {
-        serde_json::from_slice(&callstats_api::openapi::document_bytes()).unwrap()
+        serde_json::from_slice(&callstats_web::openapi::document_bytes()).unwrap()
     }
 
     /// A figure defined in the model and again by hand on the page would drift: the page holds

@@ -156,7 +156,7 @@ fn consumer() -> Result<()> {
 /// document to docs/openapi.json (a test keeps each equal to the code). The document embeds
 /// docs/behaviour.md, so when the tables change the task runs again on a build that has them.
 fn openapi() -> Result<()> {
-    let bytes = callstats_api::openapi::document_bytes();
+    let bytes = callstats_web::openapi::document_bytes();
     let document = serde_json::from_slice(&bytes).context("the document is not JSON")?;
     let path = workspace().join("docs/behaviour.md");
     let page = std::fs::read_to_string(&path)

@@ -25,17 +25,17 @@ use callstats_domain::params::ParamError;
 use callstats_domain::ports::{Clock, ResponseCache};
 use callstats_domain::representation::{Acceptable, Representation};
 use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
-use callstats_domain::service::{Admitted, CallStats, Caller, Counted, Gatekeeper, Response};
+use callstats_domain::use_cases::{Admitted, CallStats, Caller, Counted, Gatekeeper, Response};
 
 use async_trait::async_trait;
 use metrics::Counter;
 
 use crate::bounded::Bounded;
+use crate::cached_answer::CachedAnswer;
 use crate::compute::ComputePool;
 use crate::csv_answer::csv_within;
-use crate::entry::Entry;
-use crate::flight::Flights;
-use crate::once::{self, Claim, SharedEntry};
+use crate::replica_lock::{self, Claim, SharedEntry};
+use crate::single_flight::Flights;
 
 /// How long one replica may hold the right to compute an entry: past the upstream's whole
 /// deadline, so a slow computation is not duplicated.
@@ -66,7 +66,7 @@ pub enum Answer {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Body {
     /// The body in the representation the request chose (JSON or CSV).
-    pub entry: Entry,
+    pub entry: CachedAnswer,
     /// The file name a CSV body is offered as (`Content-Disposition`); `None` for JSON.
     pub csv_file_name: Option<String>,
     pub cache: CacheStatus,
@@ -96,7 +96,7 @@ struct Inner {
     computing: Computing,
     /// When entries expire and how long they have left: the domain's clock, as everywhere.
     clock: Arc<dyn Clock>,
-    flights: Arc<Flights<String, Result<Entry, DomainError>>>,
+    flights: Arc<Flights<String, Result<CachedAnswer, DomainError>>>,
     /// `callstats_cache_lookups_total`, resolved at the first lookup: the recorder is installed
     /// before the server serves (`callstats serve`), and resolving the labelled counters on
     /// every request cost an allocation, a hash and a registry lookup.
@@ -267,9 +267,9 @@ impl Answers {
 
     /// The entry of the answer read from the cache, counted as a hit; `None` (a miss) when
     /// there is none or it cannot be read.
-    fn cached(&self, cached: Option<&Bytes>) -> Option<Entry> {
+    fn cached(&self, cached: Option<&Bytes>) -> Option<CachedAnswer> {
         let lookups = self.inner.lookups.get_or_init(CacheLookups::resolve);
-        let entry = cached.and_then(Entry::decode);
+        let entry = cached.and_then(CachedAnswer::decode);
         match &entry {
             Some(_) => lookups.hit.increment(1),
             None => lookups.miss.increment(1),
@@ -283,7 +283,7 @@ impl Answers {
         request: Asked,
         key: &str,
         requester: &Requester,
-    ) -> Result<(Entry, CacheStatus), DomainError> {
+    ) -> Result<(CachedAnswer, CacheStatus), DomainError> {
         let computed = match self.computation(&request, key, requester).await {
             // A computation shared with a request of another key was refused for that key's
             // budget, not this one's: this request tries on its own budget.
@@ -308,7 +308,7 @@ impl Answers {
         request: &Asked,
         key: &str,
         requester: &Requester,
-    ) -> Result<Entry, DomainError> {
+    ) -> Result<CachedAnswer, DomainError> {
         let inner = Arc::clone(&self.inner);
         let (request, own_key, requester) = (request.clone(), key.to_owned(), requester.clone());
         self.inner
@@ -346,7 +346,7 @@ impl Parsed {
 
 /// A data endpoint's answer, served at `now` from `entry`.
 fn body(
-    entry: Entry,
+    entry: CachedAnswer,
     csv_file_name: Option<String>,
     cache: CacheStatus,
     now: time::OffsetDateTime,
@@ -360,7 +360,7 @@ fn body(
     })
 }
 
-/// An answer's entry in the response cache, as [`once`] sees it.
+/// An answer's entry in the response cache, as [`replica_lock`] sees it.
 struct StoredAnswer {
     cache: Arc<dyn ResponseCache>,
     key: String,
@@ -368,7 +368,7 @@ struct StoredAnswer {
 
 #[async_trait]
 impl SharedEntry for StoredAnswer {
-    type Value = Entry;
+    type Value = CachedAnswer;
 
     async fn try_lock(&self, ttl: Duration) -> bool {
         self.cache.try_lock(&self.key, ttl).await
@@ -378,12 +378,12 @@ impl SharedEntry for StoredAnswer {
         self.cache.unlock(&self.key).await;
     }
 
-    async fn stored(&self) -> Option<Entry> {
+    async fn stored(&self) -> Option<CachedAnswer> {
         self.cache
             .get(&self.key)
             .await
             .as_ref()
-            .and_then(Entry::decode)
+            .and_then(CachedAnswer::decode)
     }
 }
 
@@ -395,18 +395,18 @@ impl Inner {
         request: &Asked,
         key: &str,
         requester: &Requester,
-    ) -> Result<Entry, DomainError> {
+    ) -> Result<CachedAnswer, DomainError> {
         let stored = Arc::new(StoredAnswer {
             cache: Arc::clone(&self.cache),
             key: key.to_owned(),
         });
         let deadline = Instant::now() + COMPUTE_LOCK;
         let lock = loop {
-            match once::claim(Arc::clone(&stored), COMPUTE_LOCK).await {
+            match replica_lock::claim(Arc::clone(&stored), COMPUTE_LOCK).await {
                 Claim::Stored(entry) => return Ok(entry),
                 Claim::Held(lock) => break Some(lock),
                 Claim::Taken if Instant::now() >= deadline => break None,
-                Claim::Taken => tokio::time::sleep(once::POLL).await,
+                Claim::Taken => tokio::time::sleep(replica_lock::POLL).await,
             }
         };
         let computed = self.compute(request, key, requester).await;
@@ -421,7 +421,7 @@ impl Inner {
         (request, representation): &Asked,
         key: &str,
         requester: &Requester,
-    ) -> Result<Entry, DomainError> {
+    ) -> Result<CachedAnswer, DomainError> {
         let prepared = self.stats.prepare(request, requester).await?;
         let representation = *representation;
         let limit = self.computing.max_body_bytes;
@@ -445,7 +445,7 @@ impl Inner {
                     Representation::Json => json_within(&response, limit)?,
                     Representation::Csv => csv_within(&response, limit)?,
                 };
-                let entry = Entry::new(body, ttl, now);
+                let entry = CachedAnswer::new(body, ttl, now);
                 let stored = entry.encode();
                 Ok::<_, DomainError>((entry, stored))
             })
@@ -489,5 +489,4 @@ fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
 }
 
 #[cfg(test)]
-#[path = "answers_tests.rs"]
 mod tests;

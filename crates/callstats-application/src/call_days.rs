@@ -52,10 +52,10 @@ use callstats_domain::ports::{
 use callstats_domain::tz;
 use futures::future::try_join_all;
 
-use crate::every_minute::EveryMinute;
 use crate::fair_queue::{FairQueue, QueueSettings, Slot, Turn};
-use crate::flight::{Flight, Flights};
-use crate::once::{self, Claim, SharedEntry};
+use crate::log_throttle::LogThrottle;
+use crate::replica_lock::{self, Claim, SharedEntry};
+use crate::single_flight::{Flight, Flights};
 
 /// Longest a day fetched before it settled is kept.
 pub const UNSETTLED_TTL: Duration = Duration::from_secs(60);
@@ -177,7 +177,7 @@ struct Inner {
     /// The durable tier, when days are persisted.
     archive: OnceLock<Arc<dyn CallDayArchive>>,
     /// Which warnings were logged in the last minute.
-    warnings: Arc<EveryMinute<Warning>>,
+    warnings: Arc<LogThrottle<Warning>>,
     /// Where the keys' day budgets are counted (with the request quotas).
     budget: Arc<dyn QuotaCounter>,
     clock: Arc<dyn Clock>,
@@ -536,7 +536,7 @@ fn missing(days: &[Day], found: &[Option<Arc<CallDay>>]) -> Vec<(usize, Day)> {
         .collect()
 }
 
-/// A day's entry in the shared tier, as [`once`] sees it.
+/// A day's entry in the shared tier, as [`replica_lock`] sees it.
 struct SharedDay {
     store: Arc<Inner>,
     tier: Arc<dyn CallDayCache>,
@@ -854,7 +854,7 @@ impl Inner {
                         day,
                         min_left,
                     });
-                    match once::claim(entry, lock_ttl).await {
+                    match replica_lock::claim(entry, lock_ttl).await {
                         Claim::Stored(kept) => {
                             self.keep_locally(Arc::clone(&kept), self.clock.now().unix_timestamp())
                                 .await;
@@ -867,7 +867,7 @@ impl Inner {
                             // lock expired), this one tries again from the front.
                             drop(slot);
                             metrics::counter!("callstats_call_day_waits_total").increment(1);
-                            tokio::time::sleep(once::POLL).await;
+                            tokio::time::sleep(replica_lock::POLL).await;
                             if let Some(kept) = self.fresh_in(&**shared, day, min_left).await {
                                 self.keep_locally(
                                     Arc::clone(&kept),
@@ -990,5 +990,4 @@ impl CallDaySource for CallDayStore {
 }
 
 #[cfg(test)]
-#[path = "call_days_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::flight::join_failure;
+use crate::single_flight::join_failure;
 
 /// The bounded pool. Cheap to clone; clones share the bound.
 #[derive(Clone)]

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::representation::CsvRow;
-use callstats_domain::service::Response;
+use callstats_domain::use_cases::Response;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -136,5 +136,4 @@ fn guarded(text: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
-#[path = "csv_answer_tests.rs"]
 mod tests;

@@ -568,5 +568,4 @@ impl Aimd {
 }
 
 #[cfg(test)]
-#[path = "fair_queue_tests.rs"]
 mod tests;

@@ -9,12 +9,14 @@
 //! - [`compute`]: CPU work (statistics, JSON, compression) off the request threads, bounded.
 //! - [`csv_answer`]: the CSV form of an answer (RFC 4180, the formula guard).
 //! - `bounded`: the buffer both forms of an answer are written into, bounded.
-//! - [`entry`]: what the response cache keeps of an answer: its body, validator and expiry.
+//! - [`cached_answer`]: what the response cache keeps of an answer: its body, validator and
+//!   expiry.
 //! - [`fair_queue`]: which missing call day is fetched next (a request at a time, keys in
 //!   turn) and how many at once (adaptive to the upstream's backpressure).
-//! - [`flight`]: single flight, so concurrent requests for one thing do the work once per
-//!   replica, and the one place where the panics of spawned work stop.
-//! - [`once`]: work done once across replicas (a lock per entry in the shared tier).
+//! - `log_throttle`: a warning at most once a minute per subject.
+//! - [`single_flight`]: concurrent requests for one thing do the work once per replica, and
+//!   the one place where the panics of spawned work stop.
+//! - [`replica_lock`]: work done once across replicas (a lock per entry in the shared tier).
 //! - [`warmer`]: the recent days held before anyone asks, by one replica for all.
 //! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
@@ -23,20 +25,20 @@
 
 pub mod answers;
 mod bounded;
+pub mod cached_answer;
 pub mod call_days;
 pub mod compute;
 pub mod csv_answer;
-pub mod entry;
-mod every_minute;
 pub mod fair_queue;
-pub mod flight;
-pub mod once;
+mod log_throttle;
+pub mod replica_lock;
+pub mod single_flight;
 pub mod warmer;
 
 pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
+pub use cached_answer::{CachedAnswer, ETag};
 pub use call_days::{CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
-pub use entry::{ETag, Entry};
 pub use warmer::{Warmer, WarmerSettings};
 
 /// The real clock, kept under this name for the wiring.

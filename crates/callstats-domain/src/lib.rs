@@ -29,8 +29,8 @@ pub mod redact;
 pub mod representation;
 pub mod request;
 pub mod scope;
-pub mod service;
 pub mod stats;
+pub mod use_cases;
 // Documented without the feature too, marked as needing it on docs.rs.
 #[cfg(any(test, doc, feature = "mock"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]

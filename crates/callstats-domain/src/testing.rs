@@ -5,13 +5,13 @@
 //!
 //! The port traits in [`crate::ports`] that a test mocks have a generated `MockX` there
 //! (feature `mock`): `MockPortalStore`, `MockCallDaySource` and `MockClock` are what
-//! [`CallStats`](crate::service::CallStats) reads; `MockKeyStore`, `MockQuotaCounter`,
-//! `MockRequestLedger` what [`Gatekeeper`](crate::service::Gatekeeper) reads; `MockLease` and
+//! [`CallStats`](crate::use_cases::CallStats) reads; `MockKeyStore`, `MockQuotaCounter`,
+//! `MockRequestLedger` what [`Gatekeeper`](crate::use_cases::Gatekeeper) reads; `MockLease` and
 //! `MockResponseCache` what the warmer and the API's answers read. Each has
 //! `expect_<method>()` as mockall makes it. The call-day store's tiers (`CallDayCache`,
 //! `CallDayArchive`) and `CallPlatform` have none: their tests use fakes that hold days or
 //! count fetches, which a mock would not make shorter (callstats-application's
-//! `call_days_tests.rs`).
+//! `call_days/tests.rs`).
 //!
 //! Times are instants ([`OffsetDateTime`], e.g. `datetime!(2026-11-01 10:00 +5)`) or text
 //! ([`Moment`]): a Tashkent local time or RFC 3339 with its offset; never Unix seconds.

@@ -19,7 +19,7 @@ use callstats_domain::access::QuotaBucket;
 use callstats_domain::breaker::{Breaker, Permit, Transition};
 use callstats_domain::ports::{Found, QuotaCounter, RequestLedger, ResponseCache};
 use callstats_domain::redact;
-use callstats_memory::MemoryQuota;
+use callstats_in_process::MemoryQuota;
 use redis::aio::ConnectionManager;
 
 mod call_days;

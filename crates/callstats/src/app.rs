@@ -5,8 +5,6 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
-use callstats_api::ops::{Probe, install_metrics, metrics_server, report_memory_bound};
-use callstats_api::{ApiState, Application, MAX_COMPRESSED_BYTES, ServerSettings};
 use callstats_application::{
     Answers, CallDaySettings, CallDayStore, Computing, SystemClock, Warmer, WarmerSettings,
 };
@@ -17,14 +15,16 @@ use callstats_domain::ports::{
     CallDayCache, CallPlatform, Clock, KeyStore, Lease, PortalStore, QuotaCounter, RequestLedger,
     ResponseCache,
 };
-use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 use callstats_domain::stats::{AggregateMinRows, PriorWeight};
-use callstats_memory::{
+use callstats_domain::use_cases::{CallStats, Gatekeeper, StatsSettings};
+use callstats_in_process::{
     KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota, SoleLease,
 };
 use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisLease, RedisQuota, RedisSettings};
 use callstats_store::{SpawningStore, Store, StoredCallDays};
 use callstats_synthetic::{Generator, SyntheticPlatform};
+use callstats_web::ops::{Probe, install_metrics, metrics_server, report_memory_bound};
+use callstats_web::{ApiState, Application, MAX_COMPRESSED_BYTES, ServerSettings};
 use tracing::Instrument as _;
 
 use crate::args::ServiceArgs;
@@ -310,7 +310,7 @@ impl Listen {
                 report_memory_bound(bound);
             }
             callstats_application::call_days::report_no_stale_answers_yet();
-            callstats_memory::report_no_key_lookup_failures_yet();
+            callstats_in_process::report_no_key_lookup_failures_yet();
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);
         }

@@ -9,20 +9,20 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use callstats_api::ServerSettings;
 use callstats_application::fair_queue::QueueSettings;
 use callstats_application::{CallDaySettings, ComputePool, Computing, WarmerSettings};
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
 };
-use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
 use callstats_domain::stats::{AggregateMinRows, PriorWeight};
+use callstats_domain::use_cases::DEFAULT_ANON_RATE_LIMIT;
 use callstats_redis::RedisSettings;
 use callstats_store::Store;
 use callstats_store::config::{
     Access, DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT, DatabaseUrl, IfMissing, StoreConfig,
 };
+use callstats_web::ServerSettings;
 use clap::{ArgAction, Args};
 
 use crate::failure::Failure;

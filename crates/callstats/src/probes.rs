@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use callstats_api::ops::Probe;
 use callstats_domain::error::cause_chain;
 use callstats_redis::Redis;
 use callstats_store::Store;
+use callstats_web::ops::Probe;
 
 /// The portal database answers.
 pub struct StoreProbe(pub Arc<Store>);

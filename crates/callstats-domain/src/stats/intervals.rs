@@ -10,7 +10,7 @@ use crate::call_day::{CallDay, DayCall};
 use crate::model::{IntervalEntry, IntervalsResponse, QueueName};
 use crate::params::{Direction, IntervalMinutes, SlThreshold};
 use crate::stats::freshness::{Freshness, freshness};
-use crate::stats::service::{
+use crate::stats::service_level::{
     ServiceTally, average_handle_time_seconds, average_speed_of_answer_seconds,
     longest_wait_seconds, offered_calls, service_level_percent,
 };

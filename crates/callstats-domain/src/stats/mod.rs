@@ -7,7 +7,7 @@ pub mod kpi;
 pub mod portal;
 pub mod queues;
 pub mod round;
-pub mod service;
+pub mod service_level;
 pub mod summary;
 
 pub use agents::{PriorWeight, agent_leaderboard, agents_response};

@@ -5,7 +5,7 @@ use crate::call_day::CallDay;
 use crate::model::{CallSummary, DayCount, HourCount, QueueName};
 use crate::params::{Direction, SlThreshold};
 use crate::stats::freshness::{Freshness, freshness};
-use crate::stats::service::{
+use crate::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_handle_time_seconds,
     average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level,
 };

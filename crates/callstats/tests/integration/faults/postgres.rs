@@ -6,8 +6,8 @@ use std::net::{SocketAddr, ToSocketAddrs as _};
 use std::time::{Duration, Instant};
 
 use callstats::app::Upstream;
-use callstats_domain::service::DEFAULT_ANON_RATE_LIMIT;
-use callstats_memory::MAX_KEY_CACHE_TTL;
+use callstats_domain::use_cases::DEFAULT_ANON_RATE_LIMIT;
+use callstats_in_process::MAX_KEY_CACHE_TTL;
 use callstats_store::Store;
 use callstats_store::config::{Access, DatabaseUrl, StoreConfig};
 use callstats_store::testing::{Backend, TestDatabase};

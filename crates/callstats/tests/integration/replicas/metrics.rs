@@ -5,10 +5,10 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use callstats_api::ops::{install_metrics, metrics_server};
 use callstats_redis::RedisSettings;
 use callstats_sim::{SimOptions, spawn_sim};
 use callstats_store::testing::{Backend, TestDatabase};
+use callstats_web::ops::{install_metrics, metrics_server};
 
 use crate::replicas::{Replica, SUMMARY, admin, client, eventually, get, key};
 
@@ -22,7 +22,7 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
     tokio::spawn(server);
     // As `serve` reports it once the recorder is installed: 64 MiB of allowance, the
     // call-day cache (48), compressed bodies (32) and the in-process response cache (64).
-    callstats_api::ops::report_memory_bound(208 << 20);
+    callstats_web::ops::report_memory_bound(208 << 20);
 
     let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
     let (key, _) = key(&admin(&db).await, "calls", 1000).await;
@@ -88,7 +88,7 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
         // The process's own, read at each scrape (metrics-process), and its memory bound.
         "process_resident_memory_bytes ",
         "process_open_fds ",
-        "callstats_memory_bound_bytes ",
+        "callstats_in_process_bound_bytes ",
     ];
     let (client, url) = (&client, metrics_url.as_str());
     eventually(
@@ -117,7 +117,7 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
     };
     let max = gauge("callstats_db_pool_max_connections");
     assert!(max >= 1.0, "pool bound {max}");
-    let bound = gauge("callstats_memory_bound_bytes");
+    let bound = gauge("callstats_in_process_bound_bytes");
     assert_eq!(bound, f64::from(208_u32 << 20));
 
     without_redis.stop().await;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use callstats::app::Assembly;
-use callstats_api::{Application, ServerSettings};
+use callstats_web::{Application, ServerSettings};
 
 /// Serves `service` with `workers` workers on a free loopback port, on the current Tokio
 /// runtime: its base URL and the handle that stops it.

@@ -11,7 +11,7 @@ use callstats_domain::ports::{
     MockQuotaCounter, MockRequestLedger, MockResponseCache, StoreError,
 };
 use callstats_domain::scope::{Scope, ScopeSet};
-use callstats_domain::service::StatsSettings;
+use callstats_domain::use_cases::StatsSettings;
 use time::OffsetDateTime;
 use time::macros::datetime;
 
@@ -138,8 +138,8 @@ fn roster_bytes() -> Bytes {
 }
 
 /// The roster as the response cache keeps it, with a minute to live.
-fn roster_entry() -> Entry {
-    Entry::new(roster_bytes(), Duration::from_secs(60), NOW)
+fn roster_entry() -> CachedAnswer {
+    CachedAnswer::new(roster_bytes(), Duration::from_secs(60), NOW)
 }
 
 /// The body and validator of a data answer, and where it came from.
@@ -159,7 +159,7 @@ async fn a_cached_answer_read_with_the_quota_count_needs_no_other_trip() {
         .withf(|_, _, key| *key == Some("v1/operators"))
         .times(1)
         .returning(|_, _, _| {
-            let entry = Entry::new(
+            let entry = CachedAnswer::new(
                 Bytes::from_static(b"{\"cached\":true}"),
                 Duration::from_secs(9),
                 NOW - time::Duration::milliseconds(500),
@@ -260,7 +260,7 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
     let Ok(Answer::Body(body)) = &served.answer else {
         unreachable!()
     };
-    assert_eq!(Entry::decode(bytes).as_ref(), Some(&body.entry));
+    assert_eq!(CachedAnswer::decode(bytes).as_ref(), Some(&body.entry));
     assert_eq!(body.seconds_left, 60);
 }
 
@@ -455,7 +455,7 @@ async fn a_csv_answer_is_an_entry_of_its_own_with_its_own_validator_and_file_nam
         panic!("stored {stored:?}")
     };
     assert_eq!(key, "v1/operators#csv");
-    assert_eq!(Entry::decode(bytes).as_ref(), Some(&body.entry));
+    assert_eq!(CachedAnswer::decode(bytes).as_ref(), Some(&body.entry));
 }
 
 #[tokio::test]
@@ -513,7 +513,8 @@ async fn a_key_the_key_cache_knows_gets_its_cached_answer_and_a_miss_is_computed
     // The key cache in front of a key store that knows the test key, as `serve` assembles it.
     let assemble = |cached: Option<Bytes>, cache: MockResponseCache| {
         let keys = key_store_as(Arc::new(Mutex::new(Some(record("operators")))));
-        let key_cache = callstats_memory::KeyCache::new(Arc::new(keys), Duration::from_secs(10));
+        let key_cache =
+            callstats_in_process::KeyCache::new(Arc::new(keys), Duration::from_secs(10));
         let (_, store) = portal("operators", &reads);
         assembled(
             Arc::new(key_cache),
@@ -561,7 +562,10 @@ async fn a_key_the_key_cache_knows_gets_its_cached_answer_and_a_miss_is_computed
 /// roster's cached answer, and `quota` for the addresses' anonymous quotas.
 fn with_the_portal_down(keys: MockKeyStore, quota: MockQuotaCounter) -> Answers {
     let key_reuse = Duration::from_millis(1);
-    let key_cache = Arc::new(callstats_memory::KeyCache::new(Arc::new(keys), key_reuse));
+    let key_cache = Arc::new(callstats_in_process::KeyCache::new(
+        Arc::new(keys),
+        key_reuse,
+    ));
     let mut portal = MockPortalStore::new();
     portal
         .expect_operators()

@@ -71,7 +71,7 @@ impl fmt::Display for ETag {
 
 /// One cached answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct CachedAnswer {
     pub body: Bytes,
     pub etag: ETag,
     /// `etag` as the `ETag` header shows it.
@@ -83,7 +83,7 @@ pub struct Entry {
     stale: bool,
 }
 
-impl Entry {
+impl CachedAnswer {
     /// A fresh entry for `body`, served for `ttl` from `now`.
     #[must_use]
     pub fn new(body: Bytes, ttl: Duration, now: OffsetDateTime) -> Self {
@@ -179,12 +179,12 @@ mod tests {
 
     #[test]
     fn an_entry_reads_back_whole_with_its_validator_and_lifetime() {
-        let entry = Entry::new(
+        let entry = CachedAnswer::new(
             Bytes::from_static(b"{\"operators\":[]}"),
             Duration::from_secs(60),
             NOW,
         );
-        let back = Entry::decode(&entry.encode()).unwrap();
+        let back = CachedAnswer::decode(&entry.encode()).unwrap();
         assert_eq!(back, entry);
         assert_eq!(&back.body[..], b"{\"operators\":[]}");
         assert_eq!(&back.shown_etag()[..], entry.etag.to_string().as_bytes());
@@ -199,17 +199,17 @@ mod tests {
 
     #[test]
     fn the_validator_follows_the_body_bytes_only() {
-        let a = Entry::new(
+        let a = CachedAnswer::new(
             Bytes::from_static(b"{\"a\":1}"),
             Duration::from_secs(60),
             NOW,
         );
-        let b = Entry::new(
+        let b = CachedAnswer::new(
             Bytes::from_static(b"{\"a\":1}"),
             Duration::from_secs(600),
             NOW,
         );
-        let c = Entry::new(
+        let c = CachedAnswer::new(
             Bytes::from_static(b"{\"a\":2}"),
             Duration::from_secs(60),
             NOW,
@@ -235,15 +235,16 @@ mod tests {
 
     #[test]
     fn an_expired_entry_has_no_seconds_left() {
-        let entry = Entry::new(Bytes::from_static(b"{}"), Duration::ZERO, NOW);
+        let entry = CachedAnswer::new(Bytes::from_static(b"{}"), Duration::ZERO, NOW);
         assert_eq!(entry.seconds_left(NOW), 0);
-        let long = Entry::new(Bytes::from_static(b"{}"), Duration::MAX, NOW);
+        let long = CachedAnswer::new(Bytes::from_static(b"{}"), Duration::MAX, NOW);
         assert_eq!(long.seconds_left(NOW), u32::MAX);
     }
 
     #[test]
     fn anything_but_an_entry_of_this_version_is_no_entry() {
-        let encoded = Entry::new(Bytes::from_static(b"{}"), Duration::from_secs(1), NOW).encode();
+        let encoded =
+            CachedAnswer::new(Bytes::from_static(b"{}"), Duration::from_secs(1), NOW).encode();
         let mut other_version = encoded.to_vec();
         other_version[1] = VERSION + 1;
         for stored in [
@@ -252,9 +253,9 @@ mod tests {
             encoded.slice(..HEADER_LEN - 1),
             Bytes::from(other_version),
         ] {
-            assert_eq!(Entry::decode(&stored), None, "{stored:?}");
+            assert_eq!(CachedAnswer::decode(&stored), None, "{stored:?}");
         }
         // A header with an empty body is an entry (an empty body is never stored, but reads).
-        assert!(Entry::decode(&encoded.slice(..HEADER_LEN)).is_some());
+        assert!(CachedAnswer::decode(&encoded.slice(..HEADER_LEN)).is_some());
     }
 }

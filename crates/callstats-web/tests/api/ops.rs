@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use actix_web::test::TestRequest;
 use async_trait::async_trait;
-use callstats_api::ops::Probe;
+use callstats_web::ops::Probe;
 
 use crate::helpers::*;
 
@@ -126,7 +126,7 @@ async fn readyz_probes_at_most_once_a_second_whatever_the_request_rate() {
 #[actix_web::test]
 async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_rejections() {
     let handle =
-        callstats_api::ops::install_metrics().expect("the only recorder of this test binary");
+        callstats_web::ops::install_metrics().expect("the only recorder of this test binary");
     let app = TestApp::new();
     let key = app.key(1, "calls", 1, None);
     let service = app.service().await;
@@ -143,7 +143,7 @@ async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_reje
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let server = callstats_api::ops::metrics_server(listener, handle).unwrap();
+    let server = callstats_web::ops::metrics_server(listener, handle).unwrap();
     let stop = server.handle();
     tokio::spawn(server);
     let text = exchange(

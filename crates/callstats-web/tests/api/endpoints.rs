@@ -1,5 +1,5 @@
-use callstats_domain::service::StatsSettings;
 use callstats_domain::stats::AggregateMinRows;
+use callstats_domain::use_cases::StatsSettings;
 
 use crate::helpers::*;
 

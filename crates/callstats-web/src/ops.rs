@@ -163,11 +163,11 @@ pub fn install_metrics() -> Result<PrometheusHandle, metrics_exporter_prometheus
 }
 
 /// Reports what the replica's resident memory should stay under, as the gauge
-/// `callstats_memory_bound_bytes` (once the recorder is installed).
+/// `callstats_in_process_bound_bytes` (once the recorder is installed).
 pub fn report_memory_bound(bytes: u64) {
     // In KiB through u32 (4 TiB at most): a gauge is an f64, and no `as` conversion is allowed.
     let kib = u32::try_from(bytes / 1024).unwrap_or(u32::MAX);
-    metrics::gauge!("callstats_memory_bound_bytes").set(f64::from(kib) * 1024.0);
+    metrics::gauge!("callstats_in_process_bound_bytes").set(f64::from(kib) * 1024.0);
 }
 
 /// Serves `GET /metrics` in the Prometheus text format on its own listener, kept off the

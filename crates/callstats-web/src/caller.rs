@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use actix_web::HttpRequest;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, ORIGIN};
 use callstats_domain::access::{ClientAddress, KeyHeader};
-use callstats_domain::service::Caller;
+use callstats_domain::use_cases::Caller;
 
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");

@@ -15,7 +15,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use bytes::Bytes;
-use callstats_application::flight::panic_message;
+use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::model::{

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use actix_web::test::TestRequest;
-use callstats_api::problem::Problem;
+use callstats_web::problem::Problem;
 use serde_json::{Value, json};
 
 use crate::helpers::*;

@@ -15,7 +15,7 @@ use callstats_domain::model::{AgentNumber, CallRecord, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallDayCache, ResponseCache};
 use callstats_domain::tz;
-use callstats_memory::{MemoryCache, MemoryCallDays};
+use callstats_in_process::{MemoryCache, MemoryCallDays};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

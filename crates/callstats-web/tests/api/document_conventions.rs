@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 fn document() -> Value {
-    serde_json::from_slice(&callstats_api::openapi::document_bytes()).unwrap()
+    serde_json::from_slice(&callstats_web::openapi::document_bytes()).unwrap()
 }
 
 const DATA: [&str; 7] = [

@@ -1,9 +1,9 @@
 use std::collections::BTreeSet;
 
 use actix_web::test::TestRequest;
-use callstats_api::ErrorBody;
-use callstats_api::problem::ProblemDetails;
 use callstats_domain::request::Endpoint;
+use callstats_web::ErrorBody;
+use callstats_web::problem::ProblemDetails;
 
 use crate::helpers::*;
 
@@ -229,7 +229,7 @@ fn the_proxy_answers_the_document_shows_are_those_of_the_shipped_nginx_conf() {
         .filter_map(|body| body.strip_suffix("';"))
         .collect();
     // Each in both forms: `{error}`, and problem details.
-    let documented: BTreeSet<String> = callstats_api::openapi::PROXY_ERRORS
+    let documented: BTreeSet<String> = callstats_web::openapi::PROXY_ERRORS
         .iter()
         .flat_map(|(error, problem)| {
             [

@@ -19,7 +19,7 @@ use callstats_domain::error::cause_chain;
 use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
 use callstats_domain::testing::TestClock;
-use callstats_memory::{MemoryCallDays, MemoryQuota};
+use callstats_in_process::{MemoryCallDays, MemoryQuota};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
@@ -935,7 +935,7 @@ async fn an_entry_of_another_day_or_past_its_lifetime_is_a_miss() {
 fn warmer(store: &CallDayStore, clock: &Arc<TestClock>, days: u32) -> crate::warmer::Warmer {
     crate::warmer::Warmer::new(
         store.clone(),
-        Arc::new(callstats_memory::SoleLease),
+        Arc::new(callstats_in_process::SoleLease),
         clock.clone(),
         crate::warmer::WarmerSettings {
             days,

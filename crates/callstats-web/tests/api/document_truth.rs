@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use actix_web::test::TestRequest;
 use async_trait::async_trait;
-use callstats_api::ops::Probe;
 use callstats_domain::calendar::{LocalDateTime, Month};
 use callstats_domain::model::{
     AgentNumber, CallRecord, KpiOperatorRow, KpiTotals, Metric, Sheet, SheetContent,
 };
 use callstats_domain::params::Direction;
+use callstats_web::ops::Probe;
 use serde_json::Value;
 use time::macros::datetime;
 
@@ -235,7 +235,7 @@ impl<'d> Walk<'d> {
 }
 
 fn document() -> Value {
-    serde_json::from_slice(&callstats_api::openapi::document_bytes()).unwrap()
+    serde_json::from_slice(&callstats_web::openapi::document_bytes()).unwrap()
 }
 
 const JSON: &str = "application/json";

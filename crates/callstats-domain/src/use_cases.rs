@@ -381,7 +381,7 @@ impl std::fmt::Debug for Prepared {
 /// use std::sync::Arc;
 ///
 /// use callstats_domain::ports::{MockCallDaySource, MockPortalStore};
-/// use callstats_domain::service::{CallStats, StatsSettings};
+/// use callstats_domain::use_cases::{CallStats, StatsSettings};
 /// use callstats_domain::testing::{TestClock, operator, tashkent};
 ///
 /// let mut store = MockPortalStore::new();
@@ -697,5 +697,4 @@ impl CallStats {
 }
 
 #[cfg(test)]
-#[path = "service_tests.rs"]
 mod tests;

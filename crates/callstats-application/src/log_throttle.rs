@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 const MINUTE: Duration = Duration::from_secs(60);
 
 /// When each subject was last let through.
-pub(crate) struct EveryMinute<K> {
+pub(crate) struct LogThrottle<K> {
     last: Mutex<HashMap<K, Instant>>,
 }
 
-impl<K: Eq + Hash> Default for EveryMinute<K> {
+impl<K: Eq + Hash> Default for LogThrottle<K> {
     fn default() -> Self {
         Self {
             last: Mutex::default(),
@@ -21,7 +21,7 @@ impl<K: Eq + Hash> Default for EveryMinute<K> {
     }
 }
 
-impl<K: Eq + Hash> EveryMinute<K> {
+impl<K: Eq + Hash> LogThrottle<K> {
     /// Whether `subject` may be logged now: not let through in the last minute. Subjects
     /// older than a minute are forgotten, so the map holds a minute's subjects at most.
     pub(crate) fn due(&self, subject: K) -> bool {
@@ -42,7 +42,7 @@ mod tests {
 
     #[test]
     fn a_subject_is_due_once_a_minute_and_others_apart() {
-        let warnings = EveryMinute::default();
+        let warnings = LogThrottle::default();
         assert!(warnings.due("a"));
         assert!(!warnings.due("a"));
         assert!(warnings.due("b"));

@@ -8,7 +8,7 @@ use actix_web::http::header::{
 };
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
-use callstats_application::{CacheStatus, ETag, Entry};
+use callstats_application::{CacheStatus, CachedAnswer, ETag};
 use callstats_domain::access::QuotaStatus;
 use callstats_domain::limits::DayBudgetStatus;
 use serde::Serialize;
@@ -159,7 +159,7 @@ impl Validator {
 
     /// A cached entry's validator, its header written once with the entry: a slice of the
     /// entry's bytes, neither formatted nor copied per request.
-    pub(crate) fn of_entry(entry: &Entry) -> Self {
+    pub(crate) fn of_entry(entry: &CachedAnswer) -> Self {
         Self {
             etag: entry.etag,
             header: HeaderValue::from_maybe_shared(entry.shown_etag()).ok(),

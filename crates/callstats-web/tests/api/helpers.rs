@@ -7,7 +7,6 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test;
 use async_trait::async_trait;
-use callstats_api::ApiState;
 use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::calendar::{DateRange, LocalDateTime, Month};
@@ -19,10 +18,11 @@ use callstats_domain::model::{
 use callstats_domain::params::Direction;
 use callstats_domain::ports::{CallPlatform, KeyStore, PortalStore, StoreError, UpstreamError};
 use callstats_domain::scope::ScopeSet;
-use callstats_domain::service::{CallStats, Gatekeeper, StatsSettings};
 pub use callstats_domain::testing::day;
 use callstats_domain::testing::{TestClock, agent, tashkent};
-use callstats_memory::{KeyCache, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota};
+use callstats_domain::use_cases::{CallStats, Gatekeeper, StatsSettings};
+use callstats_in_process::{KeyCache, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota};
+use callstats_web::ApiState;
 use serde_json::Value;
 use time::macros::datetime;
 
@@ -427,7 +427,7 @@ impl TestApp {
         Response = ServiceResponse<impl MessageBody>,
         Error = actix_web::Error,
     > {
-        test::init_service(callstats_api::app(self.state.clone())).await
+        test::init_service(callstats_web::app(self.state.clone())).await
     }
 }
 
