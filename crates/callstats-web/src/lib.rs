@@ -70,7 +70,7 @@ impl ApiState {
     }
 
     /// What the replica's resident memory should stay under (its caches' bounds and an
-    /// allowance for the rest), reported as `callstats_in_process_bound_bytes`.
+    /// allowance for the rest), reported as `callstats_memory_bound_bytes`.
     #[must_use]
     pub const fn with_memory_bound(mut self, bytes: u64) -> Self {
         self.memory_bound = Some(bytes);

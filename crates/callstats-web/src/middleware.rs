@@ -24,7 +24,6 @@ use crate::{negotiation, problem};
 use headers::common_headers;
 pub(crate) use oversize::Oversize;
 use request_id::RequestId;
-pub(crate) use request_metrics::recorder_installed;
 use unread_body::Answered;
 
 /// Observes one request, which `next` (the app) answers: actix's `from_fn` middleware, wrapped

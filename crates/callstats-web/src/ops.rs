@@ -2,6 +2,7 @@
 //! readiness, and the Prometheus metrics served on a separate bind.
 
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -152,6 +153,15 @@ async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     )
 }
 
+/// Set once the process-wide recorder is installed ([`install_metrics`], the only place that
+/// installs one).
+static RECORDER_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Whether requests are counted: only once the recorder is installed.
+pub(crate) fn recorder_installed() -> bool {
+    RECORDER_INSTALLED.load(Ordering::Acquire)
+}
+
 /// Installs the process-wide Prometheus recorder; call once, before serving.
 pub fn install_metrics() -> Result<PrometheusHandle, metrics_exporter_prometheus::BuildError> {
     PrometheusBuilder::new()
@@ -159,15 +169,15 @@ pub fn install_metrics() -> Result<PrometheusHandle, metrics_exporter_prometheus
             0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
         ])?
         .install_recorder()
-        .inspect(|_| crate::middleware::recorder_installed())
+        .inspect(|_| RECORDER_INSTALLED.store(true, Ordering::Release))
 }
 
 /// Reports what the replica's resident memory should stay under, as the gauge
-/// `callstats_in_process_bound_bytes` (once the recorder is installed).
+/// `callstats_memory_bound_bytes` (once the recorder is installed).
 pub fn report_memory_bound(bytes: u64) {
     // In KiB through u32 (4 TiB at most): a gauge is an f64, and no `as` conversion is allowed.
     let kib = u32::try_from(bytes / 1024).unwrap_or(u32::MAX);
-    metrics::gauge!("callstats_in_process_bound_bytes").set(f64::from(kib) * 1024.0);
+    metrics::gauge!("callstats_memory_bound_bytes").set(f64::from(kib) * 1024.0);
 }
 
 /// Serves `GET /metrics` in the Prometheus text format on its own listener, kept off the

@@ -174,7 +174,8 @@ pub(crate) async fn representation(
     req: &HttpRequest,
     compressed: &Compressed,
     body: &Bytes,
-    (validator, cache_control): (Validator, HeaderValue),
+    validator: Validator,
+    cache_control: HeaderValue,
     vary: Vary,
 ) -> HttpResponse {
     let etag = validator.etag;

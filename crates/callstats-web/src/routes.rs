@@ -247,10 +247,8 @@ async fn openapi_json(
         &req,
         &state.compressed,
         &state.document,
-        (
-            Validator::of(state.document_etag),
-            HeaderValue::from_static("no-cache"),
-        ),
+        Validator::of(state.document_etag),
+        HeaderValue::from_static("no-cache"),
         Vary::ENCODING,
     )
     .await;
@@ -288,10 +286,8 @@ async fn problem_type(
         &req,
         &state.compressed,
         &body,
-        (
-            Validator::of(ETag::of(&body)),
-            HeaderValue::from_static("no-cache"),
-        ),
+        Validator::of(ETag::of(&body)),
+        HeaderValue::from_static("no-cache"),
         Vary::ENCODING,
     )
     .await;
@@ -382,7 +378,8 @@ async fn respond(
                 req,
                 &state.compressed,
                 &entry.body,
-                (Validator::of_entry(&entry), private_max_age(seconds_left)),
+                Validator::of_entry(&entry),
+                private_max_age(seconds_left),
                 Vary::DATA,
             )
             .await,

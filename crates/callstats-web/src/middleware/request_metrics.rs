@@ -1,27 +1,17 @@
 //! The request counter and duration histogram, labelled with the route's pattern (actix's own
 //! resource map: `unmatched` when no route took the request) and the status.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix_web::HttpRequest;
 use actix_web::http::StatusCode;
 use metrics::SharedString;
 
-/// Set once the process-wide recorder is installed (`ops::install_metrics`, the only
-/// place that installs one).
-static RECORDER_INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// Marks the recorder installed: from now on requests are counted.
-pub(crate) fn recorder_installed() {
-    RECORDER_INSTALLED.store(true, Ordering::Release);
-}
-
 /// Counts `request`, answered with `status` after `elapsed`, under its route's pattern.
 pub(super) fn record(request: &HttpRequest, status: StatusCode, elapsed: Duration) {
     // Without a recorder (`callstats demo`, tests that read no metrics) nothing is counted, so
     // the labels are not built.
-    if !RECORDER_INSTALLED.load(Ordering::Acquire) {
+    if !crate::ops::recorder_installed() {
         return;
     }
     let route = request

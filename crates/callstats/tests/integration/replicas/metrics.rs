@@ -88,7 +88,7 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
         // The process's own, read at each scrape (metrics-process), and its memory bound.
         "process_resident_memory_bytes ",
         "process_open_fds ",
-        "callstats_in_process_bound_bytes ",
+        "callstats_memory_bound_bytes ",
     ];
     let (client, url) = (&client, metrics_url.as_str());
     eventually(
@@ -117,7 +117,7 @@ async fn metrics_report_upstream_calls_and_failures_pool_usage_and_redis_fallbac
     };
     let max = gauge("callstats_db_pool_max_connections");
     assert!(max >= 1.0, "pool bound {max}");
-    let bound = gauge("callstats_in_process_bound_bytes");
+    let bound = gauge("callstats_memory_bound_bytes");
     assert_eq!(bound, f64::from(208_u32 << 20));
 
     without_redis.stop().await;
