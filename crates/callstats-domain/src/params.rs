@@ -134,9 +134,25 @@ impl ParamError {
 
 /// One query parameter as the request gave it: every value under its name, in order; none when
 /// it is absent. A known parameter given twice is an error rather than a silent pick.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParamValues(Vec<String>);
+
+impl<'de> Deserialize<'de> for ParamValues {
+    /// A sequence of strings, or one string: inside a flattened struct ([`PeriodQuery`]) serde
+    /// hands a parameter given once over as a plain string.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMore {
+            One(String),
+            More(Vec<String>),
+        }
+        Ok(Self(match OneOrMore::deserialize(deserializer)? {
+            OneOrMore::One(value) => vec![value],
+            OneOrMore::More(values) => values,
+        }))
+    }
+}
 
 impl ParamValues {
     /// The one value given: `None` when absent, an error when empty or repeated.
@@ -178,33 +194,69 @@ pub fn month(raw: &str, param: Param) -> Result<Month, ParamError> {
     Month::parse(raw).map_err(|err| ParamError::invalid(param, raw, err.expected))
 }
 
-/// `start` (required) and `end` (defaults to `start`), in that order.
-fn date_range(start: &ParamValues, end: &ParamValues) -> Result<DateRange, ParamError> {
-    let start = day(start.required("start", DATE_FORM)?, Param::query("start"))?;
-    let end = match end.value("end", DATE_FORM)? {
-        Some(raw) => day(raw, Param::query("end"))?,
-        None => start,
-    };
-    Ok(DateRange::up_to_31_days(start, end)?)
+/// The period every /calls endpoint takes, `start` and `end`: each endpoint's query holds it
+/// (flattened, so the names stay top-level) beside the parameters of its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct PeriodQuery {
+    /// First day (Tashkent). Required. Must exist in the calendar.
+    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
+    pub start: ParamValues,
+    /// Last day (Tashkent), defaults to `start`; not before `start`. A period longer than the
+    /// endpoint's longest (31 days; 7 on /calls/intervals) keeps its latest days: the answer's
+    /// `period` says which.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
+    pub end: ParamValues,
 }
 
-/// A call period (clamped already) that starts before `earliest` is refused, naming `start`.
-fn within_horizon(
-    range: DateRange,
-    start: &ParamValues,
-    earliest: Option<EarliestDay>,
-) -> Result<DateRange, ParamError> {
-    match earliest {
-        Some(earliest) if range.start() < earliest.day => Err(ParamError::BeforeHorizon {
-            value: start
-                .0
-                .first()
-                .map(|raw| raw.chars().take(ECHO_MAX_CHARS).collect())
-                .unwrap_or_default(),
-            earliest,
-            clamped_start: range.clamped().then_some(range.start()),
-        }),
-        _ => Ok(range),
+impl PeriodQuery {
+    /// A period of `start`, through `end` when one is given.
+    #[must_use]
+    pub fn of(start: &str, end: Option<&str>) -> Self {
+        Self {
+            start: [start].into_iter().collect(),
+            end: end.into_iter().collect(),
+        }
+    }
+
+    /// `start` (required) and `end` (defaults to `start`), in that order, clamped to their
+    /// latest 31 days.
+    fn range(&self) -> Result<DateRange, ParamError> {
+        let start = day(
+            self.start.required("start", DATE_FORM)?,
+            Param::query("start"),
+        )?;
+        let end = match self.end.value("end", DATE_FORM)? {
+            Some(raw) => day(raw, Param::query("end"))?,
+            None => start,
+        };
+        Ok(DateRange::up_to_31_days(start, end)?)
+    }
+
+    /// `range` (clamped already) refused, naming `start`, when it starts before `earliest`.
+    fn within_horizon(
+        &self,
+        range: DateRange,
+        earliest: Option<EarliestDay>,
+    ) -> Result<DateRange, ParamError> {
+        match earliest {
+            Some(earliest) if range.start() < earliest.day => Err(ParamError::BeforeHorizon {
+                value: self
+                    .start
+                    .0
+                    .first()
+                    .map(|raw| raw.chars().take(ECHO_MAX_CHARS).collect())
+                    .unwrap_or_default(),
+                earliest,
+                clamped_start: range.clamped().then_some(range.start()),
+            }),
+            _ => Ok(range),
+        }
     }
 }
 
@@ -380,13 +432,10 @@ pub struct SummaryParams {
     into_params(parameter_in = Query)
 )]
 pub struct SummaryQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: ParamValues,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
-    /// days keeps its latest 31 days.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: ParamValues,
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub period: PeriodQuery,
     /// Call direction, case-sensitive; default `inbound`.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
     pub direction: ParamValues,
@@ -404,12 +453,12 @@ impl SummaryQuery {
     /// The range, the direction, the threshold, the queue, then the range against the history
     /// horizon (`earliest`, `None` without one).
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<SummaryParams, ParamError> {
-        let range = date_range(&self.start, &self.end)?;
+        let range = self.period.range()?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
         let queue = queue_given(&self.queue)?;
         Ok(SummaryParams {
-            range: within_horizon(range, &self.start, earliest)?,
+            range: self.period.within_horizon(range, earliest)?,
             direction,
             sl_threshold,
             queue,
@@ -426,13 +475,10 @@ impl SummaryQuery {
     into_params(parameter_in = Query)
 )]
 pub struct QueuesQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: ParamValues,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
-    /// days keeps its latest 31 days.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: ParamValues,
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub period: PeriodQuery,
     /// Call direction, case-sensitive; default `inbound`.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
     pub direction: ParamValues,
@@ -447,11 +493,11 @@ impl QueuesQuery {
         &self,
         earliest: Option<EarliestDay>,
     ) -> Result<(DateRange, Direction, SlThreshold), ParamError> {
-        let range = date_range(&self.start, &self.end)?;
+        let range = self.period.range()?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
         Ok((
-            within_horizon(range, &self.start, earliest)?,
+            self.period.within_horizon(range, earliest)?,
             direction,
             sl_threshold,
         ))
@@ -541,13 +587,10 @@ pub struct IntervalsParams {
     into_params(parameter_in = Query)
 )]
 pub struct IntervalsQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: ParamValues,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 7
-    /// days keeps its latest 7 days (`clamped: true`).
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: ParamValues,
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub period: PeriodQuery,
     /// Length of an interval in minutes: 15, 30 or 60; default 30. Anything else is a 400.
     #[cfg_attr(feature = "openapi", param(required = false, schema_with = interval_minutes_schema))]
     pub interval: ParamValues,
@@ -567,13 +610,13 @@ impl IntervalsQuery {
     /// The range (trimmed to its latest 7 days), the interval, the direction, the threshold,
     /// the queue, then the range against the history horizon.
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<IntervalsParams, ParamError> {
-        let range = date_range(&self.start, &self.end)?.latest(MAX_INTERVAL_DAYS);
+        let range = self.period.range()?.latest(MAX_INTERVAL_DAYS);
         let interval = IntervalMinutes::given(&self.interval)?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
         let queue = queue_given(&self.queue)?;
         Ok(IntervalsParams {
-            range: within_horizon(range, &self.start, earliest)?,
+            range: self.period.within_horizon(range, earliest)?,
             direction,
             interval,
             sl_threshold,
@@ -591,13 +634,10 @@ impl IntervalsQuery {
     into_params(parameter_in = Query)
 )]
 pub struct AgentsQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: ParamValues,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A range longer than 31
-    /// days keeps its latest 31 days.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: ParamValues,
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub period: PeriodQuery,
     /// Accepted and validated (a bad value is a 400) but ignored: the leaderboard counts both
     /// directions.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
@@ -616,10 +656,10 @@ impl AgentsQuery {
         &self,
         earliest: Option<EarliestDay>,
     ) -> Result<(DateRange, Option<QueueName>), ParamError> {
-        let range = date_range(&self.start, &self.end)?;
+        let range = self.period.range()?;
         Direction::given(&self.direction)?;
         let queue = queue_given(&self.queue)?;
-        Ok((within_horizon(range, &self.start, earliest)?, queue))
+        Ok((self.period.within_horizon(range, earliest)?, queue))
     }
 }
 
@@ -732,8 +772,10 @@ mod tests {
 
     fn summary(start: &[&str], end: &[&str], direction: &[&str]) -> SummaryQuery {
         SummaryQuery {
-            start: given(start),
-            end: given(end),
+            period: PeriodQuery {
+                start: given(start),
+                end: given(end),
+            },
             direction: given(direction),
             ..SummaryQuery::default()
         }
@@ -835,7 +877,7 @@ mod tests {
             r#"invalid query parameter 'start' "2025-10-21": call records are kept for 400 days, so the earliest start is 2025-10-22"#
         );
         let agents = AgentsQuery {
-            start: given(&["2025-10-21"]),
+            period: PeriodQuery::of("2025-10-21", None),
             ..AgentsQuery::default()
         };
         assert_eq!(agents.parse(horizon).unwrap_err(), err);

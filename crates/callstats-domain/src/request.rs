@@ -674,10 +674,10 @@ mod tests {
             panic!("{asked:?}")
         };
         assert_eq!(
-            query.start,
+            query.period.start,
             ["2026-11-01", "2026-11-02"].into_iter().collect()
         );
-        assert_eq!(query.end, [""].into_iter().collect());
+        assert_eq!(query.period.end, [""].into_iter().collect());
         assert_eq!(query.direction, ["outbound"].into_iter().collect());
         assert_eq!(
             asked

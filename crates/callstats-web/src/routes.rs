@@ -23,8 +23,8 @@ use callstats_domain::model::{
     QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
 use callstats_domain::params::{
-    AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, QueuesQuery, ScheduleQuery, ScriptsQuery,
-    SummaryQuery,
+    AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueuesQuery, ScheduleQuery,
+    ScriptsQuery, SummaryQuery,
 };
 use callstats_domain::request::UnvalidatedRequest;
 use futures::FutureExt as _;
@@ -80,7 +80,7 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
 /// Days after today have no calls (count 0). Today's calls are at most a minute older than the
 /// answer. When any day of the period cannot be fetched from the call platform within the fetch
 /// deadline (15 s for the whole request), the answer is 503, never partial figures.
-#[utoipa::path(tag = "calls", params(SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
 #[get("/calls/summary")]
 async fn calls_summary(
     state: web::Data<ApiState>,
@@ -99,7 +99,7 @@ async fn calls_summary(
 /// Days after today have no calls. Today's calls are at most a minute older than the answer. When
 /// any day of the period cannot be fetched from the call platform within the fetch deadline
 /// (15 s for the whole request), the answer is 503, never partial figures.
-#[utoipa::path(tag = "calls", params(AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
 #[get("/calls/agents")]
 async fn calls_agents(
     state: web::Data<ApiState>,
@@ -121,7 +121,7 @@ async fn calls_agents(
 /// Days after today have no calls. When any day of the period cannot be fetched from the call
 /// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
 /// partial figures.
-#[utoipa::path(tag = "calls", params(QueuesQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, QueuesQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
 #[get("/calls/queues")]
 async fn calls_queues(
     state: web::Data<ApiState>,
@@ -143,7 +143,7 @@ async fn calls_queues(
 /// Days after today have no calls. When any day of the period cannot be fetched from the call
 /// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
 /// partial figures.
-#[utoipa::path(tag = "calls", params(IntervalsQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, IntervalsQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
 #[get("/calls/intervals")]
 async fn calls_intervals(
     state: web::Data<ApiState>,

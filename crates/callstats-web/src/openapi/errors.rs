@@ -10,7 +10,7 @@ use callstats_domain::error::{
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
 };
-use callstats_domain::params::SummaryQuery;
+use callstats_domain::params::{PeriodQuery, SummaryQuery};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::Scope;
 use serde_json::{Value, json};
@@ -321,7 +321,7 @@ fn before_horizon() -> DomainError {
         horizon_days: DEFAULT_HISTORY_DAYS,
     });
     let example = SummaryQuery {
-        start: ["2024-01-01"].into_iter().collect(),
+        period: PeriodQuery::of("2024-01-01", None),
         ..SummaryQuery::default()
     };
     match example.parse(earliest) {
