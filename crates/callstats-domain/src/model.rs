@@ -200,6 +200,11 @@ pub struct QueueEntry {
     pub abandon_rate_percent: Option<f64>,
     /// `service_level.percent` of /calls/summary with this queue; null when no call has a wait.
     pub service_level_percent: Option<f64>,
+    /// `service_level.answered_within_threshold` of /calls/summary with this queue (0 when no
+    /// call has a wait): summed over queues with `calls_with_wait`, it gives their service level.
+    pub answered_within_threshold: u64,
+    /// `service_level.calls_with_wait` of /calls/summary with this queue (0 when none has).
+    pub calls_with_wait: u64,
     /// `average_speed_of_answer_seconds` of /calls/summary with this queue.
     pub average_speed_of_answer_seconds: Option<f64>,
     /// `average_handle_time_seconds` of /calls/summary with this queue.
@@ -243,9 +248,18 @@ pub struct IntervalEntry {
     pub answered: u64,
     /// `unanswered_calls` of /calls/summary over the interval's calls.
     pub unanswered: u64,
+    /// `abandon_rate_percent` of /calls/summary over the interval's calls.
+    pub abandon_rate_percent: Option<f64>,
     /// `service_level.percent` of /calls/summary over the interval's calls; null when none has
     /// a wait time.
     pub service_level_percent: Option<f64>,
+    /// `service_level.answered_within_threshold` of /calls/summary over the interval's calls
+    /// (0 when none has a wait): summed over intervals with `calls_with_wait`, it gives their
+    /// service level.
+    pub answered_within_threshold: u64,
+    /// `service_level.calls_with_wait` of /calls/summary over the interval's calls (0 when none
+    /// has).
+    pub calls_with_wait: u64,
     /// `average_speed_of_answer_seconds` of /calls/summary over the interval's calls.
     pub average_speed_of_answer_seconds: Option<f64>,
     /// `average_handle_time_seconds` of /calls/summary over the interval's calls.
@@ -290,8 +304,12 @@ pub struct AgentEntry {
     pub agent_number: AgentNumber,
     pub name: String,
     /// The agent's calls in the period, both directions (with `queue`, the calls of that queue
-    /// the agent answered).
+    /// the agent answered); `inbound_calls + outbound_calls`.
     pub calls: u64,
+    /// The agent's inbound calls in the period.
+    pub inbound_calls: u64,
+    /// The agent's outbound calls in the period.
+    pub outbound_calls: u64,
     /// 100 × the agent's calls / the calls of all listed agents.
     pub share_percent: f64,
     /// The sum of the durations of the agent's calls.
@@ -302,6 +320,10 @@ pub struct AgentEntry {
     pub outbound_duration_seconds: f64,
     /// Total duration / calls, from the unrounded total.
     pub average_duration_seconds: f64,
+    /// Mean wait of the agent's inbound calls that have one; null when none has.
+    pub average_speed_of_answer_seconds: Option<f64>,
+    /// Mean duration of the agent's inbound calls (talk time); null when the agent has none.
+    pub average_handle_time_seconds: Option<f64>,
     /// (C·m + Σs) / (C + n): s are the agent's checklist scores (0 to 100) on calls in the
     /// period, n how many, m the mean of every scored call in the period (all agents) and C
     /// the prior weight (10 by default); an agent with no scored call gets m. Null when no call
@@ -318,6 +340,8 @@ pub struct AgentEntry {
 pub struct AgentsResponse {
     /// The dates actually used (after the 31-day clamp).
     pub period: Period,
+    /// Whether the period asked for was longer than 31 days and trimmed to its latest 31.
+    pub clamped: bool,
     /// When the platform was last asked for the oldest of the period's days that have begun
     /// (UTC, to the millisecond). Null when no day of the period has begun.
     #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]

@@ -13,11 +13,15 @@ fn agent(number: &str, name: &str, calls: u64, share: f64) -> AgentEntry {
         agent_number: AgentNumber::new(number).unwrap(),
         name: name.to_owned(),
         calls,
+        inbound_calls: 1,
+        outbound_calls: calls.saturating_sub(1),
         share_percent: share,
         total_duration_seconds: 125.5,
         inbound_duration_seconds: 100.25,
         outbound_duration_seconds: 25.25,
         average_duration_seconds: 62.75,
+        average_speed_of_answer_seconds: None,
+        average_handle_time_seconds: Some(100.25),
         checklist_percent: None,
         positive_sentiment_percent: Some(-0.5),
     }
@@ -42,9 +46,11 @@ fn the_header_row_is_the_json_field_names_and_lines_end_in_crlf() {
     let body = table(&[agent("101", "Ann", 3, 60.0)], NO_LIMIT).unwrap();
     assert_eq!(
         text(&body),
-        "agent_number,name,calls,share_percent,total_duration_seconds,inbound_duration_seconds,\
-         outbound_duration_seconds,average_duration_seconds,checklist_percent,\
-         positive_sentiment_percent\r\n101,Ann,3,60.0,125.5,100.25,25.25,62.75,,-0.5\r\n"
+        "agent_number,name,calls,inbound_calls,outbound_calls,share_percent,\
+         total_duration_seconds,inbound_duration_seconds,outbound_duration_seconds,\
+         average_duration_seconds,average_speed_of_answer_seconds,average_handle_time_seconds,\
+         checklist_percent,positive_sentiment_percent\r\n\
+         101,Ann,3,1,2,60.0,125.5,100.25,25.25,62.75,,100.25,,-0.5\r\n"
     );
 }
 
@@ -54,7 +60,8 @@ fn an_empty_list_is_the_header_row_alone() {
     assert_eq!(
         text(&body),
         "queue,offered,answered,unanswered,abandon_rate_percent,service_level_percent,\
-         average_speed_of_answer_seconds,average_handle_time_seconds,longest_wait_seconds\r\n"
+         answered_within_threshold,calls_with_wait,average_speed_of_answer_seconds,\
+         average_handle_time_seconds,longest_wait_seconds\r\n"
     );
 }
 

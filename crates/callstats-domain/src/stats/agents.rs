@@ -48,6 +48,12 @@ impl Default for PriorWeight {
 struct Tally<'a> {
     agent: Option<&'a AgentNumber>,
     calls: u64,
+    inbound_calls: u64,
+    /// The agent's inbound calls with a wait, and the sum of their waits.
+    inbound_with_wait: u64,
+    inbound_wait_sum: f64,
+    /// The longest of those waits: the mean is kept at or below it.
+    inbound_longest_wait: f64,
     inbound_seconds: f64,
     outbound_seconds: f64,
     score_sum: f64,
@@ -85,6 +91,7 @@ pub fn agents_response<D: AsRef<CallDay>>(
     } = freshness(range, days);
     AgentsResponse {
         period: Period::from(range),
+        clamped: range.clamped(),
         as_of,
         provisional_from,
         agents: agent_leaderboard(range, queue, days, scores, roster, prior),
@@ -125,7 +132,15 @@ pub fn agent_leaderboard<D: AsRef<CallDay>>(
             tally.agent = Some(agent);
             tally.calls += 1;
             match call.direction() {
-                Direction::Inbound => tally.inbound_seconds += call.duration_seconds(),
+                Direction::Inbound => {
+                    tally.inbound_calls += 1;
+                    tally.inbound_seconds += call.duration_seconds();
+                    if let Some(wait) = call.wait_seconds() {
+                        tally.inbound_with_wait += 1;
+                        tally.inbound_wait_sum += wait;
+                        tally.inbound_longest_wait = tally.inbound_longest_wait.max(wait);
+                    }
+                }
                 Direction::Outbound => tally.outbound_seconds += call.duration_seconds(),
             }
         }
@@ -168,11 +183,23 @@ pub fn agent_leaderboard<D: AsRef<CallDay>>(
                     .map_or_else(|| agent.to_string(), |name| (*name).to_owned()),
                 agent_number: agent.clone(),
                 calls: tally.calls,
+                inbound_calls: tally.inbound_calls,
+                outbound_calls: tally.calls.saturating_sub(tally.inbound_calls),
                 share_percent: round2(100.0 * calls / count_f64(listed_calls)),
                 total_duration_seconds: round2(total),
                 inbound_duration_seconds: round2(tally.inbound_seconds),
                 outbound_duration_seconds: round2(tally.outbound_seconds),
                 average_duration_seconds: round2(total / calls),
+                // A mean is never above the largest of its terms, whatever the float sum's
+                // last bit.
+                average_speed_of_answer_seconds: (tally.inbound_with_wait > 0).then(|| {
+                    round2(
+                        (tally.inbound_wait_sum / count_f64(tally.inbound_with_wait))
+                            .min(tally.inbound_longest_wait),
+                    )
+                }),
+                average_handle_time_seconds: (tally.inbound_calls > 0)
+                    .then(|| round2(tally.inbound_seconds / count_f64(tally.inbound_calls))),
                 checklist_percent: checklist,
                 positive_sentiment_percent: positive,
             })
@@ -196,7 +223,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
 
-    use crate::testing::{call, operator, range, score};
+    use crate::testing::{CallExt, call, operator, range, score};
 
     const DAY: &str = "2026-11-01";
     const AT: &str = "2026-11-01T10:00:00+05:00";
@@ -225,6 +252,24 @@ mod tests {
         assert_eq!(entry.outbound_duration_seconds, 50.5);
         assert_eq!(entry.total_duration_seconds, 160.5);
         assert_eq!(entry.average_duration_seconds, 53.5);
+        assert_eq!((entry.inbound_calls, entry.outbound_calls), (2, 1));
+        assert_eq!(entry.average_handle_time_seconds, Some(55.0));
+    }
+
+    #[test]
+    fn speed_of_answer_is_the_mean_wait_of_the_agents_inbound_calls_with_one() {
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 100.0).waited(4.5),
+            call(Direction::Inbound, Some("101"), AT, 20.0).waited(20.0),
+            call(Direction::Inbound, Some("101"), AT, 30.0),
+            call(Direction::Outbound, Some("101"), AT, 50.0),
+        ];
+        let entry = &board(&calls, &[])[0];
+        assert_eq!(entry.average_speed_of_answer_seconds, Some(12.25));
+        assert_eq!(entry.average_handle_time_seconds, Some(50.0));
+        let unwaited = &board(&[call(Direction::Inbound, Some("101"), AT, 9.0)], &[])[0];
+        assert_eq!(unwaited.average_speed_of_answer_seconds, None);
+        assert_eq!(unwaited.average_handle_time_seconds, Some(9.0));
     }
 
     #[test]
@@ -433,9 +478,11 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({
-                "agent_number": "101", "name": "Oʻtkir Karimov", "calls": 1, "share_percent": 100.0,
+                "agent_number": "101", "name": "Oʻtkir Karimov", "calls": 1, "inbound_calls": 0,
+                "outbound_calls": 1, "share_percent": 100.0,
                 "total_duration_seconds": 12.35, "inbound_duration_seconds": 0.0, "outbound_duration_seconds": 12.35,
-                "average_duration_seconds": 12.35, "checklist_percent": null, "positive_sentiment_percent": null
+                "average_duration_seconds": 12.35, "average_speed_of_answer_seconds": null,
+                "average_handle_time_seconds": null, "checklist_percent": null, "positive_sentiment_percent": null
             })
         );
     }

@@ -11,8 +11,8 @@ use crate::model::{IntervalEntry, IntervalsResponse, QueueName};
 use crate::params::{Direction, IntervalMinutes, SlThreshold};
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::service_level::{
-    ServiceTally, average_handle_time_seconds, average_speed_of_answer_seconds,
-    longest_wait_seconds, offered_calls, service_level_percent,
+    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
+    average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level_percent,
 };
 use crate::tz;
 
@@ -119,7 +119,10 @@ pub fn interval_entry(start: String, tally: &ServiceTally) -> IntervalEntry {
         offered: tally.offered(),
         answered: tally.answered(),
         unanswered: tally.unanswered(),
+        abandon_rate_percent: abandon_rate_percent(tally),
         service_level_percent: service_level_percent(tally),
+        answered_within_threshold: tally.answered_within_threshold(),
+        calls_with_wait: tally.calls_with_wait(),
         average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
         average_handle_time_seconds: average_handle_time_seconds(tally),
         longest_wait_seconds: longest_wait_seconds(tally),
@@ -261,8 +264,10 @@ mod tests {
             .find(|row| row.start == "2026-11-02T10:00:00+05:00")
             .unwrap();
         assert_eq!((row.offered, row.answered, row.unanswered), (3, 2, 1));
-        // 1 answered within 20 s of 3 calls with a wait.
+        // 1 answered within 20 s of 3 calls with a wait; 1 of 3 abandoned.
         assert_eq!(row.service_level_percent, Some(33.33));
+        assert_eq!((row.answered_within_threshold, row.calls_with_wait), (1, 3));
+        assert_eq!(row.abandon_rate_percent, Some(33.33));
         assert_eq!(row.average_speed_of_answer_seconds, Some(25.0));
         assert_eq!(row.average_handle_time_seconds, Some(90.0));
         assert_eq!(row.longest_wait_seconds, Some(40.0));
@@ -282,6 +287,12 @@ mod tests {
         assert_eq!(
             summary.average_speed_of_answer_seconds,
             row.average_speed_of_answer_seconds
+        );
+        assert_eq!(summary.abandon_rate_percent, row.abandon_rate_percent);
+        let level = summary.service_level.unwrap();
+        assert_eq!(
+            (level.answered_within_threshold, level.calls_with_wait),
+            (row.answered_within_threshold, row.calls_with_wait)
         );
     }
 

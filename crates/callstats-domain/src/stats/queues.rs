@@ -104,6 +104,8 @@ pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry
         unanswered: tally.unanswered(),
         abandon_rate_percent: abandon_rate_percent(tally),
         service_level_percent: service_level_percent(tally),
+        answered_within_threshold: tally.answered_within_threshold(),
+        calls_with_wait: tally.calls_with_wait(),
         average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
         average_handle_time_seconds: average_handle_time_seconds(tally),
         longest_wait_seconds: longest_wait_seconds(tally),
@@ -173,9 +175,39 @@ mod tests {
             serde_json::json!({
                 "queue": "billing", "offered": 2, "answered": 1, "unanswered": 1,
                 "abandon_rate_percent": 50.0, "service_level_percent": 50.0,
+                "answered_within_threshold": 1, "calls_with_wait": 2,
                 "average_speed_of_answer_seconds": 10.0, "average_handle_time_seconds": 60.0,
                 "longest_wait_seconds": 50.0
             })
+        );
+    }
+
+    #[test]
+    fn the_queues_parts_add_up_to_the_summary_service_level() {
+        let records = [
+            queued(Some("sales"), Some("101"), Some(5.0)),
+            queued(Some("sales"), Some("102"), Some(45.0)),
+            queued(Some("support"), None, Some(7.0)),
+            queued(Some("support"), Some("101"), Some(19.5)),
+            queued(None, Some("102"), Some(1.0)),
+            queued(None, Some("102"), None),
+        ];
+        let rows = entries(&records, Direction::Inbound);
+        let r = range(DAY, DAY);
+        let summary = crate::stats::call_summary(
+            &r,
+            Direction::Inbound,
+            SlThreshold::DEFAULT,
+            None,
+            &CallDay::split(&r, 0, &records),
+        );
+        let level = summary.service_level.unwrap();
+        let within: u64 = rows.iter().map(|row| row.answered_within_threshold).sum();
+        let with_wait: u64 = rows.iter().map(|row| row.calls_with_wait).sum();
+        assert_eq!((within, with_wait), (3, 5));
+        assert_eq!(
+            (within, with_wait),
+            (level.answered_within_threshold, level.calls_with_wait)
         );
     }
 
@@ -220,14 +252,17 @@ mod worked_example {
             [
                 serde_json::json!({"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
                     "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
+                    "answered_within_threshold": 2, "calls_with_wait": 2,
                     "average_speed_of_answer_seconds": 12.25, "average_handle_time_seconds": 90.0,
                     "longest_wait_seconds": 20.0}),
                 serde_json::json!({"queue": "support", "offered": 2, "answered": 1, "unanswered": 1,
                     "abandon_rate_percent": 50.0, "service_level_percent": 0.0,
+                    "answered_within_threshold": 0, "calls_with_wait": 2,
                     "average_speed_of_answer_seconds": 41.0, "average_handle_time_seconds": 30.0,
                     "longest_wait_seconds": 95.25}),
                 serde_json::json!({"queue": null, "offered": 1, "answered": 1, "unanswered": 0,
                     "abandon_rate_percent": 0.0, "service_level_percent": null,
+                    "answered_within_threshold": 0, "calls_with_wait": 0,
                     "average_speed_of_answer_seconds": null, "average_handle_time_seconds": 90.0,
                     "longest_wait_seconds": null}),
             ]

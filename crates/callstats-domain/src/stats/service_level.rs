@@ -114,6 +114,18 @@ impl ServiceTally {
     pub const fn unanswered(&self) -> u64 {
         self.offered.saturating_sub(self.answered)
     }
+
+    /// [`ServiceLevel::answered_within_threshold`], 0 when no call has a wait.
+    #[must_use]
+    pub const fn answered_within_threshold(&self) -> u64 {
+        self.answered_within_threshold
+    }
+
+    /// [`ServiceLevel::calls_with_wait`], 0 when no call has a wait.
+    #[must_use]
+    pub const fn calls_with_wait(&self) -> u64 {
+        self.calls_with_wait
+    }
 }
 
 /// [`CallSummary::abandon_rate_percent`] of the tally.

@@ -380,10 +380,12 @@ async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
         serde_json::json!([
             {"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
              "abandon_rate_percent": 0.0, "service_level_percent": 50.0,
+             "answered_within_threshold": 1, "calls_with_wait": 2,
              "average_speed_of_answer_seconds": 20.0, "average_handle_time_seconds": 60.0,
              "longest_wait_seconds": 35.0},
             {"queue": "support", "offered": 1, "answered": 0, "unanswered": 1,
              "abandon_rate_percent": 100.0, "service_level_percent": 0.0,
+             "answered_within_threshold": 0, "calls_with_wait": 1,
              "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
              "longest_wait_seconds": 50.0}
         ])
@@ -444,7 +446,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         rows[18],
         serde_json::json!({
             "start": "2026-11-02T09:00:00+05:00", "offered": 1, "answered": 1,
-            "unanswered": 0, "service_level_percent": 100.0,
+            "unanswered": 0, "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
+            "answered_within_threshold": 1, "calls_with_wait": 1,
             "average_speed_of_answer_seconds": 5.0, "average_handle_time_seconds": 60.0,
             "longest_wait_seconds": 5.0
         })
@@ -454,7 +457,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         rows[68],
         serde_json::json!({
             "start": "2026-11-03T10:00:00+05:00", "offered": 1, "answered": 0,
-            "unanswered": 1, "service_level_percent": 0.0,
+            "unanswered": 1, "abandon_rate_percent": 100.0, "service_level_percent": 0.0,
+            "answered_within_threshold": 0, "calls_with_wait": 1,
             "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
             "longest_wait_seconds": 50.0
         })
@@ -463,7 +467,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         rows[0],
         serde_json::json!({
             "start": "2026-11-02T00:00:00+05:00", "offered": 0, "answered": 0,
-            "unanswered": 0, "service_level_percent": null,
+            "unanswered": 0, "abandon_rate_percent": null, "service_level_percent": null,
+            "answered_within_threshold": 0, "calls_with_wait": 0,
             "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
             "longest_wait_seconds": null
         })
