@@ -280,6 +280,7 @@ async fn an_upstream_without_waits_or_queues_keeps_every_figure_and_gives_null_s
         queues["queues"],
         json!([{"queue": null, "offered": 2, "answered": 1, "unanswered": 1,
                 "abandon_rate_percent": 50.0, "service_level_percent": null,
+                "answered_within_threshold": 0, "calls_with_wait": 0,
                 "average_speed_of_answer_seconds": null, "average_handle_time_seconds": 120.0,
                 "longest_wait_seconds": null}])
     );
