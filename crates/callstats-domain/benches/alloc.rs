@@ -9,7 +9,7 @@
 )]
 
 use callstats_domain::call_day::CallDay;
-use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::params::{Direction, RosterFilter, SlThreshold};
 use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 
@@ -56,6 +56,14 @@ fn main() {
         queue_entries(&range, Direction::Inbound, SlThreshold::DEFAULT, &days)
     });
     measure("agent_leaderboard", calls.len(), || {
-        agent_leaderboard(&range, None, &days, &scores, &[], PriorWeight::DEFAULT)
+        agent_leaderboard(
+            &range,
+            None,
+            &RosterFilter::default(),
+            &days,
+            &scores,
+            &[],
+            PriorWeight::DEFAULT,
+        )
     });
 }

@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use callstats_domain::call_day::CallDay;
-use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::params::{Direction, RosterFilter, SlThreshold};
 use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -50,6 +50,7 @@ fn bench(c: &mut Criterion) {
             agent_leaderboard(
                 black_box(&range),
                 None,
+                &RosterFilter::default(),
                 black_box(&days),
                 black_box(&scores),
                 &[],

@@ -27,6 +27,9 @@ const ECHO_MAX_CHARS: usize = 40;
 const DIRECTION_FORM: &str = "'inbound' or 'outbound'";
 const LIMIT_FORM: &str = "an integer from 1 to 100";
 const SHIFT_FORM: &str = "a shift label of 1 to 64 printable characters";
+const TEAM_FORM: &str = "a team label of 1 to 64 printable characters";
+/// How many of the roster's values a refused `team` or `shift` lists.
+const ROSTER_VALUES_SHOWN: usize = 50;
 const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
 const INTERVAL_FORM: &str = "15, 30 or 60 (minutes)";
 const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
@@ -105,6 +108,15 @@ pub enum ParamError {
         /// Where the period starts once clamped to its latest 31 days, when it was.
         clamped_start: Option<Day>,
     },
+    /// A `team` or `shift` that no operator of the roster has: the message lists those there
+    /// are (at most 50, sorted).
+    #[error("{}", not_in_roster(param, value, existing))]
+    NotInRoster {
+        param: Param,
+        value: String,
+        /// Every value of the roster, sorted, each once.
+        existing: Vec<String>,
+    },
     /// A query string that does not deserialise into the endpoint's query type.
     #[error("the query string cannot be read: {0}")]
     Unreadable(String),
@@ -120,6 +132,23 @@ fn before_horizon(value: &str, earliest: EarliestDay, clamped_start: Option<Day>
          start is {day}{clamp}",
         Param::query("start")
     )
+}
+
+fn not_in_roster(param: &Param, value: &str, existing: &[String]) -> String {
+    let shown = existing
+        .iter()
+        .take(ROSTER_VALUES_SHOWN)
+        .map(|value| format!("{value:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = existing.len().saturating_sub(ROSTER_VALUES_SHOWN);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let value: String = value.chars().take(ECHO_MAX_CHARS).collect();
+    format!("invalid {param} {value:?}: no operator of the roster has it; it has {shown}{more}")
 }
 
 impl ParamError {
@@ -307,16 +336,93 @@ pub struct Shift(String);
 impl Shift {
     /// Accepts 1 to 64 characters without control characters.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
-        let chars = raw.chars().count();
-        if chars == 0 || chars > SHIFT_MAX_CHARS || raw.chars().any(char::is_control) {
-            return Err(ParamError::invalid(Param::query("shift"), raw, SHIFT_FORM));
-        }
-        Ok(Self(raw.to_owned()))
+        label(raw, "shift", SHIFT_FORM).map(Self)
     }
 
     #[must_use]
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// A roster's team as a partner asks for it: 1 to 64 characters without control characters.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Team(String);
+
+impl Team {
+    /// Accepts 1 to 64 characters without control characters.
+    pub fn parse(raw: &str) -> Result<Self, ParamError> {
+        label(raw, "team", TEAM_FORM).map(Self)
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A roster label (`shift`, `team`) of 1 to 64 characters without control characters, or the
+/// error naming `name`.
+fn label(raw: &str, name: &'static str, form: &'static str) -> Result<String, ParamError> {
+    let chars = raw.chars().count();
+    if chars == 0 || chars > SHIFT_MAX_CHARS || raw.chars().any(char::is_control) {
+        return Err(ParamError::invalid(Param::query(name), raw, form));
+    }
+    Ok(raw.to_owned())
+}
+
+/// The agents of /calls/agents narrowed to a team and/or a shift of the roster (exact,
+/// case-sensitive); both `None`: every agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct RosterFilter {
+    pub team: Option<Team>,
+    pub shift: Option<Shift>,
+}
+
+impl RosterFilter {
+    /// Whether it narrows the list at all.
+    #[must_use]
+    pub const fn is_set(&self) -> bool {
+        self.team.is_some() || self.shift.is_some()
+    }
+
+    /// Whether an operator of `team` on `shift` is listed.
+    #[must_use]
+    pub fn admits(&self, team: &str, shift: &str) -> bool {
+        self.team.as_ref().is_none_or(|t| t.as_str() == team)
+            && self.shift.as_ref().is_none_or(|s| s.as_str() == shift)
+    }
+
+    /// Refuses a team or a shift that no operator of the roster (`(team, shift)` of each) has,
+    /// listing those it has; the team is checked first.
+    pub fn check<'a>(
+        &self,
+        roster: impl Iterator<Item = (&'a str, &'a str)> + Clone,
+    ) -> Result<(), ParamError> {
+        let known = |asked: Option<&str>, name: &'static str, values: Vec<&str>| {
+            let Some(asked) = asked else { return Ok(()) };
+            if values.contains(&asked) {
+                return Ok(());
+            }
+            let mut existing: Vec<String> = values.into_iter().map(str::to_owned).collect();
+            existing.sort();
+            existing.dedup();
+            Err(ParamError::NotInRoster {
+                param: Param::query(name),
+                value: asked.to_owned(),
+                existing,
+            })
+        };
+        known(
+            self.team.as_ref().map(Team::as_str),
+            "team",
+            roster.clone().map(|(team, _)| team).collect(),
+        )?;
+        known(
+            self.shift.as_ref().map(Shift::as_str),
+            "shift",
+            roster.map(|(_, shift)| shift).collect(),
+        )
     }
 }
 
@@ -646,20 +752,52 @@ pub struct AgentsQuery {
     /// them. A queue without calls in the period gives an empty list; empty is a 400.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
     pub queue: ParamValues,
+    /// Only the agents of the roster with this team (exact, case-sensitive, as /operators
+    /// shows it); `share_percent` is then over the listed agents. A team no operator has is a
+    /// 400 listing the teams there are; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "A"))]
+    pub team: ParamValues,
+    /// Only the agents of the roster on this shift (exact, case-sensitive, as /operators shows
+    /// it), with `team` when both are given. A shift no operator has is a 400 listing the
+    /// shifts there are; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "day"))]
+    pub shift: ParamValues,
+}
+
+/// /calls/agents's parameters, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AgentsParams {
+    pub range: DateRange,
+    /// Only the calls of this queue; `None`: every call.
+    pub queue: Option<QueueName>,
+    /// Only the agents of this team and/or shift; checked against the roster when answered.
+    pub roster: RosterFilter,
 }
 
 impl AgentsQuery {
     /// The range; the direction is validated, so that one query string works on both call
-    /// endpoints, but the leaderboard always counts both directions; the queue; then the range
-    /// against the history horizon (`earliest`, `None` without one).
-    pub fn parse(
-        &self,
-        earliest: Option<EarliestDay>,
-    ) -> Result<(DateRange, Option<QueueName>), ParamError> {
+    /// endpoints, but the leaderboard always counts both directions; the queue, the team and
+    /// the shift; then the range against the history horizon (`earliest`, `None` without one).
+    /// Whether the roster has the team and the shift is checked when answered.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<AgentsParams, ParamError> {
         let range = self.period.range()?;
         Direction::given(&self.direction)?;
         let queue = queue_given(&self.queue)?;
-        Ok((self.period.within_horizon(range, earliest)?, queue))
+        let team = self
+            .team
+            .value("team", TEAM_FORM)?
+            .map(Team::parse)
+            .transpose()?;
+        let shift = self
+            .shift
+            .value("shift", SHIFT_FORM)?
+            .map(Shift::parse)
+            .transpose()?;
+        Ok(AgentsParams {
+            range: self.period.within_horizon(range, earliest)?,
+            queue,
+            roster: RosterFilter { team, shift },
+        })
     }
 }
 

@@ -9,9 +9,9 @@ use crate::calendar::{DateRange, Month};
 use crate::limits::EarliestDay;
 use crate::model::QueueName;
 use crate::params::{
-    self, AgentsQuery, Direction, IntervalMinutes, IntervalsParams, IntervalsQuery, KpiQuery,
-    MonthPath, Param, ParamError, QueuesQuery, ScheduleQuery, ScriptsLimit, ScriptsQuery, Shift,
-    SlThreshold, SummaryParams, SummaryQuery,
+    self, AgentsParams, AgentsQuery, Direction, IntervalMinutes, IntervalsParams, IntervalsQuery,
+    KpiQuery, MonthPath, Param, ParamError, QueuesQuery, RosterFilter, ScheduleQuery, ScriptsLimit,
+    ScriptsQuery, Shift, SlThreshold, SummaryParams, SummaryQuery, Team,
 };
 use crate::scope::{KpiView, Scope};
 
@@ -153,8 +153,16 @@ impl UnvalidatedRequest {
                 }
             }
             Self::CallsAgents(query) => {
-                let (range, queue) = query.parse(earliest())?;
-                ApiRequest::CallsAgents { range, queue }
+                let AgentsParams {
+                    range,
+                    queue,
+                    roster,
+                } = query.parse(earliest())?;
+                ApiRequest::CallsAgents {
+                    range,
+                    queue,
+                    roster,
+                }
             }
             Self::CallsQueues(query) => {
                 let (range, direction, sl_threshold) = query.parse(earliest())?;
@@ -237,6 +245,7 @@ pub enum ApiRequest {
     CallsAgents {
         range: DateRange,
         queue: Option<QueueName>,
+        roster: RosterFilter,
     },
     CallsQueues {
         range: DateRange,
@@ -303,12 +312,18 @@ impl ApiRequest {
                 queue_key(queue.as_ref()),
                 range.clamped()
             ),
-            Self::CallsAgents { range, queue } => {
+            Self::CallsAgents {
+                range,
+                queue,
+                roster,
+            } => {
                 format!(
-                    "v1/calls/agents?start={}&end={}{}&clamped={}",
+                    "v1/calls/agents?start={}&end={}{}{}{}&clamped={}",
                     range.start(),
                     range.end(),
                     queue_key(queue.as_ref()),
+                    encoded("team", roster.team.as_ref().map(Team::as_str)),
+                    encoded("shift", roster.shift.as_ref().map(Shift::as_str)),
                     range.clamped()
                 )
             }
@@ -342,11 +357,7 @@ impl ApiRequest {
             ),
             Self::KpiMonths => return Cow::Borrowed("v1/kpi/months"),
             Self::KpiMonth { month, shift, view } => {
-                // Percent-encoded so that no shift label can imitate another entry's key.
-                let shift = shift
-                    .as_ref()
-                    .map(|s| format!("&shift={}", utf8_percent_encode(s.as_str(), KEY_VALUE)))
-                    .unwrap_or_default();
+                let shift = encoded("shift", shift.as_ref().map(Shift::as_str));
                 format!("v1/kpi/{month}?granularity={}{shift}", view.as_str())
             }
             Self::Operators => return Cow::Borrowed("v1/operators"),
@@ -372,8 +383,14 @@ impl ApiRequest {
 /// `&queue=…` in a cache key, percent-encoded so that no queue name can imitate another
 /// entry's key; nothing without a queue.
 fn queue_key(queue: Option<&QueueName>) -> String {
-    queue
-        .map(|q| format!("&queue={}", utf8_percent_encode(q.as_str(), KEY_VALUE)))
+    encoded("queue", queue.map(QueueName::as_str))
+}
+
+/// `&name=value` in a cache key, the value percent-encoded so that it cannot imitate another
+/// entry's key; nothing without a value.
+fn encoded(name: &str, value: Option<&str>) -> String {
+    value
+        .map(|value| format!("&{name}={}", utf8_percent_encode(value, KEY_VALUE)))
         .unwrap_or_default()
 }
 
@@ -446,6 +463,28 @@ mod tests {
             key(Endpoint::ScriptsStats, ""),
             key(Endpoint::ScriptsStats, "limit=20")
         );
+    }
+
+    #[test]
+    fn team_and_shift_are_part_of_the_agents_cache_key_encoded_and_never_empty() {
+        assert_eq!(
+            key(
+                Endpoint::CallsAgents,
+                "shift=night&start=2026-11-01&team=A%26clamped%3Dtrue"
+            ),
+            "v1/calls/agents?start=2026-11-01&end=2026-11-01&team=A%26clamped%3Dtrue&shift=night&clamped=false"
+        );
+        for (query, name) in [("team=", "team"), ("shift=", "shift")] {
+            let error = parse(
+                Endpoint::CallsAgents,
+                &format!("start=2026-11-01&{query}"),
+                "",
+            )
+            .unwrap_err();
+            assert!(error.contains(&format!("'{name}' is empty")), "{error}");
+        }
+        let error = parse(Endpoint::CallsAgents, "start=2026-11-01&team=A&team=B", "").unwrap_err();
+        assert!(error.contains("'team' is given more than once"), "{error}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::model::{
     AgentsResponse, CallScore, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, Operator,
     OperatorsResponse, QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
-use crate::params::{Direction, ScriptsLimit, Shift, SlThreshold};
+use crate::params::{Direction, RosterFilter, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
     CallDaySource, Clock, Found, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
 };
@@ -490,15 +490,20 @@ impl CallStats {
                     ))
                 })
             }
-            ApiRequest::CallsAgents { range, queue } => {
+            ApiRequest::CallsAgents {
+                range,
+                queue,
+                roster: filter,
+            } => {
                 let range = *range;
-                let queue = queue.clone();
-                let (days, scores, roster) = self.agents_inputs(range, requester).await?;
+                let (queue, filter) = (queue.clone(), filter.clone());
+                let (days, scores, roster) = self.agents_inputs(range, &filter, requester).await?;
                 let prior_weight = self.settings.prior_weight;
                 Prepared::new(move || {
                     Response::Agents(stats::agents_response(
                         &range,
                         queue.as_ref(),
+                        &filter,
                         &days,
                         &scores,
                         &roster,
@@ -597,20 +602,23 @@ impl CallStats {
         ))
     }
 
-    /// /calls/agents: the leaderboard of `range` (of `queue` only, when given), the agents
-    /// named from the roster and their quality scores smoothed by the prior weight. Reads the
-    /// days of `range`, the scores of `range` and the roster, concurrently; fails as the first
-    /// of them that fails.
+    /// /calls/agents: the leaderboard of `range` (of `queue` only, when given; of the agents
+    /// of `filter`'s team and shift), the agents named from the roster and their quality
+    /// scores smoothed by the prior weight. Reads the days of `range`, the scores of `range`
+    /// and the roster, concurrently; fails as the first of them that fails. A team or shift
+    /// the roster does not have is a 400, read before any day is asked for.
     pub async fn call_agents(
         &self,
         range: DateRange,
         queue: Option<&QueueName>,
+        filter: &RosterFilter,
         requester: &Requester,
     ) -> Result<AgentsResponse, DomainError> {
-        let (days, scores, roster) = self.agents_inputs(range, requester).await?;
+        let (days, scores, roster) = self.agents_inputs(range, filter, requester).await?;
         Ok(stats::agents_response(
             &range,
             queue,
+            filter,
             &days,
             &scores,
             &roster,
@@ -618,12 +626,27 @@ impl CallStats {
         ))
     }
 
-    /// The leaderboard's inputs: calls, scores and roster, fetched concurrently.
+    /// The leaderboard's inputs: calls, scores and roster, fetched concurrently; with a team or
+    /// a shift, the roster first, so that one it does not have spends no day.
     async fn agents_inputs(
         &self,
         range: DateRange,
+        filter: &RosterFilter,
         requester: &Requester,
     ) -> Result<(Vec<Arc<CallDay>>, Vec<CallScore>, Vec<Operator>), DomainError> {
+        let checked_roster = if filter.is_set() {
+            let roster = self.store.operators().await?;
+            filter
+                .check(
+                    roster
+                        .iter()
+                        .map(|operator| (operator.team.as_str(), operator.shift.as_str())),
+                )
+                .map_err(DomainError::BadRequest)?;
+            Some(roster)
+        } else {
+            None
+        };
         futures::try_join!(
             async {
                 self.calls
@@ -637,7 +660,12 @@ impl CallStats {
                     .await
                     .map_err(DomainError::from)
             },
-            async { self.store.operators().await.map_err(DomainError::from) },
+            async {
+                match checked_roster {
+                    Some(roster) => Ok(roster),
+                    None => self.store.operators().await.map_err(DomainError::from),
+                }
+            },
         )
     }
 

@@ -7,7 +7,9 @@ use callstats_domain::access::{KeyHeader, origin_host, presented_key};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow, QueueName};
-use callstats_domain::params::{Direction, IntervalMinutes, ScriptsLimit, Shift, SlThreshold};
+use callstats_domain::params::{
+    Direction, IntervalMinutes, RosterFilter, ScriptsLimit, Shift, SlThreshold,
+};
 use callstats_domain::request::{Endpoint, UnvalidatedRequest};
 use callstats_domain::scope::KpiView;
 use callstats_domain::stats::intervals::{interval_entries, intervals_per_day};
@@ -259,7 +261,7 @@ proptest! {
 
     #[test]
     fn shares_sum_to_100_within_rounding((range, calls) in range_and_calls(31)) {
-        let agents = agent_leaderboard(&range, None, &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
+        let agents = agent_leaderboard(&range, None, &RosterFilter::default(), &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
         if !agents.is_empty() {
             let sum: f64 = agents.iter().map(|a| a.share_percent).sum();
             let tolerance = 0.005 * f64::from(u32::try_from(agents.len()).unwrap()) + 1e-9;

@@ -1,13 +1,13 @@
 //! /calls/agents: the per-agent leaderboard with Bayesian-smoothed checklist scores.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{
     AgentEntry, AgentNumber, AgentsResponse, CallScore, Operator, QueueName, Sentiment,
 };
-use crate::params::Direction;
+use crate::params::{Direction, RosterFilter};
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::round::round2;
 
@@ -62,7 +62,8 @@ struct Tally<'a> {
 }
 
 /// Builds the leaderboard of the agents with at least one call in `range`, both directions
-/// (only the calls `queue` offered, when one is given).
+/// (only the calls `queue` offered, when one is given; only the agents of the roster whom
+/// `filter` admits, when it narrows the list).
 ///
 /// - Calls without an agent and days outside the range are left out; so are, with a `queue`,
 ///   the calls of other queues or of none (outbound calls have none). Checklist scores are
@@ -80,6 +81,7 @@ struct Tally<'a> {
 pub fn agents_response<D: AsRef<CallDay>>(
     range: &DateRange,
     queue: Option<&QueueName>,
+    filter: &RosterFilter,
     days: &[D],
     scores: &[CallScore],
     roster: &[Operator],
@@ -94,7 +96,7 @@ pub fn agents_response<D: AsRef<CallDay>>(
         clamped: range.clamped(),
         as_of,
         provisional_from,
-        agents: agent_leaderboard(range, queue, days, scores, roster, prior),
+        agents: agent_leaderboard(range, queue, filter, days, scores, roster, prior),
     }
 }
 
@@ -103,6 +105,7 @@ pub fn agents_response<D: AsRef<CallDay>>(
 pub fn agent_leaderboard<D: AsRef<CallDay>>(
     range: &DateRange,
     queue: Option<&QueueName>,
+    filter: &RosterFilter,
     days: &[D],
     scores: &[CallScore],
     roster: &[Operator],
@@ -162,6 +165,14 @@ pub fn agent_leaderboard<D: AsRef<CallDay>>(
         .iter()
         .map(|o| (o.agent_number.as_str(), o.name.as_str()))
         .collect();
+    if filter.is_set() {
+        let admitted: HashSet<&str> = roster
+            .iter()
+            .filter(|o| filter.admits(&o.team, &o.shift))
+            .map(|o| o.agent_number.as_str())
+            .collect();
+        tallies.retain(|agent, _| admitted.contains(agent));
+    }
     let listed_calls: u64 = tallies.values().map(|t| t.calls).sum();
     let c = prior.get();
 
@@ -232,6 +243,7 @@ mod tests {
         agent_leaderboard(
             &range(DAY, DAY),
             None,
+            &RosterFilter::default(),
             &CallDay::split(&range(DAY, DAY), 0, calls),
             scores,
             &[operator("101", "Oʻtkir Karimov", None)],
@@ -254,6 +266,60 @@ mod tests {
         assert_eq!(entry.average_duration_seconds, 53.5);
         assert_eq!((entry.inbound_calls, entry.outbound_calls), (2, 1));
         assert_eq!(entry.average_handle_time_seconds, Some(55.0));
+    }
+
+    #[test]
+    fn a_team_or_shift_lists_only_its_agents_and_shares_over_them() {
+        let on = |agent: &str, team: &str, shift: &str| Operator {
+            team: team.into(),
+            shift: shift.into(),
+            ..operator(agent, agent, None)
+        };
+        let roster = [
+            on("101", "A", "day"),
+            on("102", "B", "day"),
+            on("103", "A", "night"),
+        ];
+        let calls = [
+            call(Direction::Inbound, Some("101"), AT, 10.0),
+            call(Direction::Inbound, Some("102"), AT, 10.0),
+            call(Direction::Inbound, Some("103"), AT, 10.0),
+            call(Direction::Inbound, Some("103"), AT, 10.0),
+            call(Direction::Inbound, Some("999"), AT, 10.0),
+        ];
+        let days = CallDay::split(&range(DAY, DAY), 0, &calls);
+        let listed = |team: Option<&str>, shift: Option<&str>| {
+            let filter = RosterFilter {
+                team: team.map(|t| crate::params::Team::parse(t).unwrap()),
+                shift: shift.map(|s| crate::params::Shift::parse(s).unwrap()),
+            };
+            agent_leaderboard(
+                &range(DAY, DAY),
+                None,
+                &filter,
+                &days,
+                &[],
+                &roster,
+                PriorWeight::DEFAULT,
+            )
+            .into_iter()
+            .map(|e| (e.agent_number.to_string(), e.share_percent))
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            listed(Some("A"), None),
+            [("103".to_owned(), 66.67), ("101".to_owned(), 33.33)]
+        );
+        assert_eq!(
+            listed(Some("A"), Some("night")),
+            [("103".to_owned(), 100.0)]
+        );
+        assert_eq!(
+            listed(None, Some("day")),
+            [("101".to_owned(), 50.0), ("102".to_owned(), 50.0)]
+        );
+        // Unfiltered, the agent off the roster is listed too.
+        assert_eq!(listed(None, None).len(), 4);
     }
 
     #[test]
@@ -404,6 +470,7 @@ mod tests {
             agent_leaderboard(
                 &range(DAY, DAY),
                 None,
+                &RosterFilter::default(),
                 &CallDay::split(&range(DAY, DAY), 0, &calls),
                 &scores,
                 &[],
@@ -438,6 +505,7 @@ mod tests {
             agent_leaderboard(
                 &range(DAY, DAY),
                 Some(&queue),
+                &RosterFilter::default(),
                 &days,
                 &[],
                 &[],

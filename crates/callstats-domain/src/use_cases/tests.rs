@@ -12,6 +12,7 @@ use crate::limits::OverBudget;
 use crate::model::{
     AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
 };
+use crate::params::Team;
 use crate::ports::{
     CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
     MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
@@ -851,11 +852,52 @@ async fn agents_combine_calls_scores_and_roster_names() {
         .times(1)
         .returning(|| Ok(vec![operator("101", "Oʻtkir Karimov", None)]));
     let body = stats(store, call_days)
-        .call_agents(range("2026-11-01", "2026-11-01"), None, &requester())
+        .call_agents(
+            range("2026-11-01", "2026-11-01"),
+            None,
+            &RosterFilter::default(),
+            &requester(),
+        )
         .await
         .unwrap();
     assert_eq!(body.agents[0].name, "Oʻtkir Karimov");
     assert_eq!(body.period.start_date.to_string(), "2026-11-01");
+}
+
+#[tokio::test]
+async fn a_team_the_roster_lacks_is_a_400_listing_its_teams_before_any_day_is_asked() {
+    let mut call_days = MockCallDaySource::new();
+    call_days.expect_days().never();
+    let mut store = MockPortalStore::new();
+    store.expect_call_scores().never();
+    store.expect_operators().times(1).returning(|| {
+        Ok(vec![
+            Operator {
+                team: "B".into(),
+                ..operator("102", "B", None)
+            },
+            operator("101", "A", None),
+            operator("103", "A", None),
+        ])
+    });
+    let filter = RosterFilter {
+        team: Some(Team::parse("a").unwrap()),
+        shift: None,
+    };
+    let refused = stats(store, call_days)
+        .call_agents(
+            range("2026-11-01", "2026-11-01"),
+            None,
+            &filter,
+            &requester(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        r#"invalid query parameter 'team' "a": no operator of the roster has it; it has "A", "B""#
+    );
+    assert!(matches!(refused, DomainError::BadRequest(_)));
 }
 
 #[tokio::test]
@@ -870,7 +912,12 @@ async fn agents_fail_with_503_when_the_store_does() {
         .returning(|_| Err(StoreError::new("timeout")));
     store.expect_operators().returning(|| Ok(vec![]));
     let result = stats(store, call_days)
-        .call_agents(range("2026-11-01", "2026-11-01"), None, &requester())
+        .call_agents(
+            range("2026-11-01", "2026-11-01"),
+            None,
+            &RosterFilter::default(),
+            &requester(),
+        )
         .await;
     assert_eq!(
         result,

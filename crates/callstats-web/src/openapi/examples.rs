@@ -8,7 +8,9 @@ use callstats_domain::model::{
     OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
     SheetContent,
 };
-use callstats_domain::params::{Direction, IntervalMinutes, ScriptsLimit, SlThreshold};
+use callstats_domain::params::{
+    Direction, IntervalMinutes, RosterFilter, ScriptsLimit, SlThreshold,
+};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::{KpiView, ScopeSet};
 use callstats_domain::stats::{self, AggregateMinRows};
@@ -55,6 +57,7 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             let agents = stats::agents_response(
                 &sample.range,
                 None,
+                &RosterFilter::default(),
                 &sample.calls,
                 &sample.scores,
                 &sample.roster,

@@ -349,6 +349,39 @@ async fn summary_gives_service_figures_against_the_threshold_asked_for() {
 }
 
 #[actix_web::test]
+async fn agents_by_team_and_shift_and_a_400_listing_the_roster_s_values() {
+    let app = TestApp::new();
+    let key = app.key(1, "calls", 120, None);
+    let service = app.service().await;
+    let ask = |query: &str| {
+        get(
+            &format!("/api/v1/calls/agents?start=2026-11-02&{query}"),
+            &key,
+        )
+    };
+    let every = send(&service, ask("end=2026-11-03")).await.json();
+    let team = send(&service, ask("end=2026-11-03&team=A&shift=day")).await;
+    assert_eq!(team.status, 200);
+    assert_eq!(
+        team.json()["agents"],
+        every["agents"],
+        "the whole roster is team A, day"
+    );
+    let refused = send(&service, ask("team=a")).await;
+    assert_eq!(refused.status, 400);
+    assert_eq!(
+        refused.json()["error"],
+        r#"invalid query parameter 'team' "a": no operator of the roster has it; it has "A""#
+    );
+    let refused = send(&service, ask("team=A&shift=night")).await;
+    assert_eq!(refused.status, 400);
+    assert_eq!(
+        refused.json()["error"],
+        r#"invalid query parameter 'shift' "night": no operator of the roster has it; it has "day""#
+    );
+}
+
+#[actix_web::test]
 async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
