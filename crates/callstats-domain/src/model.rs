@@ -94,7 +94,7 @@ pub struct CallScore {
     pub sentiment: Sentiment,
 }
 
-/// The key object of /ping (2.1).
+/// The key object of /ping.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KeyInfo {
@@ -123,7 +123,7 @@ pub struct HourCount {
     pub count: u64,
 }
 
-/// The body of /calls/summary (2.2).
+/// The body of /calls/summary.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallSummary {
@@ -297,7 +297,7 @@ pub struct IntervalsResponse {
     pub intervals: Vec<IntervalEntry>,
 }
 
-/// One entry of the agent leaderboard (2.3).
+/// One entry of the agent leaderboard.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentEntry {
@@ -352,7 +352,7 @@ pub struct AgentsResponse {
     pub agents: Vec<AgentEntry>,
 }
 
-/// A published KPI sheet (2.4).
+/// A published KPI sheet.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Sheet {
@@ -370,7 +370,7 @@ pub struct SheetsResponse {
     pub sheets: Vec<Sheet>,
 }
 
-/// KPI money totals (2.5). `None` (null) means the sheet does not track that figure.
+/// KPI money totals. null means the sheet does not track that figure.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct KpiTotals {
@@ -388,17 +388,17 @@ pub struct Metric {
     pub name: String,
     /// The raw measured figure.
     pub value: f64,
-    /// 1 means the target was met; `None` when the sheet has no ratio column.
+    /// 1 means the target was met; null when the sheet has no ratio column.
     pub ratio: Option<f64>,
     /// Money earned on the metric.
     pub kpi: f64,
 }
 
-/// One operator row of a KPI sheet (2.6).
+/// One operator row of a KPI sheet.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KpiOperatorRow {
-    /// `None` for paid operators on the sheet without a portal account.
+    /// null for paid operators on the sheet without a portal account.
     pub agent_number: Option<AgentNumber>,
     pub name: String,
     pub row: u32,
@@ -420,7 +420,7 @@ pub struct SheetContent {
     pub operators: Vec<KpiOperatorRow>,
 }
 
-/// The named KPI body for keys holding `kpi:detail` (rule 4).
+/// The named KPI body for keys holding `kpi:detail`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KpiDetail {
@@ -444,7 +444,7 @@ pub struct Spread {
     pub avg: f64,
 }
 
-/// `distribution` of the aggregate KPI body (2.7); `None` when no row has the figure.
+/// `distribution` of the aggregate KPI body; null when no row has the figure.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Distribution {
@@ -461,7 +461,7 @@ pub struct Rank {
     pub payout: Option<f64>,
 }
 
-/// The anonymous KPI body for keys holding only `kpi:aggregate` (rule 5).
+/// The anonymous KPI body for keys holding only `kpi:aggregate`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KpiAggregate {
@@ -488,7 +488,7 @@ pub enum KpiMonthResponse {
     Aggregate(KpiAggregate),
 }
 
-/// A roster entry (2.8). Usernames, phones and credentials have no field here, so they cannot
+/// A roster entry. Usernames, phones and credentials have no field here, so they cannot
 /// be serialised by accident.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -497,7 +497,7 @@ pub struct Operator {
     pub name: String,
     pub team: String,
     pub shift: String,
-    /// `None` for regular operators; a label for non-operator staff.
+    /// null for regular operators; a label for non-operator staff.
     pub staff_role: Option<String>,
     pub joined_at: LocalDateTime,
 }
@@ -539,7 +539,7 @@ pub struct OffDayRecord {
     pub source: OffDaySource,
 }
 
-/// An off-day as the API shows it (2.9), joined with the operator's name.
+/// An off-day as the API shows it, joined with the operator's name.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OffDay {
@@ -566,7 +566,7 @@ pub struct LocalizedText {
     pub ru: String,
 }
 
-/// A script with its view count (2.10).
+/// A script with its view count.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Script {

@@ -77,9 +77,10 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
 /// `queue`, only the calls that queue offered (exact, case-sensitive; an unknown queue gives
 /// zeros).
 ///
-/// Days after today have no calls (count 0). Today's calls are at most a minute older than the
-/// answer. When any day of the period cannot be fetched from the call platform within the fetch
-/// deadline (15 s for the whole request), the answer is 503, never partial figures.
+/// Days after today have no calls (count 0). Today's calls are those of at most a minute before
+/// the answer was computed (`as_of` says when), and the answer is then cached 10 minutes. When
+/// any day of the period cannot be fetched from the call platform within the fetch deadline
+/// (15 s for the whole request), the answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(PeriodQuery, SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
 #[get("/calls/summary")]
 async fn calls_summary(
@@ -96,9 +97,10 @@ async fn calls_summary(
 /// agent number. With `queue`, the agents who answered calls of that queue, counting only
 /// those calls. Each figure as its field of `AgentEntry` defines it. Cached 10 minutes.
 ///
-/// Days after today have no calls. Today's calls are at most a minute older than the answer. When
-/// any day of the period cannot be fetched from the call platform within the fetch deadline
-/// (15 s for the whole request), the answer is 503, never partial figures.
+/// Days after today have no calls. Today's calls are those of at most a minute before the answer
+/// was computed (`as_of` says when), and the answer is then cached 10 minutes. When any day of
+/// the period cannot be fetched from the call platform within the fetch deadline (15 s for the
+/// whole request), the answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(PeriodQuery, AgentsQuery), responses((status = 200, description = "The leaderboard.", body = AgentsResponse)))]
 #[get("/calls/agents")]
 async fn calls_agents(
