@@ -62,6 +62,7 @@ pub fn csv_table<R: Serialize>(
         let mut cells = Vec::with_capacity(columns.len());
         let mut path = String::new();
         flatten(&value, &mut path, &mut cells);
+        let cells = spread_nulls(cells, columns);
         let names_match = cells.len() == columns.len()
             && cells
                 .iter()
@@ -106,6 +107,34 @@ fn flatten<'v>(value: &'v Value, path: &mut String, cells: &mut Vec<(String, Cow
         }
         leaf => cells.push((path.clone(), cell(leaf))),
     }
+}
+
+/// `cells` with each null that stands where the columns hold an object's fields (`name.…`)
+/// written as one empty field for each of them: a null object has the columns of its fields.
+fn spread_nulls<'v>(
+    cells: Vec<(String, Cow<'v, str>)>,
+    columns: &[&str],
+) -> Vec<(String, Cow<'v, str>)> {
+    let mut spread = Vec::with_capacity(columns.len());
+    for (name, cell) in cells {
+        let prefix = format!("{name}.");
+        let fields: Vec<&str> = columns
+            .iter()
+            .skip(spread.len())
+            .take_while(|column| column.starts_with(&prefix))
+            .copied()
+            .collect();
+        if cell.is_empty() && !fields.is_empty() {
+            spread.extend(
+                fields
+                    .into_iter()
+                    .map(|field| (field.to_owned(), Cow::Borrowed(""))),
+            );
+        } else {
+            spread.push((name, cell));
+        }
+    }
+    spread
 }
 
 /// One field: text with the formula guard, numbers as the JSON writes them, null empty.

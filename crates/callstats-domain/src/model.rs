@@ -146,15 +146,29 @@ pub struct CallSummary {
     pub answered_calls: u64,
     /// Calls of the period and direction with no agent (unanswered, abandoned).
     pub unanswered_calls: u64,
-    /// 100 × unanswered_calls / total_calls; null when total_calls is 0.
+    /// Unanswered calls whose wait is known and strictly below `short_abandon_seconds` (the
+    /// caller hung up before anyone could answer); 0 when `short_abandon` is 0. They stay in
+    /// the call counts.
+    pub short_abandoned_calls: u64,
+    /// The `short_abandon` asked for (default 0: no call is a short abandon).
+    pub short_abandon_seconds: u16,
+    /// 100 × (unanswered_calls − short_abandoned_calls) / (total_calls −
+    /// short_abandoned_calls); null when that is 0.
     pub abandon_rate_percent: Option<f64>,
     /// Answered within `sl_threshold` seconds among the calls with a wait time, answered or
-    /// not; null when no call has one (the platform sends no waits, or outbound calls).
+    /// not, short abandons left out; null when no call has one (the platform sends no waits,
+    /// or outbound calls).
     pub service_level: Option<ServiceLevel>,
     /// Mean wait of the answered calls that have one; null when none has.
     pub average_speed_of_answer_seconds: Option<f64>,
+    /// The nearest-rank percentiles of the waits of the answered calls that have one; null
+    /// when none has.
+    pub speed_of_answer_percentiles: Option<SpeedOfAnswerPercentiles>,
     /// The longest wait among the calls that have one, answered or not; null when none has.
     pub longest_wait_seconds: Option<f64>,
+    /// Mean wait of the unanswered calls that have one and are not short abandons; null when
+    /// none has.
+    pub average_abandon_time_seconds: Option<f64>,
     /// Mean duration of the answered calls (talk time: the records hold no after-call work);
     /// null when none was answered.
     pub average_handle_time_seconds: Option<f64>,
@@ -167,6 +181,21 @@ pub struct CallSummary {
     pub peak_hour_count: u64,
 }
 
+/// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n
+/// answered calls' waits sorted ascending (nearest rank), rounded to 2 decimals.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpeedOfAnswerPercentiles {
+    /// The median wait of the answered calls.
+    pub p50: f64,
+    /// The wait 80 % of the answered calls were answered within.
+    pub p80: f64,
+    /// The wait 90 % of the answered calls were answered within.
+    pub p90: f64,
+    /// The wait 95 % of the answered calls were answered within.
+    pub p95: f64,
+}
+
 /// The service level of /calls/summary: `percent` = 100 × `answered_within_threshold` /
 /// `calls_with_wait`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -177,7 +206,7 @@ pub struct ServiceLevel {
     /// Answered calls whose wait was at most `threshold_seconds`.
     pub answered_within_threshold: u64,
     /// Calls with a wait time, answered or not: an unanswered call counts against the level
-    /// whatever its wait.
+    /// whatever its wait, unless it is a short abandon.
     pub calls_with_wait: u64,
     /// 100 × `answered_within_threshold` / `calls_with_wait`.
     pub percent: f64,
@@ -196,6 +225,8 @@ pub struct QueueEntry {
     pub answered: u64,
     /// `unanswered_calls` of /calls/summary with this queue.
     pub unanswered: u64,
+    /// `short_abandoned_calls` of /calls/summary with this queue.
+    pub short_abandoned_calls: u64,
     /// `abandon_rate_percent` of /calls/summary with this queue.
     pub abandon_rate_percent: Option<f64>,
     /// `service_level.percent` of /calls/summary with this queue; null when no call has a wait.
@@ -207,10 +238,14 @@ pub struct QueueEntry {
     pub calls_with_wait: u64,
     /// `average_speed_of_answer_seconds` of /calls/summary with this queue.
     pub average_speed_of_answer_seconds: Option<f64>,
+    /// `speed_of_answer_percentiles` of /calls/summary with this queue.
+    pub speed_of_answer_percentiles: Option<SpeedOfAnswerPercentiles>,
     /// `average_handle_time_seconds` of /calls/summary with this queue.
     pub average_handle_time_seconds: Option<f64>,
     /// `longest_wait_seconds` of /calls/summary with this queue.
     pub longest_wait_seconds: Option<f64>,
+    /// `average_abandon_time_seconds` of /calls/summary with this queue.
+    pub average_abandon_time_seconds: Option<f64>,
 }
 
 /// The body of /calls/queues.
@@ -222,6 +257,8 @@ pub struct QueuesResponse {
     pub direction: Direction,
     pub clamped: bool,
     pub sl_threshold_seconds: u16,
+    /// The `short_abandon` asked for (default 0).
+    pub short_abandon_seconds: u16,
     /// When the platform was last asked for the oldest of the period's days that have begun
     /// (UTC, to the millisecond). Null when no day of the period has begun.
     #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
@@ -248,6 +285,8 @@ pub struct IntervalEntry {
     pub answered: u64,
     /// `unanswered_calls` of /calls/summary over the interval's calls.
     pub unanswered: u64,
+    /// `short_abandoned_calls` of /calls/summary over the interval's calls.
+    pub short_abandoned_calls: u64,
     /// `abandon_rate_percent` of /calls/summary over the interval's calls.
     pub abandon_rate_percent: Option<f64>,
     /// `service_level.percent` of /calls/summary over the interval's calls; null when none has
@@ -283,6 +322,8 @@ pub struct IntervalsResponse {
     /// True when the period asked for was longer than 7 days and its latest 7 were kept.
     pub clamped: bool,
     pub sl_threshold_seconds: u16,
+    /// The `short_abandon` asked for (default 0).
+    pub short_abandon_seconds: u16,
     /// The `queue` asked for; null when none was.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
     pub queue: Option<QueueName>,

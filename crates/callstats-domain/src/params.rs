@@ -31,6 +31,7 @@ const TEAM_FORM: &str = "a team label of 1 to 64 printable characters";
 /// How many of the roster's values a refused `team` or `shift` lists.
 const ROSTER_VALUES_SHOWN: usize = 50;
 const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
+const SHORT_ABANDON_FORM: &str = "whole seconds from 0 to 600";
 const INTERVAL_FORM: &str = "15, 30 or 60 (minutes)";
 const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
 
@@ -508,6 +509,74 @@ impl SlThreshold {
     }
 }
 
+/// `short_abandon`: an unanswered call whose known wait is strictly below this many seconds is
+/// a short abandon (the caller hung up before anyone could answer), left out of the abandon
+/// rate and the service level. Whole seconds 0..=600; 0 (the default) leaves nothing out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ShortAbandon(u16);
+
+impl ShortAbandon {
+    /// The longest: ten minutes.
+    pub const MAX_SECONDS: u16 = 600;
+
+    /// Accepts ASCII digits only (no sign, no fraction, no spaces) with a value in 0..=600.
+    pub fn parse(raw: &str) -> Result<Self, ParamError> {
+        let invalid =
+            || ParamError::invalid(Param::query("short_abandon"), raw, SHORT_ABANDON_FORM);
+        if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid());
+        }
+        match raw.parse::<u32>() {
+            Ok(n) if n <= u32::from(Self::MAX_SECONDS) => {
+                u16::try_from(n).map(Self).map_err(|_| invalid())
+            }
+            _ => Err(invalid()),
+        }
+    }
+
+    /// A bound of `seconds`, when it is one (0..=600).
+    #[must_use]
+    pub fn seconds(seconds: u16) -> Option<Self> {
+        (seconds <= Self::MAX_SECONDS).then_some(Self(seconds))
+    }
+
+    #[must_use]
+    pub const fn get(self) -> u16 {
+        self.0
+    }
+
+    /// Whether an unanswered call that waited `wait` seconds is a short abandon.
+    #[must_use]
+    pub fn is_short(self, wait: f64) -> bool {
+        wait < f64::from(self.0)
+    }
+
+    /// The optional query parameter `short_abandon`.
+    fn given(given: &ParamValues) -> Result<Self, ParamError> {
+        given
+            .value("short_abandon", SHORT_ABANDON_FORM)?
+            .map_or(Ok(Self::default()), Self::parse)
+    }
+}
+
+/// What the service figures of a set of calls are measured by: the service level's threshold
+/// and the short-abandon bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ServiceRules {
+    pub sl_threshold: SlThreshold,
+    pub short_abandon: ShortAbandon,
+}
+
+impl From<SlThreshold> for ServiceRules {
+    /// The threshold, with no short abandons.
+    fn from(sl_threshold: SlThreshold) -> Self {
+        Self {
+            sl_threshold,
+            short_abandon: ShortAbandon::default(),
+        }
+    }
+}
+
 /// The optional query parameter `queue`: a queue name, exact and case-sensitive.
 fn queue_given(given: &ParamValues) -> Result<Option<QueueName>, ParamError> {
     given
@@ -525,6 +594,7 @@ pub struct SummaryParams {
     pub range: DateRange,
     pub direction: Direction,
     pub sl_threshold: SlThreshold,
+    pub short_abandon: ShortAbandon,
     /// Only the calls of this queue; `None`: every call.
     pub queue: Option<QueueName>,
 }
@@ -549,6 +619,11 @@ pub struct SummaryQuery {
     /// is at most this many seconds. Whole seconds from 1 to 3600; default 20.
     #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
     pub sl_threshold: ParamValues,
+    /// Short abandons: an unanswered call whose wait is known and strictly below this many
+    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
+    /// seconds from 0 to 600; default 0 (none).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
+    pub short_abandon: ParamValues,
     /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
     /// the period gives zeros; empty is a 400.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
@@ -562,11 +637,13 @@ impl SummaryQuery {
         let range = self.period.range()?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
         let queue = queue_given(&self.queue)?;
         Ok(SummaryParams {
             range: self.period.within_horizon(range, earliest)?,
             direction,
             sl_threshold,
+            short_abandon,
             queue,
         })
     }
@@ -591,21 +668,31 @@ pub struct QueuesQuery {
     /// Service-level threshold in whole seconds from 1 to 3600; default 20.
     #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
     pub sl_threshold: ParamValues,
+    /// Short abandons: an unanswered call whose wait is known and strictly below this many
+    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
+    /// seconds from 0 to 600; default 0 (none).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
+    pub short_abandon: ParamValues,
 }
 
 impl QueuesQuery {
-    /// The range, the direction, the threshold, then the range against the history horizon.
+    /// The range, the direction, the threshold, the short-abandon bound, then the range
+    /// against the history horizon.
     pub fn parse(
         &self,
         earliest: Option<EarliestDay>,
-    ) -> Result<(DateRange, Direction, SlThreshold), ParamError> {
+    ) -> Result<(DateRange, Direction, ServiceRules), ParamError> {
         let range = self.period.range()?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
         Ok((
             self.period.within_horizon(range, earliest)?,
             direction,
-            sl_threshold,
+            ServiceRules {
+                sl_threshold,
+                short_abandon,
+            },
         ))
     }
 }
@@ -680,6 +767,7 @@ pub struct IntervalsParams {
     pub direction: Direction,
     pub interval: IntervalMinutes,
     pub sl_threshold: SlThreshold,
+    pub short_abandon: ShortAbandon,
     /// Only the calls of this queue; `None`: every call.
     pub queue: Option<QueueName>,
 }
@@ -706,6 +794,11 @@ pub struct IntervalsQuery {
     /// Service-level threshold in whole seconds from 1 to 3600; default 20.
     #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
     pub sl_threshold: ParamValues,
+    /// Short abandons: an unanswered call whose wait is known and strictly below this many
+    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
+    /// seconds from 0 to 600; default 0 (none).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
+    pub short_abandon: ParamValues,
     /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
     /// the period gives zeros; empty is a 400.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
@@ -720,12 +813,14 @@ impl IntervalsQuery {
         let interval = IntervalMinutes::given(&self.interval)?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
         let queue = queue_given(&self.queue)?;
         Ok(IntervalsParams {
             range: self.period.within_horizon(range, earliest)?,
             direction,
             interval,
             sl_threshold,
+            short_abandon,
             queue,
         })
     }

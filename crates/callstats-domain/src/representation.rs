@@ -164,13 +164,19 @@ impl CsvRow for QueueEntry {
         "offered",
         "answered",
         "unanswered",
+        "short_abandoned_calls",
         "abandon_rate_percent",
         "service_level_percent",
         "answered_within_threshold",
         "calls_with_wait",
         "average_speed_of_answer_seconds",
+        "speed_of_answer_percentiles.p50",
+        "speed_of_answer_percentiles.p80",
+        "speed_of_answer_percentiles.p90",
+        "speed_of_answer_percentiles.p95",
         "average_handle_time_seconds",
         "longest_wait_seconds",
+        "average_abandon_time_seconds",
     ];
 }
 
@@ -180,6 +186,7 @@ impl CsvRow for IntervalEntry {
         "offered",
         "answered",
         "unanswered",
+        "short_abandoned_calls",
         "abandon_rate_percent",
         "service_level_percent",
         "answered_within_threshold",
@@ -220,7 +227,9 @@ impl CsvRow for Script {
 mod tests {
     use super::*;
     use crate::calendar::{Day, LocalDateTime};
-    use crate::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource, QueueName};
+    use crate::model::{
+        AgentNumber, LocalizedText, OffDayKind, OffDaySource, QueueName, SpeedOfAnswerPercentiles,
+    };
     use crate::request::UnvalidatedRequest;
     use crate::scope::KpiView;
 
@@ -378,13 +387,21 @@ mod tests {
                 offered: 1,
                 answered: 1,
                 unanswered: 0,
+                short_abandoned_calls: 0,
                 abandon_rate_percent: Some(0.0),
                 service_level_percent: None,
                 answered_within_threshold: 0,
                 calls_with_wait: 0,
                 average_speed_of_answer_seconds: None,
+                speed_of_answer_percentiles: Some(SpeedOfAnswerPercentiles {
+                    p50: 1.0,
+                    p80: 2.0,
+                    p90: 3.0,
+                    p95: 4.0,
+                }),
                 average_handle_time_seconds: None,
                 longest_wait_seconds: None,
+                average_abandon_time_seconds: None,
             }),
             QueueEntry::COLUMNS,
         );
@@ -394,6 +411,7 @@ mod tests {
                 offered: 0,
                 answered: 0,
                 unanswered: 0,
+                short_abandoned_calls: 0,
                 abandon_rate_percent: None,
                 service_level_percent: None,
                 answered_within_threshold: 0,

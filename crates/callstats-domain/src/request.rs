@@ -11,7 +11,7 @@ use crate::model::QueueName;
 use crate::params::{
     self, AgentsParams, AgentsQuery, Direction, IntervalMinutes, IntervalsParams, IntervalsQuery,
     KpiQuery, MonthPath, Param, ParamError, QueuesQuery, RosterFilter, ScheduleQuery, ScriptsLimit,
-    ScriptsQuery, Shift, SlThreshold, SummaryParams, SummaryQuery, Team,
+    ScriptsQuery, ServiceRules, Shift, SummaryParams, SummaryQuery, Team,
 };
 use crate::scope::{KpiView, Scope};
 
@@ -143,12 +143,16 @@ impl UnvalidatedRequest {
                     range,
                     direction,
                     sl_threshold,
+                    short_abandon,
                     queue,
                 } = query.parse(earliest())?;
                 ApiRequest::CallsSummary {
                     range,
                     direction,
-                    sl_threshold,
+                    rules: ServiceRules {
+                        sl_threshold,
+                        short_abandon,
+                    },
                     queue,
                 }
             }
@@ -165,11 +169,11 @@ impl UnvalidatedRequest {
                 }
             }
             Self::CallsQueues(query) => {
-                let (range, direction, sl_threshold) = query.parse(earliest())?;
+                let (range, direction, rules) = query.parse(earliest())?;
                 ApiRequest::CallsQueues {
                     range,
                     direction,
-                    sl_threshold,
+                    rules,
                 }
             }
             Self::CallsIntervals(query) => {
@@ -178,13 +182,17 @@ impl UnvalidatedRequest {
                     direction,
                     interval,
                     sl_threshold,
+                    short_abandon,
                     queue,
                 } = query.parse(earliest())?;
                 ApiRequest::CallsIntervals {
                     range,
                     direction,
                     interval,
-                    sl_threshold,
+                    rules: ServiceRules {
+                        sl_threshold,
+                        short_abandon,
+                    },
                     queue,
                 }
             }
@@ -239,7 +247,7 @@ pub enum ApiRequest {
     CallsSummary {
         range: DateRange,
         direction: Direction,
-        sl_threshold: SlThreshold,
+        rules: ServiceRules,
         queue: Option<QueueName>,
     },
     CallsAgents {
@@ -250,14 +258,14 @@ pub enum ApiRequest {
     CallsQueues {
         range: DateRange,
         direction: Direction,
-        sl_threshold: SlThreshold,
+        rules: ServiceRules,
     },
     CallsIntervals {
         /// At most 7 days.
         range: DateRange,
         direction: Direction,
         interval: IntervalMinutes,
-        sl_threshold: SlThreshold,
+        rules: ServiceRules,
         queue: Option<QueueName>,
     },
     KpiMonths,
@@ -301,14 +309,14 @@ impl ApiRequest {
             Self::CallsSummary {
                 range,
                 direction,
-                sl_threshold,
+                rules,
                 queue,
             } => format!(
-                "v1/calls/summary?start={}&end={}&direction={}&sl_threshold={}{}&clamped={}",
+                "v1/calls/summary?start={}&end={}&direction={}{}{}&clamped={}",
                 range.start(),
                 range.end(),
                 direction.as_str(),
-                sl_threshold.get(),
+                rules_key(*rules),
                 queue_key(queue.as_ref()),
                 range.clamped()
             ),
@@ -330,28 +338,28 @@ impl ApiRequest {
             Self::CallsQueues {
                 range,
                 direction,
-                sl_threshold,
+                rules,
             } => format!(
-                "v1/calls/queues?start={}&end={}&direction={}&sl_threshold={}&clamped={}",
+                "v1/calls/queues?start={}&end={}&direction={}{}&clamped={}",
                 range.start(),
                 range.end(),
                 direction.as_str(),
-                sl_threshold.get(),
+                rules_key(*rules),
                 range.clamped()
             ),
             Self::CallsIntervals {
                 range,
                 direction,
                 interval,
-                sl_threshold,
+                rules,
                 queue,
             } => format!(
-                "v1/calls/intervals?start={}&end={}&interval={}&direction={}&sl_threshold={}{}&clamped={}",
+                "v1/calls/intervals?start={}&end={}&interval={}&direction={}{}{}&clamped={}",
                 range.start(),
                 range.end(),
                 interval.get(),
                 direction.as_str(),
-                sl_threshold.get(),
+                rules_key(*rules),
                 queue_key(queue.as_ref()),
                 range.clamped()
             ),
@@ -378,6 +386,16 @@ impl ApiRequest {
             _ => PORTAL_TTL,
         }
     }
+}
+
+/// `&sl_threshold=…` in a cache key, and `&short_abandon=…` when it leaves anything out (so
+/// that the keys of requests without it stay as they were).
+fn rules_key(rules: ServiceRules) -> String {
+    let short = match rules.short_abandon.get() {
+        0 => String::new(),
+        seconds => format!("&short_abandon={seconds}"),
+    };
+    format!("&sl_threshold={}{short}", rules.sl_threshold.get())
 }
 
 /// `&queue=…` in a cache key, percent-encoded so that no queue name can imitate another
@@ -462,6 +480,38 @@ mod tests {
         assert_eq!(
             key(Endpoint::ScriptsStats, ""),
             key(Endpoint::ScriptsStats, "limit=20")
+        );
+    }
+
+    #[test]
+    fn short_abandon_is_whole_seconds_from_0_to_600_and_in_the_key_only_when_above_0() {
+        for endpoint in [
+            Endpoint::CallsSummary,
+            Endpoint::CallsQueues,
+            Endpoint::CallsIntervals,
+        ] {
+            for bad in ["601", "-1", "+5", "2.5", "5s", " 5", "", "99999999999"] {
+                let error = parse(
+                    endpoint,
+                    &format!("start=2026-11-01&short_abandon={bad}"),
+                    "",
+                )
+                .unwrap_err();
+                assert!(error.contains("'short_abandon'"), "{bad}: {error}");
+            }
+            assert_eq!(
+                key(endpoint, "start=2026-11-01&short_abandon=0"),
+                key(endpoint, "start=2026-11-01")
+            );
+            assert!(
+                key(endpoint, "start=2026-11-01&short_abandon=600")
+                    .contains("&sl_threshold=20&short_abandon=600&")
+            );
+        }
+        // Unknown to /calls/agents: ignored, as every unknown parameter.
+        assert_eq!(
+            key(Endpoint::CallsAgents, "start=2026-11-01&short_abandon=x"),
+            key(Endpoint::CallsAgents, "start=2026-11-01")
         );
     }
 

@@ -474,17 +474,17 @@ impl CallStats {
             ApiRequest::CallsSummary {
                 range,
                 direction,
-                sl_threshold,
+                rules,
                 queue,
             } => {
-                let (range, direction, sl_threshold) = (*range, *direction, *sl_threshold);
+                let (range, direction, rules) = (*range, *direction, *rules);
                 let queue = queue.clone();
                 let days = self.calls.days(range, requester).await?;
                 Prepared::new(move || {
                     Response::CallSummary(stats::call_summary(
                         &range,
                         direction,
-                        sl_threshold,
+                        rules,
                         queue.as_ref(),
                         &days,
                     ))
@@ -514,28 +514,22 @@ impl CallStats {
             ApiRequest::CallsQueues {
                 range,
                 direction,
-                sl_threshold,
+                rules,
             } => {
-                let (range, direction, sl_threshold) = (*range, *direction, *sl_threshold);
+                let (range, direction, rules) = (*range, *direction, *rules);
                 let days = self.calls.days(range, requester).await?;
                 Prepared::new(move || {
-                    Response::Queues(stats::queues_response(
-                        &range,
-                        direction,
-                        sl_threshold,
-                        &days,
-                    ))
+                    Response::Queues(stats::queues_response(&range, direction, rules, &days))
                 })
             }
             ApiRequest::CallsIntervals {
                 range,
                 direction,
                 interval,
-                sl_threshold,
+                rules,
                 queue,
             } => {
-                let (range, direction, interval, sl_threshold) =
-                    (*range, *direction, *interval, *sl_threshold);
+                let (range, direction, interval, rules) = (*range, *direction, *interval, *rules);
                 let queue = queue.clone();
                 let days = self.calls.days(range, requester).await?;
                 Prepared::new(move || {
@@ -543,7 +537,7 @@ impl CallStats {
                         &range,
                         direction,
                         interval,
-                        sl_threshold,
+                        rules,
                         queue.as_ref(),
                         &days,
                     ))

@@ -55,13 +55,51 @@ fn the_header_row_is_the_json_field_names_and_lines_end_in_crlf() {
 }
 
 #[test]
+fn a_null_object_has_an_empty_field_for_each_of_its_columns() {
+    let row = |percentiles| QueueEntry {
+        queue: None,
+        offered: 1,
+        answered: 0,
+        unanswered: 1,
+        short_abandoned_calls: 0,
+        abandon_rate_percent: Some(100.0),
+        service_level_percent: None,
+        answered_within_threshold: 0,
+        calls_with_wait: 0,
+        average_speed_of_answer_seconds: None,
+        speed_of_answer_percentiles: percentiles,
+        average_handle_time_seconds: None,
+        longest_wait_seconds: None,
+        average_abandon_time_seconds: None,
+    };
+    let percentiles = callstats_domain::model::SpeedOfAnswerPercentiles {
+        p50: 1.5,
+        p80: 2.0,
+        p90: 3.0,
+        p95: 4.25,
+    };
+    let body = table(&[row(None), row(Some(percentiles))], NO_LIMIT).unwrap();
+    let records = read(&body);
+    assert_eq!(
+        records[1],
+        [
+            "", "1", "0", "1", "0", "100.0", "", "0", "0", "", "", "", "", "", "", "", ""
+        ]
+    );
+    assert_eq!(records[2][10..14], ["1.5", "2.0", "3.0", "4.25"]);
+}
+
+#[test]
 fn an_empty_list_is_the_header_row_alone() {
     let body = table::<QueueEntry>(&[], NO_LIMIT).unwrap();
     assert_eq!(
         text(&body),
-        "queue,offered,answered,unanswered,abandon_rate_percent,service_level_percent,\
-         answered_within_threshold,calls_with_wait,average_speed_of_answer_seconds,\
-         average_handle_time_seconds,longest_wait_seconds\r\n"
+        "queue,offered,answered,unanswered,short_abandoned_calls,abandon_rate_percent,\
+         service_level_percent,answered_within_threshold,calls_with_wait,\
+         average_speed_of_answer_seconds,speed_of_answer_percentiles.p50,\
+         speed_of_answer_percentiles.p80,speed_of_answer_percentiles.p90,\
+         speed_of_answer_percentiles.p95,average_handle_time_seconds,longest_wait_seconds,\
+         average_abandon_time_seconds\r\n"
     );
 }
 

@@ -1,14 +1,14 @@
 //! /calls/intervals: the service figures of every 15-, 30- or 60-minute interval of a period
 //! (Tashkent time), for workforce-management tools.
 //!
-//! An interval's row is the tally of [`crate::stats::service`] over the calls that started in
+//! An interval's row is the tally of [`crate::stats::service_level`] over the calls that started in
 //! it, read by the same functions as /calls/summary and /calls/queues: no second definition of
 //! any figure.
 
 use crate::calendar::{DateRange, Day, Period};
 use crate::call_day::{CallDay, DayCall};
 use crate::model::{IntervalEntry, IntervalsResponse, QueueName};
-use crate::params::{Direction, IntervalMinutes, SlThreshold};
+use crate::params::{Direction, IntervalMinutes, ServiceRules};
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_handle_time_seconds,
@@ -54,10 +54,11 @@ pub fn intervals_response<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
     interval: IntervalMinutes,
-    sl_threshold: SlThreshold,
+    rules: impl Into<ServiceRules>,
     queue: Option<&QueueName>,
     days: &[D],
 ) -> IntervalsResponse {
+    let rules = rules.into();
     let Freshness {
         as_of,
         provisional_from,
@@ -68,11 +69,12 @@ pub fn intervals_response<D: AsRef<CallDay>>(
         interval_minutes: interval.get(),
         timezone: tz::TASHKENT_LABEL,
         clamped: range.clamped(),
-        sl_threshold_seconds: sl_threshold.get(),
+        sl_threshold_seconds: rules.sl_threshold.get(),
+        short_abandon_seconds: rules.short_abandon.get(),
         queue: queue.cloned(),
         as_of,
         provisional_from,
-        intervals: interval_entries(range, direction, interval, sl_threshold, queue, days),
+        intervals: interval_entries(range, direction, interval, rules, queue, days),
     }
 }
 
@@ -82,13 +84,13 @@ pub fn interval_entries<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
     interval: IntervalMinutes,
-    sl_threshold: SlThreshold,
+    rules: impl Into<ServiceRules>,
     queue: Option<&QueueName>,
     days: &[D],
 ) -> Vec<IntervalEntry> {
     let per_day = intervals_per_day(interval);
     let first_day = range.start().number();
-    let mut tallies = vec![ServiceTally::new(sl_threshold); range.days().saturating_mul(per_day)];
+    let mut tallies = vec![ServiceTally::new(rules); range.days().saturating_mul(per_day)];
     for day in days.iter().map(AsRef::as_ref) {
         let Some(base) = usize::try_from(day.day().number() - first_day)
             .ok()
@@ -119,6 +121,7 @@ pub fn interval_entry(start: String, tally: &ServiceTally) -> IntervalEntry {
         offered: tally.offered(),
         answered: tally.answered(),
         unanswered: tally.unanswered(),
+        short_abandoned_calls: tally.short_abandoned(),
         abandon_rate_percent: abandon_rate_percent(tally),
         service_level_percent: service_level_percent(tally),
         answered_within_threshold: tally.answered_within_threshold(),
@@ -133,6 +136,7 @@ pub fn interval_entry(start: String, tally: &ServiceTally) -> IntervalEntry {
 mod tests {
     use super::*;
     use crate::model::CallRecord;
+    use crate::params::SlThreshold;
     use crate::stats::call_summary;
     use crate::testing::{CallExt, call, day, queue, range};
 

@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{QueueEntry, QueueName, QueuesResponse};
-use crate::params::{Direction, SlThreshold};
+use crate::params::{Direction, ServiceRules};
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::service_level::{
-    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
+    ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
     average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level_percent,
+    speed_of_answer_percentiles,
 };
 
 /// One entry per queue with a call of `direction` in `range`, figures measured against
@@ -24,9 +25,10 @@ use crate::stats::service_level::{
 pub fn queues_response<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
-    sl_threshold: SlThreshold,
+    rules: impl Into<ServiceRules>,
     days: &[D],
 ) -> QueuesResponse {
+    let rules = rules.into();
     let Freshness {
         as_of,
         provisional_from,
@@ -35,10 +37,11 @@ pub fn queues_response<D: AsRef<CallDay>>(
         period: Period::from(range),
         direction,
         clamped: range.clamped(),
-        sl_threshold_seconds: sl_threshold.get(),
+        sl_threshold_seconds: rules.sl_threshold.get(),
+        short_abandon_seconds: rules.short_abandon.get(),
         as_of,
         provisional_from,
-        queues: queue_entries(range, direction, sl_threshold, days),
+        queues: queue_entries(range, direction, rules, days),
     }
 }
 
@@ -47,9 +50,10 @@ pub fn queues_response<D: AsRef<CallDay>>(
 pub fn queue_entries<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
-    sl_threshold: SlThreshold,
+    rules: impl Into<ServiceRules>,
     days: &[D],
 ) -> Vec<QueueEntry> {
+    let rules = rules.into();
     // One tally per queue of the period; each day maps its own queue table onto them once, so
     // a call costs an index, not a hash of its queue's name.
     let mut slots: HashMap<Option<&QueueName>, usize> = HashMap::new();
@@ -62,7 +66,7 @@ pub fn queue_entries<D: AsRef<CallDay>>(
         let mut day_slots = Vec::with_capacity(day.queues().len().saturating_add(1));
         for queue in day.queues().iter().map(Some).chain([None]) {
             let slot = *slots.entry(queue).or_insert_with(|| {
-                tallies.push((queue, ServiceTally::new(sl_threshold)));
+                tallies.push((queue, ServiceTally::new(rules)));
                 tallies.len().saturating_sub(1)
             });
             day_slots.push(slot);
@@ -102,13 +106,16 @@ pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry
         offered: tally.offered(),
         answered: tally.answered(),
         unanswered: tally.unanswered(),
+        short_abandoned_calls: tally.short_abandoned(),
         abandon_rate_percent: abandon_rate_percent(tally),
         service_level_percent: service_level_percent(tally),
         answered_within_threshold: tally.answered_within_threshold(),
         calls_with_wait: tally.calls_with_wait(),
         average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
+        speed_of_answer_percentiles: speed_of_answer_percentiles(tally),
         average_handle_time_seconds: average_handle_time_seconds(tally),
         longest_wait_seconds: longest_wait_seconds(tally),
+        average_abandon_time_seconds: average_abandon_time_seconds(tally),
     }
 }
 
@@ -116,6 +123,7 @@ pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry
 mod tests {
     use super::*;
     use crate::model::CallRecord;
+    use crate::params::SlThreshold;
     use crate::testing::{call, range};
 
     const DAY: &str = "2026-11-02";
@@ -174,10 +182,13 @@ mod tests {
             serde_json::to_value(entry).unwrap(),
             serde_json::json!({
                 "queue": "billing", "offered": 2, "answered": 1, "unanswered": 1,
+                "short_abandoned_calls": 0,
                 "abandon_rate_percent": 50.0, "service_level_percent": 50.0,
                 "answered_within_threshold": 1, "calls_with_wait": 2,
-                "average_speed_of_answer_seconds": 10.0, "average_handle_time_seconds": 60.0,
-                "longest_wait_seconds": 50.0
+                "average_speed_of_answer_seconds": 10.0,
+                "speed_of_answer_percentiles": {"p50": 10.0, "p80": 10.0, "p90": 10.0, "p95": 10.0},
+                "average_handle_time_seconds": 60.0,
+                "longest_wait_seconds": 50.0, "average_abandon_time_seconds": 50.0
             })
         );
     }
@@ -235,6 +246,7 @@ mod tests {
 #[cfg(test)]
 mod worked_example {
     use super::*;
+    use crate::params::SlThreshold;
     use crate::stats::summary::worked_example::example;
     use crate::testing::range;
 
@@ -251,20 +263,28 @@ mod worked_example {
             table,
             [
                 serde_json::json!({"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
+                    "short_abandoned_calls": 0,
                     "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
                     "answered_within_threshold": 2, "calls_with_wait": 2,
-                    "average_speed_of_answer_seconds": 12.25, "average_handle_time_seconds": 90.0,
-                    "longest_wait_seconds": 20.0}),
+                    "average_speed_of_answer_seconds": 12.25,
+                    "speed_of_answer_percentiles": {"p50": 4.5, "p80": 20.0, "p90": 20.0, "p95": 20.0},
+                    "average_handle_time_seconds": 90.0,
+                    "longest_wait_seconds": 20.0, "average_abandon_time_seconds": null}),
                 serde_json::json!({"queue": "support", "offered": 2, "answered": 1, "unanswered": 1,
+                    "short_abandoned_calls": 0,
                     "abandon_rate_percent": 50.0, "service_level_percent": 0.0,
                     "answered_within_threshold": 0, "calls_with_wait": 2,
-                    "average_speed_of_answer_seconds": 41.0, "average_handle_time_seconds": 30.0,
-                    "longest_wait_seconds": 95.25}),
+                    "average_speed_of_answer_seconds": 41.0,
+                    "speed_of_answer_percentiles": {"p50": 41.0, "p80": 41.0, "p90": 41.0, "p95": 41.0},
+                    "average_handle_time_seconds": 30.0,
+                    "longest_wait_seconds": 95.25, "average_abandon_time_seconds": 95.25}),
                 serde_json::json!({"queue": null, "offered": 1, "answered": 1, "unanswered": 0,
+                    "short_abandoned_calls": 0,
                     "abandon_rate_percent": 0.0, "service_level_percent": null,
                     "answered_within_threshold": 0, "calls_with_wait": 0,
-                    "average_speed_of_answer_seconds": null, "average_handle_time_seconds": 90.0,
-                    "longest_wait_seconds": null}),
+                    "average_speed_of_answer_seconds": null, "speed_of_answer_percentiles": null,
+                    "average_handle_time_seconds": 90.0,
+                    "longest_wait_seconds": null, "average_abandon_time_seconds": null}),
             ]
         );
     }

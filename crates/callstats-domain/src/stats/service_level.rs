@@ -11,8 +11,8 @@
 use crate::call_day::{CallDay, DayCall};
 #[cfg(doc)]
 use crate::model::CallSummary;
-use crate::model::{QueueName, ServiceLevel};
-use crate::params::{Direction, SlThreshold};
+use crate::model::{QueueName, ServiceLevel, SpeedOfAnswerPercentiles};
+use crate::params::{Direction, ServiceRules};
 use crate::stats::round::round2;
 
 /// The calls of `day` that a figure over `direction` (and `queue`, when one is asked) counts,
@@ -34,20 +34,28 @@ pub fn offered_calls<'a>(
 }
 
 /// What the service figures need of a set of calls, added one call at a time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServiceTally {
-    threshold: SlThreshold,
+    rules: ServiceRules,
     /// Calls offered (every call added).
     offered: u64,
     /// Calls an agent answered.
     answered: u64,
-    /// Calls with a wait time, answered or not.
+    /// Unanswered calls whose known wait is below the short-abandon bound.
+    short_abandoned: u64,
+    /// Calls with a wait time, answered or not, short abandons left out.
     calls_with_wait: u64,
     /// Answered calls with a wait time of at most the threshold.
     answered_within_threshold: u64,
     /// Answered calls with a wait time, and the sum of their waits.
     answered_with_wait: u64,
     answered_wait_sum: f64,
+    /// Those waits, for their percentiles.
+    answered_waits: Vec<f64>,
+    /// Unanswered calls with a wait time that are not short abandons, and the sum of their
+    /// waits.
+    abandoned_with_wait: u64,
+    abandoned_wait_sum: f64,
     /// The longest wait among the calls with one; `None` before the first.
     longest_wait: Option<f64>,
     /// The sum of the answered calls' durations.
@@ -55,17 +63,21 @@ pub struct ServiceTally {
 }
 
 impl ServiceTally {
-    /// An empty tally that measures the service level against `threshold`.
+    /// An empty tally measured by `rules` (a bare threshold: no short abandons).
     #[must_use]
-    pub const fn new(threshold: SlThreshold) -> Self {
+    pub fn new(rules: impl Into<ServiceRules>) -> Self {
         Self {
-            threshold,
+            rules: rules.into(),
             offered: 0,
             answered: 0,
+            short_abandoned: 0,
             calls_with_wait: 0,
             answered_within_threshold: 0,
             answered_with_wait: 0,
             answered_wait_sum: 0.0,
+            answered_waits: Vec::new(),
+            abandoned_with_wait: 0,
+            abandoned_wait_sum: 0.0,
             longest_wait: None,
             answered_duration_sum: 0.0,
         }
@@ -76,25 +88,41 @@ impl ServiceTally {
         self.offered += 1;
         let wait = call.wait_seconds();
         if let Some(wait) = wait {
-            self.calls_with_wait += 1;
             self.longest_wait = Some(self.longest_wait.map_or(wait, |longest| longest.max(wait)));
         }
         if call.answered() {
             self.answered += 1;
             self.answered_duration_sum += call.duration_seconds();
             if let Some(wait) = wait {
+                self.calls_with_wait += 1;
                 self.answered_with_wait += 1;
                 self.answered_wait_sum += wait;
-                if wait <= f64::from(self.threshold.get()) {
+                self.answered_waits.push(wait);
+                if wait <= f64::from(self.rules.sl_threshold.get()) {
                     self.answered_within_threshold += 1;
                 }
+            }
+        } else if let Some(wait) = wait {
+            if self.rules.short_abandon.is_short(wait) {
+                self.short_abandoned += 1;
+            } else {
+                self.calls_with_wait += 1;
+                self.abandoned_with_wait += 1;
+                self.abandoned_wait_sum += wait;
             }
         }
     }
 
+    /// What the tally is measured by.
     #[must_use]
-    pub const fn threshold(&self) -> SlThreshold {
-        self.threshold
+    pub const fn rules(&self) -> ServiceRules {
+        self.rules
+    }
+
+    /// Unanswered calls whose known wait is below the short-abandon bound (0 without one).
+    #[must_use]
+    pub const fn short_abandoned(&self) -> u64 {
+        self.short_abandoned
     }
 
     /// Calls offered: every call of the tally.
@@ -128,17 +156,20 @@ impl ServiceTally {
     }
 }
 
-/// [`CallSummary::abandon_rate_percent`] of the tally.
+/// [`CallSummary::abandon_rate_percent`] of the tally: short abandons leave both counts.
 #[must_use]
 pub fn abandon_rate_percent(tally: &ServiceTally) -> Option<f64> {
-    percent(tally.unanswered(), tally.offered)
+    percent(
+        tally.unanswered().saturating_sub(tally.short_abandoned),
+        tally.offered.saturating_sub(tally.short_abandoned),
+    )
 }
 
 /// [`CallSummary::service_level`] of the tally, against its threshold.
 #[must_use]
 pub fn service_level(tally: &ServiceTally) -> Option<ServiceLevel> {
     Some(ServiceLevel {
-        threshold_seconds: tally.threshold.get(),
+        threshold_seconds: tally.rules.sl_threshold.get(),
         answered_within_threshold: tally.answered_within_threshold,
         calls_with_wait: tally.calls_with_wait,
         percent: percent(tally.answered_within_threshold, tally.calls_with_wait)?,
@@ -157,6 +188,36 @@ pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
     let mean = mean(tally.answered_wait_sum, tally.answered_with_wait)?;
     // A mean is never above the largest of its terms; the float sum's last bit could put it
     // there, and the figure would then exceed `longest_wait_seconds`.
+    Some(round2(
+        tally.longest_wait.map_or(mean, |longest| mean.min(longest)),
+    ))
+}
+
+/// [`CallSummary::speed_of_answer_percentiles`] of the tally: each the nearest-rank
+/// percentile of the answered calls' waits (sorted ascending, the wait at 1-based position
+/// ⌈p/100 × n⌉), rounded; null when no answered call has a wait.
+#[must_use]
+pub fn speed_of_answer_percentiles(tally: &ServiceTally) -> Option<SpeedOfAnswerPercentiles> {
+    let mut waits = tally.answered_waits.clone();
+    waits.sort_by(f64::total_cmp);
+    let n = waits.len();
+    let at = |p: usize| {
+        // ⌈p × n / 100⌉, at least 1; n is at most a few million, so p × n cannot overflow.
+        let rank = p.saturating_mul(n).div_ceil(100).max(1);
+        waits.get(rank.saturating_sub(1)).copied().map(round2)
+    };
+    Some(SpeedOfAnswerPercentiles {
+        p50: at(50)?,
+        p80: at(80)?,
+        p90: at(90)?,
+        p95: at(95)?,
+    })
+}
+
+/// [`CallSummary::average_abandon_time_seconds`] of the tally.
+#[must_use]
+pub fn average_abandon_time_seconds(tally: &ServiceTally) -> Option<f64> {
+    let mean = mean(tally.abandoned_wait_sum, tally.abandoned_with_wait)?;
     Some(round2(
         tally.longest_wait.map_or(mean, |longest| mean.min(longest)),
     ))
@@ -192,6 +253,7 @@ fn count_f64(n: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::{ShortAbandon, SlThreshold};
 
     fn threshold(seconds: u16) -> SlThreshold {
         SlThreshold::seconds(seconds).unwrap()
@@ -291,6 +353,76 @@ mod tests {
         assert_eq!(average_handle_time_seconds(&tally(20, &calls)), Some(75.25));
         let none_answered = tally(20, &[inbound(false, Some(40.0), 40.0)]);
         assert_eq!(average_handle_time_seconds(&none_answered), None);
+    }
+
+    fn with_short(seconds: u16, calls: &[DayCall]) -> ServiceTally {
+        let mut tally = ServiceTally::new(ServiceRules {
+            sl_threshold: threshold(20),
+            short_abandon: ShortAbandon::seconds(seconds).unwrap(),
+        });
+        for call in calls {
+            tally.add(*call);
+        }
+        tally
+    }
+
+    #[test]
+    fn short_abandons_leave_the_abandon_rate_and_the_service_level_but_not_the_counts() {
+        let calls = [
+            inbound(true, Some(10.0), 60.0),
+            inbound(true, Some(30.0), 60.0),
+            inbound(false, Some(4.0), 0.0), // short: below 5 s
+            inbound(false, Some(5.0), 0.0), // not short: the bound is strict
+            inbound(false, None, 0.0),      // no wait: never short
+        ];
+        let short = with_short(5, &calls);
+        assert_eq!((short.offered(), short.unanswered()), (5, 3));
+        assert_eq!(short.short_abandoned(), 1);
+        // (3 − 1) / (5 − 1)
+        assert_eq!(abandon_rate_percent(&short), Some(50.0));
+        let level = service_level(&short).unwrap();
+        assert_eq!(
+            (level.answered_within_threshold, level.calls_with_wait),
+            (1, 3)
+        );
+        assert_eq!(average_abandon_time_seconds(&short), Some(5.0));
+        // With 0 every figure is as before: no wait is below 0.
+        let plain = with_short(0, &calls);
+        assert_eq!(plain, tally(20, &calls));
+        assert_eq!(plain.short_abandoned(), 0);
+        assert_eq!(abandon_rate_percent(&plain), Some(60.0));
+        assert_eq!(service_level(&plain).unwrap().calls_with_wait, 4);
+        assert_eq!(average_abandon_time_seconds(&plain), Some(4.5));
+    }
+
+    #[test]
+    fn a_period_of_short_abandons_only_has_no_abandon_rate() {
+        let tally = with_short(10, &[inbound(false, Some(1.0), 0.0)]);
+        assert_eq!(abandon_rate_percent(&tally), None);
+        assert_eq!(service_level(&tally), None);
+        assert_eq!(average_abandon_time_seconds(&tally), None);
+    }
+
+    #[test]
+    fn percentiles_are_the_nearest_rank_of_the_answered_waits() {
+        // Waits 1 to 20: p50 is the 10th, p80 the 16th, p90 the 18th, p95 the 19th.
+        let calls: Vec<DayCall> = (1..=20)
+            .rev()
+            .map(|wait| inbound(true, Some(f64::from(wait)), 60.0))
+            .chain([inbound(false, Some(500.0), 0.0), inbound(true, None, 60.0)])
+            .collect();
+        let p = speed_of_answer_percentiles(&tally(20, &calls)).unwrap();
+        assert_eq!((p.p50, p.p80, p.p90, p.p95), (10.0, 16.0, 18.0, 19.0));
+        // One wait: every percentile is it; three: ⌈0.5 × 3⌉ = 2nd, ⌈0.8 × 3⌉ = 3rd.
+        let one = speed_of_answer_percentiles(&tally(20, &[inbound(true, Some(7.125), 1.0)]));
+        assert_eq!(one.map(|p| (p.p50, p.p95)), Some((7.13, 7.13)));
+        let three = [1.0, 2.0, 3.0].map(|w| inbound(true, Some(w), 1.0));
+        let p = speed_of_answer_percentiles(&tally(20, &three)).unwrap();
+        assert_eq!((p.p50, p.p80, p.p90, p.p95), (2.0, 3.0, 3.0, 3.0));
+        assert_eq!(
+            speed_of_answer_percentiles(&tally(20, &[inbound(false, Some(3.0), 0.0)])),
+            None
+        );
     }
 
     #[test]

@@ -3,17 +3,18 @@
 use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{CallSummary, DayCount, HourCount, QueueName};
-use crate::params::{Direction, SlThreshold};
+use crate::params::{Direction, ServiceRules};
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::service_level::{
-    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
+    ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
     average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level,
+    speed_of_answer_percentiles,
 };
 use crate::tz;
 
 /// Summarises the calls of `direction` (and of `queue`, when one is given) in `range`, in
-/// Tashkent days and hours, with the service figures of [`crate::stats::service`] measured
-/// against `sl_threshold`.
+/// Tashkent days and hours, with the service figures of [`crate::stats::service_level`] measured
+/// by `rules` (a threshold alone, or with a short-abandon bound).
 ///
 /// One pass over each day's calls with fixed counters and no allocation per call. Days
 /// outside the range are ignored. `daily` holds every day, zero-filled; `hourly` is present
@@ -22,14 +23,15 @@ use crate::tz;
 pub fn call_summary<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
-    sl_threshold: SlThreshold,
+    rules: impl Into<ServiceRules>,
     queue: Option<&QueueName>,
     days: &[D],
 ) -> CallSummary {
+    let rules = rules.into();
     let first_day = range.start().number();
     let mut daily = vec![0_u64; range.days()];
     let mut hourly = [0_u64; 24];
-    let mut tally = ServiceTally::new(sl_threshold);
+    let mut tally = ServiceTally::new(rules);
     for day in days {
         let day = day.as_ref();
         let Some(slot) = usize::try_from(day.day().number() - first_day)
@@ -85,10 +87,14 @@ pub fn call_summary<D: AsRef<CallDay>>(
         total_calls,
         answered_calls: tally.answered(),
         unanswered_calls: tally.unanswered(),
+        short_abandoned_calls: tally.short_abandoned(),
+        short_abandon_seconds: rules.short_abandon.get(),
         abandon_rate_percent: abandon_rate_percent(&tally),
         service_level: service_level(&tally),
         average_speed_of_answer_seconds: average_speed_of_answer_seconds(&tally),
+        speed_of_answer_percentiles: speed_of_answer_percentiles(&tally),
         longest_wait_seconds: longest_wait_seconds(&tally),
+        average_abandon_time_seconds: average_abandon_time_seconds(&tally),
         average_handle_time_seconds: average_handle_time_seconds(&tally),
         daily,
         hourly,
@@ -112,6 +118,7 @@ fn earliest_max<T: Copy>(items: &[T], count: impl Fn(&T) -> u64) -> Option<T> {
 pub(crate) mod worked_example {
     use super::*;
     use crate::model::CallRecord;
+    use crate::params::SlThreshold;
     use crate::testing::{call, range};
 
     /// The day's inbound calls of the example, c-1 to c-5.
@@ -190,6 +197,37 @@ pub(crate) mod worked_example {
             ]
         );
         assert_eq!(summary(5)[3]["percent"], 25.0);
+        // The spread of the waits, and the abandoned call's wait.
+        let json = serde_json::to_value(call_summary(
+            &r,
+            Direction::Inbound,
+            SlThreshold::DEFAULT,
+            None,
+            &days,
+        ))
+        .unwrap();
+        assert_eq!(
+            json["speed_of_answer_percentiles"],
+            serde_json::json!({"p50": 20.0, "p80": 41.0, "p90": 41.0, "p95": 41.0})
+        );
+        assert_eq!(json["average_abandon_time_seconds"], 95.25);
+        // With `short_abandon=100`, c-3 (95.25 s) is a short abandon.
+        let rules = crate::params::ServiceRules {
+            sl_threshold: SlThreshold::DEFAULT,
+            short_abandon: crate::params::ShortAbandon::seconds(100).unwrap(),
+        };
+        let short = call_summary(&r, Direction::Inbound, rules, None, &days);
+        assert_eq!(
+            (
+                short.total_calls,
+                short.unanswered_calls,
+                short.short_abandoned_calls,
+                short.abandon_rate_percent,
+                short.service_level.map(|level| (level.calls_with_wait, level.percent)),
+                short.average_abandon_time_seconds,
+            ),
+            (5, 1, 1, Some(0.0), Some((3, 66.67)), None)
+        );
     }
 }
 
@@ -197,6 +235,7 @@ pub(crate) mod worked_example {
 mod tests {
     use super::*;
     use crate::model::{CallRecord, CallSummary};
+    use crate::params::SlThreshold;
     use crate::testing::{call, day, range};
 
     /// The summary of records, split into the range's days as the day store keeps them.
@@ -388,10 +427,14 @@ mod tests {
                 "total_calls": 1,
                 "answered_calls": 1,
                 "unanswered_calls": 0,
+                "short_abandoned_calls": 0,
+                "short_abandon_seconds": 0,
                 "abandon_rate_percent": 0.0,
                 "service_level": null,
                 "average_speed_of_answer_seconds": null,
+                "speed_of_answer_percentiles": null,
                 "longest_wait_seconds": null,
+                "average_abandon_time_seconds": null,
                 "average_handle_time_seconds": 60.0,
                 "daily": [{"date": "2026-11-01", "count": 0}, {"date": "2026-11-02", "count": 1}],
                 "hourly": null,

@@ -91,8 +91,24 @@ fn assert_rows_match(body: &[u8], json: &Value, array: &str, uri: &str) {
     let (header, cells) = records.split_first().unwrap();
     assert_eq!(cells.len(), rows.len(), "{uri}");
     for (record, row) in cells.iter().zip(rows) {
-        let mut fields = Vec::new();
-        flattened("", row, &mut fields);
+        let mut leaves = Vec::new();
+        flattened("", row, &mut leaves);
+        // A null object stands for its fields: one empty field each.
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for (name, value) in leaves {
+            let prefix = format!("{name}.");
+            let spread: Vec<String> = header
+                .iter()
+                .skip(fields.len())
+                .take_while(|column| column.starts_with(&prefix))
+                .cloned()
+                .collect();
+            if value.is_empty() && !spread.is_empty() {
+                fields.extend(spread.into_iter().map(|column| (column, String::new())));
+            } else {
+                fields.push((name, value));
+            }
+        }
         let names: Vec<_> = fields.iter().map(|(name, _)| name.clone()).collect();
         let values: Vec<_> = fields.into_iter().map(|(_, value)| value).collect();
         assert_eq!(&names, header, "{uri}");

@@ -285,8 +285,41 @@ async fn summary_gives_service_figures_against_the_threshold_asked_for() {
     assert_eq!(body["average_speed_of_answer_seconds"], 20.0);
     assert_eq!(body["longest_wait_seconds"], 50.0);
     assert_eq!(body["average_handle_time_seconds"], 60.0);
+    assert_eq!(
+        body["speed_of_answer_percentiles"],
+        serde_json::json!({"p50": 5.0, "p80": 35.0, "p90": 35.0, "p95": 35.0})
+    );
+    assert_eq!(body["average_abandon_time_seconds"], 50.0);
+    assert_eq!(
+        (&body["short_abandoned_calls"], &body["short_abandon_seconds"]),
+        (&serde_json::json!(0), &serde_json::json!(0))
+    );
     let body = summary("start=2026-11-02&end=2026-11-03&sl_threshold=35").await;
     assert_eq!(body["service_level"]["percent"], 66.67);
+    // The 50 s abandon is short below 51 s: it leaves the rate and the level, not the counts.
+    let body = summary("start=2026-11-02&end=2026-11-03&short_abandon=51").await;
+    assert_eq!(
+        (
+            &body["total_calls"],
+            &body["unanswered_calls"],
+            &body["short_abandoned_calls"],
+            &body["short_abandon_seconds"],
+            &body["abandon_rate_percent"],
+            &body["service_level"]["calls_with_wait"],
+            &body["average_abandon_time_seconds"],
+        ),
+        (
+            &serde_json::json!(3),
+            &serde_json::json!(1),
+            &serde_json::json!(1),
+            &serde_json::json!(51),
+            &serde_json::json!(0.0),
+            &serde_json::json!(2),
+            &serde_json::Value::Null,
+        )
+    );
+    let body = summary("start=2026-11-02&end=2026-11-03&short_abandon=50").await;
+    assert_eq!(body["short_abandoned_calls"], 0, "the bound is strict");
     let body = summary("start=2026-11-02&end=2026-11-03&queue=sales").await;
     assert_eq!(
         (
@@ -412,15 +445,20 @@ async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
         body["queues"],
         serde_json::json!([
             {"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
+             "short_abandoned_calls": 0,
              "abandon_rate_percent": 0.0, "service_level_percent": 50.0,
              "answered_within_threshold": 1, "calls_with_wait": 2,
-             "average_speed_of_answer_seconds": 20.0, "average_handle_time_seconds": 60.0,
-             "longest_wait_seconds": 35.0},
+             "average_speed_of_answer_seconds": 20.0,
+             "speed_of_answer_percentiles": {"p50": 5.0, "p80": 35.0, "p90": 35.0, "p95": 35.0},
+             "average_handle_time_seconds": 60.0,
+             "longest_wait_seconds": 35.0, "average_abandon_time_seconds": null},
             {"queue": "support", "offered": 1, "answered": 0, "unanswered": 1,
+             "short_abandoned_calls": 0,
              "abandon_rate_percent": 100.0, "service_level_percent": 0.0,
              "answered_within_threshold": 0, "calls_with_wait": 1,
-             "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
-             "longest_wait_seconds": 50.0}
+             "average_speed_of_answer_seconds": null, "speed_of_answer_percentiles": null,
+             "average_handle_time_seconds": null,
+             "longest_wait_seconds": 50.0, "average_abandon_time_seconds": 50.0}
         ])
     );
     let outbound = send(
@@ -479,7 +517,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         rows[18],
         serde_json::json!({
             "start": "2026-11-02T09:00:00+05:00", "offered": 1, "answered": 1,
-            "unanswered": 0, "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
+            "unanswered": 0, "short_abandoned_calls": 0,
+            "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
             "answered_within_threshold": 1, "calls_with_wait": 1,
             "average_speed_of_answer_seconds": 5.0, "average_handle_time_seconds": 60.0,
             "longest_wait_seconds": 5.0
@@ -490,7 +529,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         rows[68],
         serde_json::json!({
             "start": "2026-11-03T10:00:00+05:00", "offered": 1, "answered": 0,
-            "unanswered": 1, "abandon_rate_percent": 100.0, "service_level_percent": 0.0,
+            "unanswered": 1, "short_abandoned_calls": 0,
+            "abandon_rate_percent": 100.0, "service_level_percent": 0.0,
             "answered_within_threshold": 0, "calls_with_wait": 1,
             "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
             "longest_wait_seconds": 50.0
@@ -500,7 +540,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         rows[0],
         serde_json::json!({
             "start": "2026-11-02T00:00:00+05:00", "offered": 0, "answered": 0,
-            "unanswered": 0, "abandon_rate_percent": null, "service_level_percent": null,
+            "unanswered": 0, "short_abandoned_calls": 0,
+            "abandon_rate_percent": null, "service_level_percent": null,
             "answered_within_threshold": 0, "calls_with_wait": 0,
             "average_speed_of_answer_seconds": null, "average_handle_time_seconds": null,
             "longest_wait_seconds": null

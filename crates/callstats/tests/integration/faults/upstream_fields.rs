@@ -261,7 +261,9 @@ async fn an_upstream_without_waits_or_queues_keeps_every_figure_and_gives_null_s
     for field in [
         "service_level",
         "average_speed_of_answer_seconds",
+        "speed_of_answer_percentiles",
         "longest_wait_seconds",
+        "average_abandon_time_seconds",
     ] {
         assert_eq!(
             summary[field],
@@ -279,10 +281,12 @@ async fn an_upstream_without_waits_or_queues_keeps_every_figure_and_gives_null_s
     assert_eq!(
         queues["queues"],
         json!([{"queue": null, "offered": 2, "answered": 1, "unanswered": 1,
+                "short_abandoned_calls": 0,
                 "abandon_rate_percent": 50.0, "service_level_percent": null,
                 "answered_within_threshold": 0, "calls_with_wait": 0,
-                "average_speed_of_answer_seconds": null, "average_handle_time_seconds": 120.0,
-                "longest_wait_seconds": null}])
+                "average_speed_of_answer_seconds": null, "speed_of_answer_percentiles": null,
+                "average_handle_time_seconds": 120.0,
+                "longest_wait_seconds": null, "average_abandon_time_seconds": null}])
     );
 }
 
