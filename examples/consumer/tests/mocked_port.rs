@@ -8,7 +8,7 @@ use callstats_domain::params::Direction;
 use callstats_domain::ports::{
     CallDaysError, MockCallDaySource, MockPortalStore, StoreError, UpstreamError,
 };
-use callstats_domain::service::{CallStats, StatsSettings};
+use callstats_domain::use_cases::{CallStats, StatsSettings};
 use callstats_domain::testing::{
     CallExt, TestClock, call, days_of, operator, predicate, range, tashkent,
 };
