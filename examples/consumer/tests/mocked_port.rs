@@ -8,10 +8,10 @@ use callstats_domain::params::Direction;
 use callstats_domain::ports::{
     CallDaysError, MockCallDaySource, MockPortalStore, StoreError, UpstreamError,
 };
-use callstats_domain::use_cases::{CallStats, StatsSettings};
 use callstats_domain::testing::{
     CallExt, TestClock, call, days_of, operator, predicate, range, tashkent,
 };
+use callstats_domain::use_cases::{CallStats, StatsSettings};
 
 fn stats(store: MockPortalStore, call_days: MockCallDaySource) -> CallStats {
     CallStats::new(

@@ -1,7 +1,7 @@
 //! /calls/intervals: the service figures of every 15-, 30- or 60-minute interval of a period
 //! (Tashkent time), for workforce-management tools.
 //!
-//! An interval's row is the tally of [`crate::stats::service`] over the calls that started in
+//! An interval's row is the tally of [`crate::stats::service_level`] over the calls that started in
 //! it, read by the same functions as /calls/summary and /calls/queues: no second definition of
 //! any figure.
 

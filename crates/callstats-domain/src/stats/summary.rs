@@ -12,7 +12,7 @@ use crate::stats::service_level::{
 use crate::tz;
 
 /// Summarises the calls of `direction` (and of `queue`, when one is given) in `range`, in
-/// Tashkent days and hours, with the service figures of [`crate::stats::service`] measured
+/// Tashkent days and hours, with the service figures of [`crate::stats::service_level`] measured
 /// against `sl_threshold`.
 ///
 /// One pass over each day's calls with fixed counters and no allocation per call. Days
