@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use callstats_domain::DomainError;
 use callstats_domain::limits::Requester;
-use callstats_domain::params::Direction;
+use callstats_domain::params::{Direction, RosterFilter};
 use callstats_domain::ports::{
     CallDaysError, MockCallDaySource, MockPortalStore, StoreError, UpstreamError,
 };
@@ -52,12 +52,17 @@ async fn the_leaderboard_is_a_503_while_the_call_platform_fails_then_names_the_r
     let stats = stats(store, call_days);
     let requester = Requester::key(7);
 
-    let failed = stats.call_agents(week, None, &requester).await;
+    let failed = stats
+        .call_agents(week, None, &RosterFilter::default(), &requester)
+        .await;
     assert!(
         matches!(failed, Err(DomainError::UpstreamUnavailable(_))),
         "{failed:?}"
     );
-    let board = stats.call_agents(week, None, &requester).await.unwrap();
+    let board = stats
+        .call_agents(week, None, &RosterFilter::default(), &requester)
+        .await
+        .unwrap();
     let names: Vec<_> = board
         .agents
         .iter()
