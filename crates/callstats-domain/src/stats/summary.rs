@@ -16,7 +16,8 @@ use crate::tz;
 /// Tashkent days and hours, with the service figures of [`crate::stats::service_level`] measured
 /// by `rules` (a threshold alone, or with a short-abandon bound).
 ///
-/// One pass over each day's calls with fixed counters and no allocation per call. Days
+/// One pass over each day's calls with fixed counters (and the answered waits, kept for their
+/// percentiles). Days
 /// outside the range are ignored. `daily` holds every day, zero-filled; `hourly` is present
 /// only for a single day. Peaks take the earliest day or hour on a tie.
 #[must_use]
@@ -223,7 +224,9 @@ pub(crate) mod worked_example {
                 short.unanswered_calls,
                 short.short_abandoned_calls,
                 short.abandon_rate_percent,
-                short.service_level.map(|level| (level.calls_with_wait, level.percent)),
+                short
+                    .service_level
+                    .map(|level| (level.calls_with_wait, level.percent)),
                 short.average_abandon_time_seconds,
             ),
             (5, 1, 1, Some(0.0), Some((3, 66.67)), None)

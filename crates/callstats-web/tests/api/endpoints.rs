@@ -291,7 +291,10 @@ async fn summary_gives_service_figures_against_the_threshold_asked_for() {
     );
     assert_eq!(body["average_abandon_time_seconds"], 50.0);
     assert_eq!(
-        (&body["short_abandoned_calls"], &body["short_abandon_seconds"]),
+        (
+            &body["short_abandoned_calls"],
+            &body["short_abandon_seconds"]
+        ),
         (&serde_json::json!(0), &serde_json::json!(0))
     );
     let body = summary("start=2026-11-02&end=2026-11-03&sl_threshold=35").await;
