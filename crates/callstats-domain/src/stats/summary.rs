@@ -17,9 +17,8 @@ use crate::tz;
 /// by `rules` (a threshold alone, or with a short-abandon bound).
 ///
 /// One pass over each day's calls with fixed counters (and the answered waits, kept for their
-/// percentiles). Days
-/// outside the range are ignored. `daily` holds every day, zero-filled; `hourly` is present
-/// only for a single day. Peaks take the earliest day or hour on a tie.
+/// percentiles). Days outside the range are ignored. `daily` holds every day, zero-filled;
+/// `hourly` is present only for a single day. Peaks take the earliest day or hour on a tie.
 #[must_use]
 pub fn call_summary<D: AsRef<CallDay>>(
     range: &DateRange,
