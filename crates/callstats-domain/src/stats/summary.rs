@@ -212,7 +212,7 @@ pub(crate) mod worked_example {
         );
         assert_eq!(json["average_abandon_time_seconds"], 95.25);
         // With `short_abandon=100`, c-3 (95.25 s) is a short abandon.
-        let rules = crate::params::ServiceRules {
+        let rules = ServiceRules {
             sl_threshold: SlThreshold::DEFAULT,
             short_abandon: crate::params::ShortAbandon::seconds(100).unwrap(),
         };
