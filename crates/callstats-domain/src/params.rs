@@ -427,6 +427,25 @@ impl RosterFilter {
     }
 }
 
+/// The query parameter `name` as a whole number within `range`: ASCII digits only (no sign,
+/// no fraction, no spaces), or the error naming `name` and `form`.
+fn whole_number(
+    raw: &str,
+    name: &'static str,
+    form: &'static str,
+    range: std::ops::RangeInclusive<u16>,
+) -> Result<u16, ParamError> {
+    let invalid = || ParamError::invalid(Param::query(name), raw, form);
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid());
+    }
+    raw.parse::<u32>()
+        .ok()
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| range.contains(n))
+        .ok_or_else(invalid)
+}
+
 /// `limit` of /scripts/stats: an integer in 1..=100, default 20.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScriptsLimit(u8);
@@ -440,16 +459,10 @@ impl Default for ScriptsLimit {
 impl ScriptsLimit {
     /// Accepts ASCII digits only (no sign, no spaces) with a value in 1..=100.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
-        let invalid = || ParamError::invalid(Param::query("limit"), raw, LIMIT_FORM);
-        if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid());
-        }
-        match raw.parse::<u32>() {
-            Ok(n) if (1..=u32::from(SCRIPTS_LIMIT_MAX)).contains(&n) => {
-                u8::try_from(n).map(Self).map_err(|_| invalid())
-            }
-            _ => Err(invalid()),
-        }
+        let limit = whole_number(raw, "limit", LIMIT_FORM, 1..=u16::from(SCRIPTS_LIMIT_MAX))?;
+        u8::try_from(limit)
+            .map(Self)
+            .map_err(|_| ParamError::invalid(Param::query("limit"), raw, LIMIT_FORM))
     }
 
     #[must_use]
@@ -476,16 +489,13 @@ impl SlThreshold {
 
     /// Accepts ASCII digits only (no sign, no fraction, no spaces) with a value in 1..=3600.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
-        let invalid = || ParamError::invalid(Param::query("sl_threshold"), raw, SL_THRESHOLD_FORM);
-        if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid());
-        }
-        match raw.parse::<u32>() {
-            Ok(n) if (1..=u32::from(Self::MAX_SECONDS)).contains(&n) => {
-                u16::try_from(n).map(Self).map_err(|_| invalid())
-            }
-            _ => Err(invalid()),
-        }
+        whole_number(
+            raw,
+            "sl_threshold",
+            SL_THRESHOLD_FORM,
+            1..=Self::MAX_SECONDS,
+        )
+        .map(Self)
     }
 
     /// A threshold of `seconds`, when it is one (1..=3600).
@@ -521,17 +531,13 @@ impl ShortAbandon {
 
     /// Accepts ASCII digits only (no sign, no fraction, no spaces) with a value in 0..=600.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
-        let invalid =
-            || ParamError::invalid(Param::query("short_abandon"), raw, SHORT_ABANDON_FORM);
-        if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid());
-        }
-        match raw.parse::<u32>() {
-            Ok(n) if n <= u32::from(Self::MAX_SECONDS) => {
-                u16::try_from(n).map(Self).map_err(|_| invalid())
-            }
-            _ => Err(invalid()),
-        }
+        whole_number(
+            raw,
+            "short_abandon",
+            SHORT_ABANDON_FORM,
+            0..=Self::MAX_SECONDS,
+        )
+        .map(Self)
     }
 
     /// A bound of `seconds`, when it is one (0..=600).
