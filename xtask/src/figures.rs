@@ -11,11 +11,13 @@ pub const BEGIN: &str =
 pub const END: &str = "<!-- figures: end -->";
 
 /// The resources whose figures the page defines, each with what it is.
-const RESOURCES: [(&str, &str); 5] = [
+const RESOURCES: [(&str, &str); 7] = [
     ("CallSummary", "/calls/summary"),
     ("ServiceLevel", "The `service_level` of /calls/summary"),
+    ("Comparison", "The `comparison` of /calls/summary"),
     ("QueueEntry", "An entry of /calls/queues"),
     ("IntervalEntry", "A row of /calls/intervals"),
+    ("TrendBucket", "A bucket of /calls/trend"),
     ("AgentEntry", "An entry of /calls/agents"),
 ];
 

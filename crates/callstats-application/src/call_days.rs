@@ -33,6 +33,11 @@
 //!   logged at WARN once a minute. Over a key's day budget stays a refusal.
 //! - A day whose answer was unusable (past a bound, a record that breaks the contract) is not
 //!   asked again for `unusable_hold`: a request that needs it fails at once.
+//! - A trend reads the days' rollups ([`DayRollup`]), a month of days at a time, so a year of
+//!   calls is never in hand at once. A final day's rollup is kept in process for as long as
+//!   the day is in the history horizon; the others are made from the held day each time. The
+//!   days a trend must fetch are checked against the key's day budget all together first, so
+//!   a trend over the budget is refused whole, before any day is fetched.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -42,13 +47,14 @@ use async_trait::async_trait;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::calendar::unix_millis;
 use callstats_domain::calendar::{DateRange, Day};
-use callstats_domain::call_day::{CallDay, Held};
+use callstats_domain::call_day::{CallDay, Held, HeldDay};
 use callstats_domain::error::{cause_chain, whole_seconds};
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
 use callstats_domain::ports::{
     CallDayArchive, CallDayCache, CallDaySource, CallDaysError, CallPlatform, Clock, QuotaCounter,
     StoreError, UpstreamError, UpstreamFailure,
 };
+use callstats_domain::rollup::DayRollup;
 use callstats_domain::tz;
 use futures::future::try_join_all;
 
@@ -114,7 +120,7 @@ impl CallDaySettings {
     /// Whether `kept` is final at Unix second `now`: fetched settled, and its day ended
     /// `revision_days` or more before `now`.
     #[must_use]
-    pub fn is_final(&self, kept: &CallDay, now: i64) -> bool {
+    pub fn is_final(&self, kept: &impl HeldDay, now: i64) -> bool {
         let end = tz::local_midnight_unix(kept.day().date()).saturating_add(86_400);
         kept.held() == Held::Settled
             && now >= end.saturating_add(i64::from(self.revision_days).saturating_mul(86_400))
@@ -186,6 +192,8 @@ struct Inner {
     flights: Arc<Flights<i64, Fetched>>,
     /// Days whose answer was unusable: until when they are not asked again, and why.
     unusable: Mutex<HashMap<Day, (Instant, UpstreamError)>>,
+    /// The rollups of final days: they never change, so each is made once.
+    final_rollups: Mutex<HashMap<Day, Arc<DayRollup>>>,
 }
 
 /// Which tier answered, for the metrics.
@@ -262,6 +270,7 @@ impl CallDayStore {
                     )))
                 }),
                 unusable: Mutex::default(),
+                final_rollups: Mutex::default(),
             }),
         }
     }
@@ -280,6 +289,11 @@ impl CallDayStore {
     /// most [`SWEEP_BATCH`] days a statement, [`SWEEP_BATCHES`] statements a call, so a sweep
     /// never holds the database long. Answers how many days went.
     pub async fn sweep(&self, first: Day) -> u64 {
+        self.inner
+            .final_rollups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|day, _| *day >= first);
         let Some(archive) = self.inner.archive.get() else {
             return 0;
         };
@@ -343,6 +357,51 @@ impl CallDayStore {
             for ((index, _), day) in missing.into_iter().zip(fetched) {
                 if let Some(slot) = found.get_mut(index) {
                     *slot = Some(day);
+                }
+            }
+        }
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The rollups of `range`'s days: final ones from those kept; the others from the days
+    /// held, read a month at a time; the days not held checked against the budget together,
+    /// then collected as [`CallDayStore::collect`] does, a month of days at a time.
+    async fn collect_rollups(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<Vec<Arc<DayRollup>>, CallDaysError> {
+        let inner = &self.inner;
+        let now = inner.clock.now().unix_timestamp();
+        let days: Vec<Day> = range.iter_days().collect();
+        let mut found: Vec<Option<Arc<DayRollup>>> = {
+            let kept = inner
+                .final_rollups
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            days.iter().map(|day| kept.get(day).cloned()).collect()
+        };
+        let pending: Vec<Day> = days
+            .iter()
+            .zip(&found)
+            .filter(|(_, rollup)| rollup.is_none())
+            .map(|(day, _)| *day)
+            .collect();
+        let mut not_held = Vec::new();
+        for chunk in pending.chunks(MONTH_OF_DAYS) {
+            let kept = inner.kept(chunk, Duration::ZERO, Counted::Yes).await;
+            for (day, held) in chunk.iter().zip(kept.found) {
+                match held {
+                    Some(held) => place(&mut found, &range, inner.rollup_of(&held, now)),
+                    None => not_held.push(*day),
+                }
+            }
+        }
+        if !not_held.is_empty() {
+            inner.afford(requester, not_held.len()).await?;
+            for run in runs(&not_held, MONTH_OF_DAYS) {
+                for held in self.collect(run, requester).await? {
+                    place(&mut found, &range, inner.rollup_of(&held, now));
                 }
             }
         }
@@ -798,6 +857,42 @@ impl Inner {
         .with_source(why.clone()))
     }
 
+    /// The rollup of a held day: made once for a final day, kept from then on.
+    fn rollup_of(&self, day: &CallDay, now: i64) -> Arc<DayRollup> {
+        let mut kept = self
+            .final_rollups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(rollup) = kept.get(&day.day()) {
+            return Arc::clone(rollup);
+        }
+        let rollup = Arc::new(DayRollup::of(day));
+        if self.settings.is_final(day, now) {
+            kept.insert(day.day(), Arc::clone(&rollup));
+        }
+        rollup
+    }
+
+    /// Refuses, without paying, a request that needs `days` day fetches its key's budget does
+    /// not have room for now.
+    async fn afford(&self, requester: &Requester, days: usize) -> Result<(), CallDaysError> {
+        let Some(limit) = self.settings.day_budget.per_minute() else {
+            return Ok(());
+        };
+        let needed = u32::try_from(days).unwrap_or(u32::MAX);
+        let bucket = QuotaBucket::new(&QuotaSubject::KeyDays(requester.key_id()), self.clock.now());
+        let used = self.budget.peek(&bucket).await;
+        if used.saturating_add(u64::from(needed)) <= u64::from(limit) {
+            return Ok(());
+        }
+        metrics::counter!("callstats_day_budget_refusals_total").increment(1);
+        Err(CallDaysError::OverBudget(OverBudget {
+            key: requester.key_id(),
+            needed,
+            status: DayBudgetStatus::current(limit, used, &bucket),
+        }))
+    }
+
     /// Pays `days` day fetches from the requester's budget, all or none.
     async fn pay(&self, requester: &Requester, days: usize) -> Result<(), CallDaysError> {
         let Some(limit) = self.settings.day_budget.per_minute() else {
@@ -978,6 +1073,36 @@ impl Inner {
     }
 }
 
+/// How many days a trend reads or fetches at once: a month's worth, as every other endpoint.
+const MONTH_OF_DAYS: usize = 31;
+
+/// Puts `rollup` in its day's slot of `found`, the rollups of `range` in order.
+fn place(found: &mut [Option<Arc<DayRollup>>], range: &DateRange, rollup: Arc<DayRollup>) {
+    let slot = usize::try_from(rollup.day().number() - range.start().number())
+        .ok()
+        .and_then(|index| found.get_mut(index));
+    if let Some(slot) = slot {
+        *slot = Some(rollup);
+    }
+}
+
+/// `days` (in order) as ranges of consecutive days, each at most `most` long.
+fn runs(days: &[Day], most: usize) -> Vec<DateRange> {
+    let mut runs: Vec<(Day, Day, usize)> = Vec::new();
+    for day in days {
+        match runs.last_mut() {
+            Some((_, last, length)) if *length < most && last.plus_days(1) == Some(*day) => {
+                *last = *day;
+                *length += 1;
+            }
+            _ => runs.push((*day, *day, 1)),
+        }
+    }
+    runs.into_iter()
+        .filter_map(|(start, end, _)| DateRange::up_to_31_days(start, end).ok())
+        .collect()
+}
+
 #[async_trait]
 impl CallDaySource for CallDayStore {
     async fn days(
@@ -986,6 +1111,14 @@ impl CallDaySource for CallDayStore {
         requester: &Requester,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
         self.collect(range, requester).await
+    }
+
+    async fn rollups(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<Vec<Arc<DayRollup>>, CallDaysError> {
+        self.collect_rollups(range, requester).await
     }
 }
 

@@ -28,6 +28,7 @@ pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, Dom
         Response::Agents(body) => table(&body.agents, limit),
         Response::Queues(body) => table(&body.queues, limit),
         Response::Intervals(body) => table(&body.intervals, limit),
+        Response::Trend(body) => table(&body.buckets, limit),
         Response::Operators(body) => table(&body.operators, limit),
         Response::Schedule(body) => table(&body.off_days, limit),
         Response::Scripts(body) => table(&body.scripts, limit),

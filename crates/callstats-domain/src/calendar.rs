@@ -172,25 +172,21 @@ impl DateRange {
     /// The days `start` to `end`, up to 31 of them: a longer range keeps its latest 31 days
     /// and says so in [`DateRange::clamped`] (the API's documented clamp, never an error).
     pub fn up_to_31_days(start: Day, end: Day) -> Result<Self, EndBeforeStart> {
+        Self::up_to(start, end, MAX_RANGE_DAYS)
+    }
+
+    /// The days `start` to `end`, up to `max_days` of them (at least 1): a longer range keeps
+    /// its latest `max_days` days and says so in [`DateRange::clamped`].
+    pub fn up_to(start: Day, end: Day, max_days: u32) -> Result<Self, EndBeforeStart> {
         if end < start {
             return Err(EndBeforeStart { start, end });
-        }
-        let span = end.number() - start.number() + 1;
-        if span > i64::from(MAX_RANGE_DAYS) {
-            let start = end
-                .plus_days(1 - i64::from(MAX_RANGE_DAYS))
-                .unwrap_or(start);
-            return Ok(Self {
-                start,
-                end,
-                clamped: true,
-            });
         }
         Ok(Self {
             start,
             end,
             clamped: false,
-        })
+        }
+        .latest(max_days.max(1)))
     }
 
     /// The latest `max_days` days of the range (the shorter clamp of /calls/intervals), marked
@@ -231,13 +227,13 @@ impl DateRange {
         self.end
     }
 
-    /// True when the requested range was longer than 31 days and was trimmed.
+    /// True when the requested range was longer than its endpoint computes and was trimmed.
     #[must_use]
     pub const fn clamped(&self) -> bool {
         self.clamped
     }
 
-    /// Number of days in the range (1..=31).
+    /// Number of days in the range (at least 1).
     #[must_use]
     pub fn days(&self) -> usize {
         usize::try_from(self.end.number() - self.start.number() + 1).unwrap_or(1)

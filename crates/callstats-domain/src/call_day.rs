@@ -46,6 +46,29 @@ pub struct CallDay {
     calls: Vec<DayCall>,
 }
 
+/// What is known of any held copy of a day (its calls, or their rollup): which day, when the
+/// platform was asked for it and whether it is final. The freshness of an answer reads these.
+pub trait HeldDay {
+    fn day(&self) -> Day;
+    /// Unix millisecond at which the calls were fetched.
+    fn fetched_at_ms(&self) -> i64;
+    fn held(&self) -> Held;
+}
+
+impl HeldDay for CallDay {
+    fn day(&self) -> Day {
+        self.day
+    }
+
+    fn fetched_at_ms(&self) -> i64 {
+        self.fetched_at_ms
+    }
+
+    fn held(&self) -> Held {
+        self.held
+    }
+}
+
 /// What a held day's calls are: final, or figures that may still change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Held {

@@ -28,6 +28,7 @@ pub mod ports;
 pub mod redact;
 pub mod representation;
 pub mod request;
+pub mod rollup;
 pub mod scope;
 pub mod stats;
 pub mod use_cases;

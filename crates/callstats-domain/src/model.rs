@@ -13,7 +13,7 @@ use crate::calendar::{Day, LocalDateTime, Month, Period};
 pub use crate::identifiers::{
     AgentNumber, InvalidAgentNumber, InvalidQueueName, MAX_IDENTIFIER_BYTES, QueueName,
 };
-use crate::params::Direction;
+use crate::params::{Compare, Direction, Granularity};
 use crate::scope::ScopeSet;
 
 /// Currency of every money figure.
@@ -179,6 +179,104 @@ pub struct CallSummary {
     pub peak_hour: Option<HourCount>,
     /// The count of `peak_hour`, the busiest hour (earliest on a tie); 0 for several days.
     pub peak_hour_count: u64,
+    /// The same figures for the earlier period `compare` asked for; null without `compare`.
+    pub comparison: Option<Comparison>,
+}
+
+/// /calls/summary's figures for an earlier period (`compare`), computed exactly as the body's
+/// own: the same direction, queue, `sl_threshold` and `short_abandon`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The `compare` asked for.
+    pub compare: Compare,
+    /// The earlier period: as many days as the body's `period`.
+    pub period: Period,
+    /// `total_calls` over the earlier period.
+    pub total_calls: u64,
+    /// `answered_calls` over the earlier period.
+    pub answered_calls: u64,
+    /// `unanswered_calls` over the earlier period.
+    pub unanswered_calls: u64,
+    /// `short_abandoned_calls` over the earlier period.
+    pub short_abandoned_calls: u64,
+    /// `abandon_rate_percent` over the earlier period.
+    pub abandon_rate_percent: Option<f64>,
+    /// `service_level` over the earlier period.
+    pub service_level: Option<ServiceLevel>,
+    /// `average_speed_of_answer_seconds` over the earlier period.
+    pub average_speed_of_answer_seconds: Option<f64>,
+    /// `average_handle_time_seconds` over the earlier period.
+    pub average_handle_time_seconds: Option<f64>,
+    /// `longest_wait_seconds` over the earlier period.
+    pub longest_wait_seconds: Option<f64>,
+}
+
+/// One bucket of /calls/trend: a day, an ISO week or a month, cut to the period.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrendBucket {
+    /// The bucket's first date inside the period.
+    pub start: Day,
+    /// The bucket's last date inside the period.
+    pub end: Day,
+    /// The bucket's days inside the period: `end` − `start` + 1.
+    pub days: u32,
+    /// Calls of the direction (and queue) that started in the bucket, answered or not.
+    pub offered: u64,
+    /// `answered_calls` of /calls/summary over the bucket's calls.
+    pub answered: u64,
+    /// `unanswered_calls` of /calls/summary over the bucket's calls.
+    pub unanswered: u64,
+    /// `short_abandoned_calls` of /calls/summary over the bucket's calls.
+    pub short_abandoned_calls: u64,
+    /// `abandon_rate_percent` of /calls/summary over the bucket's calls.
+    pub abandon_rate_percent: Option<f64>,
+    /// `service_level.answered_within_threshold` of /calls/summary over the bucket's calls (0
+    /// when none has a wait).
+    pub answered_within_threshold: u64,
+    /// `service_level.calls_with_wait` of /calls/summary over the bucket's calls (0 when none
+    /// has a wait).
+    pub calls_with_wait: u64,
+    /// `service_level.percent` of /calls/summary over the bucket's calls; null when none has a
+    /// wait time.
+    pub service_level_percent: Option<f64>,
+    /// `average_speed_of_answer_seconds` of /calls/summary over the bucket's calls.
+    pub average_speed_of_answer_seconds: Option<f64>,
+    /// `average_handle_time_seconds` of /calls/summary over the bucket's calls.
+    pub average_handle_time_seconds: Option<f64>,
+    /// `longest_wait_seconds` of /calls/summary over the bucket's calls.
+    pub longest_wait_seconds: Option<f64>,
+}
+
+/// The body of /calls/trend.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrendResponse {
+    /// The dates actually used (after the 366-day clamp).
+    pub period: Period,
+    pub direction: Direction,
+    pub granularity: Granularity,
+    /// Always `+05:00`: buckets are Tashkent days.
+    #[cfg_attr(feature = "openapi", schema(example = "+05:00"))]
+    pub timezone: &'static str,
+    /// True when the period asked for was longer than 366 days and its latest 366 were kept.
+    pub clamped: bool,
+    pub sl_threshold_seconds: u16,
+    /// The `short_abandon` asked for (default 0).
+    pub short_abandon_seconds: u16,
+    /// The `queue` asked for; null when none was.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
+    pub queue: Option<QueueName>,
+    /// When the platform was last asked for the oldest of the period's days that have begun
+    /// (UTC, to the millisecond). Null when no day of the period has begun.
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
+    pub as_of: Option<String>,
+    /// The first date of the period whose figures may still change. Null when every day of
+    /// the period is settled.
+    pub provisional_from: Option<Day>,
+    /// Every bucket that overlaps the period, in time order, cut to the period.
+    pub buckets: Vec<TrendBucket>,
 }
 
 /// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n

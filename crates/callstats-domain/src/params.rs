@@ -11,7 +11,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::calendar::{DATE_FORM, DateRange, Day, EndBeforeStart, MONTH_FORM, Month};
+use crate::calendar::{
+    DATE_FORM, DateRange, Day, EndBeforeStart, MAX_RANGE_DAYS, MONTH_FORM, Month,
+};
 use crate::identifiers::QueueName;
 use crate::limits::EarliestDay;
 
@@ -33,6 +35,8 @@ const ROSTER_VALUES_SHOWN: usize = 50;
 const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
 const SHORT_ABANDON_FORM: &str = "whole seconds from 0 to 600";
 const INTERVAL_FORM: &str = "15, 30 or 60 (minutes)";
+const GRANULARITY_FORM: &str = "'day', 'week' or 'month'";
+const COMPARE_FORM: &str = "'previous_period', 'previous_week' or 'previous_year'";
 const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
 
 /// Where a parameter was read from, so the error can say it.
@@ -101,13 +105,28 @@ pub enum ParamError {
     #[error(transparent)]
     EndBeforeStart(#[from] EndBeforeStart),
     /// A call period that starts before the history horizon (after the 31-day clamp).
-    #[error("{}", before_horizon(value, *earliest, *clamped_start))]
+    #[error("{}", before_horizon(value, *earliest, *clamped))]
     BeforeHorizon {
         /// `start` as given.
         value: String,
         earliest: EarliestDay,
-        /// Where the period starts once clamped to its latest 31 days, when it was.
-        clamped_start: Option<Day>,
+        /// Where the period starts once clamped to its latest days, and how many it keeps,
+        /// when it was.
+        clamped: Option<(Day, usize)>,
+    },
+    /// A `compare` whose earlier period starts before the history horizon.
+    #[error(
+        "invalid {} {:?}: the earlier period would start on {starts}, but call records are kept \
+         for {} days, so the earliest date allowed is {}",
+        Param::query("compare"),
+        compare.as_str(),
+        earliest.horizon_days,
+        earliest.day
+    )]
+    CompareBeforeHorizon {
+        compare: Compare,
+        starts: Day,
+        earliest: EarliestDay,
     },
     /// A `team` or `shift` that no operator of the roster has: the message lists those there
     /// are (at most 50, sorted).
@@ -123,10 +142,12 @@ pub enum ParamError {
     Unreadable(String),
 }
 
-fn before_horizon(value: &str, earliest: EarliestDay, clamped_start: Option<Day>) -> String {
+fn before_horizon(value: &str, earliest: EarliestDay, clamped: Option<(Day, usize)>) -> String {
     let EarliestDay { day, horizon_days } = earliest;
-    let clamp = clamped_start
-        .map(|start| format!(" (the period, clamped to its latest 31 days, starts on {start})"))
+    let clamp = clamped
+        .map(|(start, days)| {
+            format!(" (the period, clamped to its latest {days} days, starts on {start})")
+        })
         .unwrap_or_default();
     format!(
         "invalid {} {value:?}: call records are kept for {horizon_days} days, so the earliest \
@@ -238,8 +259,8 @@ pub struct PeriodQuery {
     #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
     pub start: ParamValues,
     /// Last day (Tashkent), defaults to `start`; not before `start`. A period longer than the
-    /// endpoint's longest (31 days; 7 on /calls/intervals) keeps its latest days: the answer's
-    /// `period` says which.
+    /// endpoint's longest (31 days; 7 on /calls/intervals, 366 on /calls/trend) keeps its
+    /// latest days: the answer's `period` says which.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
     pub end: ParamValues,
 }
@@ -255,8 +276,8 @@ impl PeriodQuery {
     }
 
     /// `start` (required) and `end` (defaults to `start`), in that order, clamped to their
-    /// latest 31 days.
-    fn range(&self) -> Result<DateRange, ParamError> {
+    /// latest `max_days` days.
+    fn range(&self, max_days: u32) -> Result<DateRange, ParamError> {
         let start = day(
             self.start.required("start", DATE_FORM)?,
             Param::query("start"),
@@ -265,7 +286,7 @@ impl PeriodQuery {
             Some(raw) => day(raw, Param::query("end"))?,
             None => start,
         };
-        Ok(DateRange::up_to_31_days(start, end)?)
+        Ok(DateRange::up_to(start, end, max_days)?)
     }
 
     /// `range` (clamped already) refused, naming `start`, when it starts before `earliest`.
@@ -283,7 +304,7 @@ impl PeriodQuery {
                     .map(|raw| raw.chars().take(ECHO_MAX_CHARS).collect())
                     .unwrap_or_default(),
                 earliest,
-                clamped_start: range.clamped().then_some(range.start()),
+                clamped: range.clamped().then(|| (range.start(), range.days())),
             }),
             _ => Ok(range),
         }
@@ -603,6 +624,8 @@ pub struct SummaryParams {
     pub short_abandon: ShortAbandon,
     /// Only the calls of this queue; `None`: every call.
     pub queue: Option<QueueName>,
+    /// The earlier period to compare with, if any.
+    pub compare: Option<Compare>,
 }
 
 /// Query of /calls/summary.
@@ -634,22 +657,237 @@ pub struct SummaryQuery {
     /// the period gives zeros; empty is a 400.
     #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
     pub queue: ParamValues,
+    /// The same figures for an earlier period, in `comparison`: `previous_period` (as many
+    /// days, ending the day before the period starts), `previous_week` (the period 7 days
+    /// earlier) or `previous_year` (364 days earlier, so weekdays line up). It applies to the
+    /// period after the 31-day clamp; an earlier period starting before the history horizon is
+    /// a 400 naming the earliest date allowed.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Compare>, inline))]
+    pub compare: ParamValues,
 }
 
 impl SummaryQuery {
-    /// The range, the direction, the threshold, the queue, then the range against the history
-    /// horizon (`earliest`, `None` without one).
+    /// The range, the direction, the threshold, the queue, the comparison, then the range and
+    /// the earlier period against the history horizon (`earliest`, `None` without one).
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<SummaryParams, ParamError> {
-        let range = self.period.range()?;
+        let range = self.period.range(MAX_RANGE_DAYS)?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
         let short_abandon = ShortAbandon::given(&self.short_abandon)?;
         let queue = queue_given(&self.queue)?;
+        let compare = Compare::given(&self.compare)?;
+        let range = self.period.within_horizon(range, earliest)?;
+        if let (Some(compare), Some(earliest)) = (compare, earliest) {
+            let starts = compare.earlier(&range).start();
+            if starts < earliest.day {
+                return Err(ParamError::CompareBeforeHorizon {
+                    compare,
+                    starts,
+                    earliest,
+                });
+            }
+        }
         Ok(SummaryParams {
-            range: self.period.within_horizon(range, earliest)?,
+            range,
             direction,
             sl_threshold,
             short_abandon,
+            queue,
+            compare,
+        })
+    }
+}
+
+/// `compare` of /calls/summary: which earlier period the figures are set beside.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compare {
+    /// As many days, ending the day before the period starts.
+    PreviousPeriod,
+    /// The period moved 7 days back.
+    PreviousWeek,
+    /// The period moved 364 days back: 52 weeks, so weekdays line up.
+    PreviousYear,
+}
+
+impl Compare {
+    /// Parses `previous_period`, `previous_week` or `previous_year`, case-sensitively.
+    pub fn parse(raw: &str) -> Result<Self, ParamError> {
+        match raw {
+            "previous_period" => Ok(Self::PreviousPeriod),
+            "previous_week" => Ok(Self::PreviousWeek),
+            "previous_year" => Ok(Self::PreviousYear),
+            _ => Err(ParamError::invalid(
+                Param::query("compare"),
+                raw,
+                COMPARE_FORM,
+            )),
+        }
+    }
+
+    /// The optional query parameter `compare`.
+    fn given(given: &ParamValues) -> Result<Option<Self>, ParamError> {
+        given
+            .value("compare", COMPARE_FORM)?
+            .map(Self::parse)
+            .transpose()
+    }
+
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::PreviousPeriod => "previous_period",
+            Self::PreviousWeek => "previous_week",
+            Self::PreviousYear => "previous_year",
+        }
+    }
+
+    /// The earlier period set beside `range`: as long as it, never clamped. A period at the
+    /// calendar's start compares with itself (no earlier day exists there).
+    #[must_use]
+    pub fn earlier(self, range: &DateRange) -> DateRange {
+        let days = i64::try_from(range.days()).unwrap_or(1);
+        let back = match self {
+            Self::PreviousPeriod => days,
+            Self::PreviousWeek => 7,
+            Self::PreviousYear => 364,
+        };
+        match (range.start().plus_days(-back), range.end().plus_days(-back)) {
+            (Some(start), Some(end)) => DateRange::up_to(start, end, MAX_RANGE_DAYS)
+                .unwrap_or_else(|_| DateRange::day(start)),
+            _ => DateRange::day(range.start()),
+        }
+    }
+}
+
+/// `granularity` of /calls/trend: how its buckets cut the calendar.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Granularity {
+    /// Tashkent calendar days.
+    Day,
+    /// ISO weeks, Monday to Sunday.
+    #[default]
+    Week,
+    /// Calendar months.
+    Month,
+}
+
+impl Granularity {
+    /// Parses `day`, `week` or `month`, case-sensitively.
+    pub fn parse(raw: &str) -> Result<Self, ParamError> {
+        match raw {
+            "day" => Ok(Self::Day),
+            "week" => Ok(Self::Week),
+            "month" => Ok(Self::Month),
+            _ => Err(ParamError::invalid(
+                Param::query("granularity"),
+                raw,
+                GRANULARITY_FORM,
+            )),
+        }
+    }
+
+    /// The optional query parameter `granularity`, week by default.
+    fn given(given: &ParamValues) -> Result<Self, ParamError> {
+        given
+            .value("granularity", GRANULARITY_FORM)?
+            .map_or(Ok(Self::default()), Self::parse)
+    }
+
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Day => "day",
+            Self::Week => "week",
+            Self::Month => "month",
+        }
+    }
+
+    /// The first day of the bucket holding `day`: the day itself, the Monday of its ISO week
+    /// or the first of its month.
+    #[must_use]
+    pub fn bucket_start(self, day: Day) -> Day {
+        let date = day.date();
+        let back = match self {
+            Self::Day => 0,
+            Self::Week => i64::from(date.weekday().number_days_from_monday()),
+            Self::Month => i64::from(date.day()) - 1,
+        };
+        day.plus_days(-back).unwrap_or(day)
+    }
+}
+
+/// The longest period of /calls/trend, in days: a longer one keeps its latest 366.
+pub const MAX_TREND_DAYS: u32 = 366;
+
+/// /calls/trend's parameters, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TrendParams {
+    /// At most [`MAX_TREND_DAYS`] days.
+    pub range: DateRange,
+    pub direction: Direction,
+    pub granularity: Granularity,
+    pub rules: ServiceRules,
+    /// Only the calls of this queue; `None`: every call.
+    pub queue: Option<QueueName>,
+}
+
+/// Query of /calls/trend.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct TrendQuery {
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub period: PeriodQuery,
+    /// The buckets: `day` (Tashkent days), `week` (ISO weeks, Monday to Sunday) or `month`
+    /// (calendar months); default `week`. Anything else is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Granularity>, inline))]
+    pub granularity: ParamValues,
+    /// Call direction, case-sensitive; default `inbound`.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
+    pub direction: ParamValues,
+    /// Service-level threshold in whole seconds from 1 to 3600; default 20.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
+    pub sl_threshold: ParamValues,
+    /// Short abandons: an unanswered call whose wait is known and strictly below this many
+    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
+    /// seconds from 0 to 600; default 0 (none).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
+    pub short_abandon: ParamValues,
+    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
+    /// the period gives zeros; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
+    pub queue: ParamValues,
+}
+
+impl TrendQuery {
+    /// The range (trimmed to its latest 366 days), the granularity, the direction, the
+    /// threshold, the short-abandon bound, the queue, then the range against the history
+    /// horizon.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<TrendParams, ParamError> {
+        let range = self.period.range(MAX_TREND_DAYS)?;
+        let granularity = Granularity::given(&self.granularity)?;
+        let direction = Direction::given(&self.direction)?;
+        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
+        let queue = queue_given(&self.queue)?;
+        Ok(TrendParams {
+            range: self.period.within_horizon(range, earliest)?,
+            direction,
+            granularity,
+            rules: ServiceRules {
+                sl_threshold,
+                short_abandon,
+            },
             queue,
         })
     }
@@ -688,7 +926,7 @@ impl QueuesQuery {
         &self,
         earliest: Option<EarliestDay>,
     ) -> Result<(DateRange, Direction, ServiceRules), ParamError> {
-        let range = self.period.range()?;
+        let range = self.period.range(MAX_RANGE_DAYS)?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
         let short_abandon = ShortAbandon::given(&self.short_abandon)?;
@@ -815,7 +1053,7 @@ impl IntervalsQuery {
     /// The range (trimmed to its latest 7 days), the interval, the direction, the threshold,
     /// the queue, then the range against the history horizon.
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<IntervalsParams, ParamError> {
-        let range = self.period.range()?.latest(MAX_INTERVAL_DAYS);
+        let range = self.period.range(MAX_RANGE_DAYS)?.latest(MAX_INTERVAL_DAYS);
         let interval = IntervalMinutes::given(&self.interval)?;
         let direction = Direction::given(&self.direction)?;
         let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
@@ -881,7 +1119,7 @@ impl AgentsQuery {
     /// the shift; then the range against the history horizon (`earliest`, `None` without one).
     /// Whether the roster has the team and the shift is checked when answered.
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<AgentsParams, ParamError> {
-        let range = self.period.range()?;
+        let range = self.period.range(MAX_RANGE_DAYS)?;
         Direction::given(&self.direction)?;
         let queue = queue_given(&self.queue)?;
         let team = self

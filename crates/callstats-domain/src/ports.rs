@@ -16,11 +16,12 @@ use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
-use crate::calendar::{DateRange, Day, Month};
+use crate::calendar::{DateRange, Day, MAX_RANGE_DAYS, Month};
 use crate::call_day::{CallDay, FetchedCalls};
 use crate::limits::{OverBudget, Requester};
 use crate::live::{LiveError, LiveSnapshot};
 use crate::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
+use crate::rollup::DayRollup;
 
 /// The error an adapter's failure came from (a driver's, a client's, a parser's), kept whole for
 /// the log. Shared, so that the port errors stay `Clone`: single flight hands one error to every
@@ -239,6 +240,33 @@ pub trait CallDaySource: Send + Sync + 'static {
         range: DateRange,
         requester: &Requester,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError>;
+
+    /// The rollup of every day of `range` in order ([`DayRollup`]: what a trend reads), held or
+    /// fetched as [`CallDaySource::days`] holds and fetches days. This default reads the days a
+    /// month at a time, so that a year of calls is never in memory at once; a store that keeps
+    /// rollups answers from them.
+    async fn rollups(
+        &self,
+        range: DateRange,
+        requester: &Requester,
+    ) -> Result<Vec<Arc<DayRollup>>, CallDaysError> {
+        let mut rollups = Vec::with_capacity(range.days());
+        let mut start = range.start();
+        while start <= range.end() {
+            let end = start
+                .plus_days(i64::from(MAX_RANGE_DAYS) - 1)
+                .map_or(range.end(), |end| end.min(range.end()));
+            let chunk =
+                DateRange::up_to_31_days(start, end).unwrap_or_else(|_| DateRange::day(start));
+            let days = self.days(chunk, requester).await?;
+            rollups.extend(days.iter().map(|day| Arc::new(DayRollup::of(day))));
+            match end.plus_days(1) {
+                Some(next) => start = next,
+                None => break,
+            }
+        }
+        Ok(rollups)
+    }
 }
 
 /// One tier of kept call days: in process, or shared by every replica. Infallible like the

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use crate::error::DomainError;
-use crate::model::{AgentEntry, IntervalEntry, OffDay, Operator, QueueEntry, Script};
+use crate::model::{AgentEntry, IntervalEntry, OffDay, Operator, QueueEntry, Script, TrendBucket};
 use crate::request::{ApiRequest, Endpoint};
 
 /// The media type of JSON answers, as a 406 names it.
@@ -78,6 +78,7 @@ impl Endpoint {
         match self {
             Self::CallsAgents => Some(AgentEntry::COLUMNS),
             Self::CallsIntervals => Some(IntervalEntry::COLUMNS),
+            Self::CallsTrend => Some(TrendBucket::COLUMNS),
             Self::CallsQueues => Some(QueueEntry::COLUMNS),
             Self::Operators => Some(Operator::COLUMNS),
             Self::Schedule => Some(OffDay::COLUMNS),
@@ -92,6 +93,7 @@ impl Endpoint {
         match self {
             Self::CallsAgents => Some("agents"),
             Self::CallsIntervals => Some("intervals"),
+            Self::CallsTrend => Some("buckets"),
             Self::CallsQueues => Some("queues"),
             Self::Operators => Some("operators"),
             Self::Schedule => Some("off_days"),
@@ -125,6 +127,7 @@ impl ApiRequest {
             Self::CallsAgents { range, .. } => Some(period("calls-agents", range)),
             Self::CallsQueues { range, .. } => Some(period("calls-queues", range)),
             Self::CallsIntervals { range, .. } => Some(period("calls-intervals", range)),
+            Self::CallsTrend { range, .. } => Some(period("calls-trend", range)),
             Self::Operators => Some("operators.csv".to_owned()),
             Self::Schedule { month } => Some(format!("schedule-{month}.csv")),
             Self::ScriptsStats { .. } => Some("scripts-stats.csv".to_owned()),
@@ -191,6 +194,25 @@ impl CsvRow for IntervalEntry {
         "service_level_percent",
         "answered_within_threshold",
         "calls_with_wait",
+        "average_speed_of_answer_seconds",
+        "average_handle_time_seconds",
+        "longest_wait_seconds",
+    ];
+}
+
+impl CsvRow for TrendBucket {
+    const COLUMNS: &'static [&'static str] = &[
+        "start",
+        "end",
+        "days",
+        "offered",
+        "answered",
+        "unanswered",
+        "short_abandoned_calls",
+        "abandon_rate_percent",
+        "answered_within_threshold",
+        "calls_with_wait",
+        "service_level_percent",
         "average_speed_of_answer_seconds",
         "average_handle_time_seconds",
         "longest_wait_seconds",
@@ -277,7 +299,7 @@ mod tests {
     }
 
     #[test]
-    fn six_endpoints_have_csv() {
+    fn seven_endpoints_have_csv() {
         let with: Vec<_> = Endpoint::ALL
             .into_iter()
             .filter(|e| e.has_csv())
@@ -289,6 +311,7 @@ mod tests {
                 "/calls/agents",
                 "/calls/queues",
                 "/calls/intervals",
+                "/calls/trend",
                 "/operators",
                 "/schedule",
                 "/scripts/stats"
@@ -421,6 +444,25 @@ mod tests {
                 longest_wait_seconds: None,
             }),
             IntervalEntry::COLUMNS,
+        );
+        check(
+            flattened(&TrendBucket {
+                start: Day::parse("2026-11-02").unwrap(),
+                end: Day::parse("2026-11-08").unwrap(),
+                days: 7,
+                offered: 0,
+                answered: 0,
+                unanswered: 0,
+                short_abandoned_calls: 0,
+                abandon_rate_percent: None,
+                answered_within_threshold: 0,
+                calls_with_wait: 0,
+                service_level_percent: None,
+                average_speed_of_answer_seconds: None,
+                average_handle_time_seconds: None,
+                longest_wait_seconds: None,
+            }),
+            TrendBucket::COLUMNS,
         );
         check(
             flattened(&Operator {

@@ -9,9 +9,10 @@ use crate::calendar::{DateRange, Month};
 use crate::limits::EarliestDay;
 use crate::model::QueueName;
 use crate::params::{
-    self, AgentsParams, AgentsQuery, Direction, IntervalMinutes, IntervalsParams, IntervalsQuery,
-    KpiQuery, MonthPath, Param, ParamError, QueuesQuery, RosterFilter, ScheduleQuery, ScriptsLimit,
-    ScriptsQuery, ServiceRules, Shift, SummaryParams, SummaryQuery, Team,
+    self, AgentsParams, AgentsQuery, Compare, Direction, Granularity, IntervalMinutes,
+    IntervalsParams, IntervalsQuery, KpiQuery, MonthPath, Param, ParamError, QueuesQuery,
+    RosterFilter, ScheduleQuery, ScriptsLimit, ScriptsQuery, ServiceRules, Shift, SummaryParams,
+    SummaryQuery, Team, TrendParams, TrendQuery,
 };
 use crate::scope::{KpiView, Scope};
 
@@ -20,7 +21,7 @@ pub const CALLS_TTL: Duration = Duration::from_secs(600);
 /// Lifetime of cached portal data.
 pub const PORTAL_TTL: Duration = Duration::from_secs(60);
 
-/// The ten endpoints under `/api/v1`.
+/// The eleven endpoints under `/api/v1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     Ping,
@@ -28,6 +29,7 @@ pub enum Endpoint {
     CallsAgents,
     CallsQueues,
     CallsIntervals,
+    CallsTrend,
     KpiMonths,
     KpiMonth,
     Operators,
@@ -36,12 +38,13 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Ping,
         Self::CallsSummary,
         Self::CallsAgents,
         Self::CallsQueues,
         Self::CallsIntervals,
+        Self::CallsTrend,
         Self::KpiMonths,
         Self::KpiMonth,
         Self::Operators,
@@ -55,9 +58,11 @@ impl Endpoint {
     pub const fn required_scope(self) -> Option<Scope> {
         match self {
             Self::Ping => None,
-            Self::CallsSummary | Self::CallsAgents | Self::CallsQueues | Self::CallsIntervals => {
-                Some(Scope::Calls)
-            }
+            Self::CallsSummary
+            | Self::CallsAgents
+            | Self::CallsQueues
+            | Self::CallsIntervals
+            | Self::CallsTrend => Some(Scope::Calls),
             Self::KpiMonths | Self::KpiMonth => Some(Scope::KpiAggregate),
             Self::Operators | Self::Schedule => Some(Scope::Operators),
             Self::ScriptsStats => Some(Scope::Scripts),
@@ -73,6 +78,7 @@ impl Endpoint {
             Self::CallsAgents => "/calls/agents",
             Self::CallsQueues => "/calls/queues",
             Self::CallsIntervals => "/calls/intervals",
+            Self::CallsTrend => "/calls/trend",
             Self::KpiMonths => "/kpi/months",
             Self::KpiMonth => "/kpi/{month}",
             Self::Operators => "/operators",
@@ -92,6 +98,7 @@ pub enum UnvalidatedRequest {
     CallsAgents(AgentsQuery),
     CallsQueues(QueuesQuery),
     CallsIntervals(IntervalsQuery),
+    CallsTrend(TrendQuery),
     KpiMonths,
     KpiMonth(MonthPath, KpiQuery),
     Operators,
@@ -108,6 +115,7 @@ impl UnvalidatedRequest {
             Self::CallsAgents(_) => Endpoint::CallsAgents,
             Self::CallsQueues(_) => Endpoint::CallsQueues,
             Self::CallsIntervals(_) => Endpoint::CallsIntervals,
+            Self::CallsTrend(_) => Endpoint::CallsTrend,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth(..) => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -145,6 +153,7 @@ impl UnvalidatedRequest {
                     sl_threshold,
                     short_abandon,
                     queue,
+                    compare,
                 } = query.parse(earliest())?;
                 ApiRequest::CallsSummary {
                     range,
@@ -154,6 +163,7 @@ impl UnvalidatedRequest {
                         short_abandon,
                     },
                     queue,
+                    compare,
                 }
             }
             Self::CallsAgents(query) => {
@@ -196,6 +206,22 @@ impl UnvalidatedRequest {
                     queue,
                 }
             }
+            Self::CallsTrend(query) => {
+                let TrendParams {
+                    range,
+                    direction,
+                    granularity,
+                    rules,
+                    queue,
+                } = query.parse(earliest())?;
+                ApiRequest::CallsTrend {
+                    range,
+                    direction,
+                    granularity,
+                    rules,
+                    queue,
+                }
+            }
             Self::KpiMonths => ApiRequest::KpiMonths,
             Self::KpiMonth(path, query) => ApiRequest::KpiMonth {
                 month: params::month(&path.month, Param::path("month"))?,
@@ -227,6 +253,7 @@ impl UnvalidatedRequest {
             Endpoint::CallsAgents => Self::CallsAgents(serde_html_form::from_str(query)?),
             Endpoint::CallsQueues => Self::CallsQueues(serde_html_form::from_str(query)?),
             Endpoint::CallsIntervals => Self::CallsIntervals(serde_html_form::from_str(query)?),
+            Endpoint::CallsTrend => Self::CallsTrend(serde_html_form::from_str(query)?),
             Endpoint::KpiMonths => Self::KpiMonths,
             Endpoint::KpiMonth => Self::KpiMonth(
                 MonthPath {
@@ -249,6 +276,8 @@ pub enum ApiRequest {
         direction: Direction,
         rules: ServiceRules,
         queue: Option<QueueName>,
+        /// The earlier period to set beside it, if any.
+        compare: Option<Compare>,
     },
     CallsAgents {
         range: DateRange,
@@ -265,6 +294,14 @@ pub enum ApiRequest {
         range: DateRange,
         direction: Direction,
         interval: IntervalMinutes,
+        rules: ServiceRules,
+        queue: Option<QueueName>,
+    },
+    CallsTrend {
+        /// At most 366 days.
+        range: DateRange,
+        direction: Direction,
+        granularity: Granularity,
         rules: ServiceRules,
         queue: Option<QueueName>,
     },
@@ -291,6 +328,7 @@ impl ApiRequest {
             Self::CallsAgents { .. } => Endpoint::CallsAgents,
             Self::CallsQueues { .. } => Endpoint::CallsQueues,
             Self::CallsIntervals { .. } => Endpoint::CallsIntervals,
+            Self::CallsTrend { .. } => Endpoint::CallsTrend,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth { .. } => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -311,13 +349,17 @@ impl ApiRequest {
                 direction,
                 rules,
                 queue,
+                compare,
             } => format!(
-                "v1/calls/summary?start={}&end={}&direction={}{}{}&clamped={}",
+                "v1/calls/summary?start={}&end={}&direction={}{}{}{}&clamped={}",
                 range.start(),
                 range.end(),
                 direction.as_str(),
                 rules_key(*rules),
                 queue_key(queue.as_ref()),
+                compare
+                    .map(|compare| format!("&compare={}", compare.as_str()))
+                    .unwrap_or_default(),
                 range.clamped()
             ),
             Self::CallsAgents {
@@ -363,6 +405,22 @@ impl ApiRequest {
                 queue_key(queue.as_ref()),
                 range.clamped()
             ),
+            Self::CallsTrend {
+                range,
+                direction,
+                granularity,
+                rules,
+                queue,
+            } => format!(
+                "v1/calls/trend?start={}&end={}&granularity={}&direction={}{}{}&clamped={}",
+                range.start(),
+                range.end(),
+                granularity.as_str(),
+                direction.as_str(),
+                rules_key(*rules),
+                queue_key(queue.as_ref()),
+                range.clamped()
+            ),
             Self::KpiMonths => return Cow::Borrowed("v1/kpi/months"),
             Self::KpiMonth { month, shift, view } => {
                 let shift = encoded("shift", shift.as_ref().map(Shift::as_str));
@@ -382,7 +440,8 @@ impl ApiRequest {
             Self::CallsSummary { .. }
             | Self::CallsAgents { .. }
             | Self::CallsQueues { .. }
-            | Self::CallsIntervals { .. } => CALLS_TTL,
+            | Self::CallsIntervals { .. }
+            | Self::CallsTrend { .. } => CALLS_TTL,
             _ => PORTAL_TTL,
         }
     }
@@ -422,6 +481,7 @@ const KEY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calendar::Day;
 
     fn parse(endpoint: Endpoint, query: &str, month: &str) -> Result<Option<ApiRequest>, String> {
         UnvalidatedRequest::from_query(endpoint, query, month)
@@ -448,6 +508,7 @@ mod tests {
             scopes,
             [
                 None,
+                Some("calls"),
                 Some("calls"),
                 Some("calls"),
                 Some("calls"),
@@ -561,6 +622,120 @@ mod tests {
             ),
             "v1/calls/queues?start=2026-10-21&end=2026-11-20&direction=inbound&sl_threshold=3600&clamped=true"
         );
+    }
+
+    #[test]
+    fn trend_key_holds_the_granularity_and_a_period_over_366_days_keeps_its_latest_366() {
+        assert_eq!(
+            key(Endpoint::CallsTrend, "start=2026-11-01"),
+            "v1/calls/trend?start=2026-11-01&end=2026-11-01&granularity=week&direction=inbound&sl_threshold=20&clamped=false"
+        );
+        assert_eq!(
+            key(
+                Endpoint::CallsTrend,
+                "start=2024-01-01&end=2026-11-20&granularity=month&short_abandon=5&queue=a%26b"
+            ),
+            "v1/calls/trend?start=2025-11-20&end=2026-11-20&granularity=month&direction=inbound&sl_threshold=20&short_abandon=5&queue=a%26b&clamped=true"
+        );
+        // 366 days exactly: not clamped.
+        assert!(
+            key(Endpoint::CallsTrend, "start=2025-11-20&end=2026-11-20")
+                .ends_with("&clamped=false")
+        );
+        for bad in [
+            "granularity=Week",
+            "granularity=year",
+            "granularity=",
+            "granularity=day&granularity=day",
+        ] {
+            let error =
+                parse(Endpoint::CallsTrend, &format!("start=2026-11-01&{bad}"), "").unwrap_err();
+            assert!(error.contains("'granularity'"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn summary_key_holds_compare_only_when_asked_and_a_bad_compare_is_refused() {
+        assert!(!key(Endpoint::CallsSummary, "start=2026-11-01").contains("compare"));
+        assert_eq!(
+            key(
+                Endpoint::CallsSummary,
+                "start=2026-11-01&compare=previous_year"
+            ),
+            "v1/calls/summary?start=2026-11-01&end=2026-11-01&direction=inbound&sl_threshold=20&compare=previous_year&clamped=false"
+        );
+        let error = parse(
+            Endpoint::CallsSummary,
+            "start=2026-11-01&compare=last_year",
+            "",
+        )
+        .unwrap_err();
+        assert_eq!(
+            error,
+            "invalid query parameter 'compare' \"last_year\": expected 'previous_period', 'previous_week' or 'previous_year'"
+        );
+    }
+
+    #[test]
+    fn each_compare_names_its_earlier_period_and_one_before_the_horizon_is_refused() {
+        let summary = |query: &str, earliest: &str| {
+            UnvalidatedRequest::from_query(Endpoint::CallsSummary, query, "")
+                .unwrap()
+                .validate(
+                    KpiView::Aggregate,
+                    Some(EarliestDay {
+                        day: Day::parse(earliest).unwrap(),
+                        horizon_days: 400,
+                    }),
+                )
+                .map_err(|e| e.to_string())
+        };
+        let period = DateRange::up_to_31_days(
+            Day::parse("2026-11-09").unwrap(),
+            Day::parse("2026-11-15").unwrap(),
+        )
+        .unwrap();
+        for (compare, start, end) in [
+            (Compare::PreviousPeriod, "2026-11-02", "2026-11-08"),
+            (Compare::PreviousWeek, "2026-11-02", "2026-11-08"),
+            (Compare::PreviousYear, "2025-11-10", "2025-11-16"),
+        ] {
+            let earlier = compare.earlier(&period);
+            assert_eq!(
+                (earlier.start().to_string(), earlier.end().to_string()),
+                (start.to_owned(), end.to_owned()),
+                "{compare:?}"
+            );
+            // The weekday lines up a year back too.
+            assert_eq!(
+                earlier.start().date().weekday(),
+                period.start().date().weekday()
+            );
+        }
+        let three = DateRange::up_to_31_days(
+            Day::parse("2026-03-01").unwrap(),
+            Day::parse("2026-03-03").unwrap(),
+        )
+        .unwrap();
+        let before = Compare::PreviousPeriod.earlier(&three);
+        assert_eq!(
+            (before.start().to_string(), before.end().to_string()),
+            ("2026-02-26".to_owned(), "2026-02-28".to_owned())
+        );
+        let query = "start=2026-11-09&end=2026-11-15&compare=previous_year";
+        assert!(summary(query, "2025-11-10").is_ok());
+        assert_eq!(
+            summary(query, "2025-11-11").unwrap_err(),
+            "invalid query parameter 'compare' \"previous_year\": the earlier period would start on \
+             2025-11-10, but call records are kept for 400 days, so the earliest date allowed is \
+             2025-11-11"
+        );
+        // The clamp comes first: a 40-day period compares its latest 31 days.
+        let clamped = summary(
+            "start=2026-10-06&end=2026-11-14&compare=previous_period",
+            "2026-09-14",
+        );
+        assert!(clamped.is_ok(), "{clamped:?}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Req
 use crate::model::{
     AgentsResponse, CallScore, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, Operator,
     OperatorsResponse, QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
+    TrendResponse,
 };
 use crate::params::{Direction, RosterFilter, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
@@ -331,6 +332,7 @@ pub enum Response {
     Agents(AgentsResponse),
     Queues(QueuesResponse),
     Intervals(IntervalsResponse),
+    Trend(TrendResponse),
     Sheets(SheetsResponse),
     Kpi(KpiMonthResponse),
     Operators(OperatorsResponse),
@@ -476,18 +478,32 @@ impl CallStats {
                 direction,
                 rules,
                 queue,
+                compare,
             } => {
-                let (range, direction, rules) = (*range, *direction, *rules);
+                let (range, direction, rules, compare) = (*range, *direction, *rules, *compare);
                 let queue = queue.clone();
                 let days = self.calls.days(range, requester).await?;
+                let earlier = match compare {
+                    Some(compare) => {
+                        let earlier = compare.earlier(&range);
+                        Some((compare, earlier, self.calls.days(earlier, requester).await?))
+                    }
+                    None => None,
+                };
                 Prepared::new(move || {
-                    Response::CallSummary(stats::call_summary(
-                        &range,
-                        direction,
-                        rules,
-                        queue.as_ref(),
-                        &days,
-                    ))
+                    let mut summary =
+                        stats::call_summary(&range, direction, rules, queue.as_ref(), &days);
+                    summary.comparison = earlier.map(|(compare, earlier, days)| {
+                        stats::comparison(
+                            compare,
+                            &earlier,
+                            direction,
+                            rules,
+                            queue.as_ref(),
+                            &days,
+                        )
+                    });
+                    Response::CallSummary(summary)
                 })
             }
             ApiRequest::CallsAgents {
@@ -540,6 +556,28 @@ impl CallStats {
                         rules,
                         queue.as_ref(),
                         &days,
+                    ))
+                })
+            }
+            ApiRequest::CallsTrend {
+                range,
+                direction,
+                granularity,
+                rules,
+                queue,
+            } => {
+                let (range, direction, granularity, rules) =
+                    (*range, *direction, *granularity, *rules);
+                let queue = queue.clone();
+                let rollups = self.calls.rollups(range, requester).await?;
+                Prepared::new(move || {
+                    Response::Trend(stats::trend_response(
+                        &range,
+                        direction,
+                        granularity,
+                        rules,
+                        queue.as_ref(),
+                        &rollups,
                     ))
                 })
             }

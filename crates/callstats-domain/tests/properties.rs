@@ -8,15 +8,17 @@ use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow, QueueName};
 use callstats_domain::params::{
-    Direction, IntervalMinutes, RosterFilter, ScriptsLimit, Shift, SlThreshold,
+    Direction, Granularity, IntervalMinutes, RosterFilter, ScriptsLimit, ServiceRules, Shift,
+    ShortAbandon, SlThreshold,
 };
 use callstats_domain::request::{Endpoint, UnvalidatedRequest};
+use callstats_domain::rollup::DayRollup;
 use callstats_domain::scope::KpiView;
 use callstats_domain::stats::intervals::{interval_entries, intervals_per_day};
 use callstats_domain::stats::kpi::{spread, totals};
 use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::round::round2;
-use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary};
+use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary, trend_response};
 use proptest::prelude::*;
 use time::{Date, Duration};
 
@@ -164,6 +166,56 @@ proptest! {
                 _ => {}
             }
             prop_assert_eq!(summary.average_handle_time_seconds.is_some(), summary.answered_calls > 0);
+        }
+    }
+
+    #[test]
+    fn each_trend_bucket_read_from_rollups_is_the_summary_of_its_raw_calls(
+        (range, calls) in range_and_calls(31),
+        inbound in any::<bool>(),
+        threshold in 1_u16..=120,
+        short in prop_oneof![Just(0_u16), 0_u16..=30, Just(600)],
+        granularity in prop::sample::select(vec![Granularity::Day, Granularity::Week, Granularity::Month]),
+        queue in prop::option::of(prop::sample::select(vec!["sales", "support"])),
+    ) {
+        // Waits and durations in quarter seconds: their sums are exact in any order, so the
+        // rollups' day sums and the raw calls' running sums are the same numbers.
+        let quarter = |value: f64| (value * 4.0).round() / 4.0;
+        let calls: Vec<CallRecord> = calls
+            .into_iter()
+            .map(|call| CallRecord {
+                duration_seconds: quarter(call.duration_seconds),
+                wait_seconds: call.wait_seconds.map(quarter),
+                ..call
+            })
+            .collect();
+        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+        let rules = ServiceRules {
+            sl_threshold: SlThreshold::seconds(threshold).unwrap(),
+            short_abandon: ShortAbandon::seconds(short).unwrap(),
+        };
+        let queue = queue.map(|name| QueueName::new(name).unwrap());
+        let days = days_around(range, &calls);
+        let rollups: Vec<DayRollup> = days.iter().map(DayRollup::of).collect();
+        let trend = trend_response(&range, direction, granularity, rules, queue.as_ref(), &rollups);
+        let whole = call_summary(&range, direction, rules, queue.as_ref(), &days);
+        prop_assert_eq!(trend.buckets.iter().map(|b| b.offered).sum::<u64>(), whole.total_calls);
+        prop_assert_eq!(trend.buckets.iter().map(|b| usize::try_from(b.days).unwrap()).sum::<usize>(), range.days());
+        for bucket in &trend.buckets {
+            let own = DateRange::up_to_31_days(bucket.start, bucket.end).unwrap();
+            let alone = call_summary(&own, direction, rules, queue.as_ref(), &days);
+            prop_assert_eq!(bucket.offered, alone.total_calls);
+            prop_assert_eq!(bucket.answered, alone.answered_calls);
+            prop_assert_eq!(bucket.unanswered, alone.unanswered_calls);
+            prop_assert_eq!(bucket.short_abandoned_calls, alone.short_abandoned_calls);
+            prop_assert_eq!(bucket.abandon_rate_percent, alone.abandon_rate_percent);
+            prop_assert_eq!(
+                (bucket.answered_within_threshold, bucket.calls_with_wait, bucket.service_level_percent),
+                alone.service_level.map_or((0, 0, None), |l| (l.answered_within_threshold, l.calls_with_wait, Some(l.percent)))
+            );
+            prop_assert_eq!(bucket.average_speed_of_answer_seconds, alone.average_speed_of_answer_seconds);
+            prop_assert_eq!(bucket.average_handle_time_seconds, alone.average_handle_time_seconds);
+            prop_assert_eq!(bucket.longest_wait_seconds, alone.longest_wait_seconds);
         }
     }
 

@@ -20,11 +20,11 @@ use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
-    QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
+    QueuesResponse, Schedule, ScriptsResponse, SheetsResponse, TrendResponse,
 };
 use callstats_domain::params::{
     AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueuesQuery, ScheduleQuery,
-    ScriptsQuery, SummaryQuery,
+    ScriptsQuery, SummaryQuery, TrendQuery,
 };
 use callstats_domain::request::UnvalidatedRequest;
 use futures::FutureExt as _;
@@ -48,6 +48,7 @@ pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
         .service(calls_agents)
         .service(calls_queues)
         .service(calls_intervals)
+        .service(calls_trend)
         .service(kpi_months)
         .service(operators)
         .service(schedule)
@@ -158,6 +159,30 @@ async fn calls_intervals(
         Some(&UnvalidatedRequest::CallsIntervals(query)),
     )
     .await
+}
+
+/// Service figures per day, ISO week or month, over up to a year.
+///
+/// Every bucket (`granularity`: Tashkent days, ISO weeks Monday to Sunday, or calendar months)
+/// that overlaps the period, in time order, each cut to the period: `start` and `end` are its
+/// first and last dates inside it and `days` their count. Each row has the calls of the
+/// direction (and `queue`) of its days and the service figures of /calls/summary over them
+/// (the same definitions and null rules); the `offered` of the buckets add up to the period's
+/// calls. A range longer than 366 days keeps its latest 366 days (`clamped: true`). Cached 10
+/// minutes.
+///
+/// The history horizon and the day budget apply as on every /calls endpoint: a day neither
+/// held nor fetched yet costs a day of the budget. Days after today have no calls. When any
+/// day of the period cannot be fetched from the call platform within the fetch deadline, the
+/// answer is 503, never partial figures.
+#[utoipa::path(tag = "calls", params(PeriodQuery, TrendQuery), responses((status = 200, description = "The trend.", body = TrendResponse)))]
+#[get("/calls/trend")]
+async fn calls_trend(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    Query(query): Query<TrendQuery>,
+) -> Result<HttpResponse, ApiError> {
+    answer(&state, &req, Some(&UnvalidatedRequest::CallsTrend(query))).await
 }
 
 /// Published KPI sheets.

@@ -3,7 +3,7 @@
 //! may still change.
 
 use crate::calendar::{self, DateRange, Day};
-use crate::call_day::{CallDay, Held};
+use crate::call_day::{Held, HeldDay};
 
 /// The freshness fields of /calls/summary and /calls/agents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,10 +17,11 @@ pub struct Freshness {
     pub provisional_from: Option<Day>,
 }
 
-/// The freshness of `range` answered from `days` (days outside the range are ignored; a day
-/// of the range missing from them counts as not settled).
+/// The freshness of `range` answered from `days`, any held copies of the days: their calls,
+/// or their rollups (days outside the range are ignored; a day of the range missing from them
+/// counts as not settled).
 #[must_use]
-pub fn freshness<D: AsRef<CallDay>>(range: &DateRange, days: &[D]) -> Freshness {
+pub fn freshness<T: HeldDay, D: AsRef<T>>(range: &DateRange, days: &[D]) -> Freshness {
     let mut oldest: Option<i64> = None;
     let mut provisional_from = None;
     for date in range.iter_days() {
@@ -44,6 +45,7 @@ pub fn freshness<D: AsRef<CallDay>>(range: &DateRange, days: &[D]) -> Freshness 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::call_day::CallDay;
     use crate::testing::{day, range};
 
     /// A day of the period fetched at `ms`, held as `held`.

@@ -9,6 +9,7 @@ pub mod queues;
 pub mod round;
 pub mod service_level;
 pub mod summary;
+pub mod trend;
 
 pub use agents::{PriorWeight, agent_leaderboard, agents_response};
 pub use freshness::{Freshness, freshness};
@@ -16,4 +17,5 @@ pub use intervals::intervals_response;
 pub use kpi::{AggregateMinRows, kpi_month, select_sheet};
 pub use portal::{roster, schedule, sheet_listing, top_scripts};
 pub use queues::queues_response;
-pub use summary::call_summary;
+pub use summary::{call_summary, comparison};
+pub use trend::trend_response;

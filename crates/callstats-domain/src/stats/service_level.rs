@@ -13,6 +13,7 @@ use crate::call_day::{CallDay, DayCall};
 use crate::model::CallSummary;
 use crate::model::{QueueName, ServiceLevel, SpeedOfAnswerPercentiles};
 use crate::params::{Direction, ServiceRules};
+use crate::rollup::RollupGroup;
 use crate::stats::round::round2;
 
 /// The calls of `day` that a figure over `direction` (and `queue`, when one is asked) counts,
@@ -50,8 +51,8 @@ pub struct ServiceTally {
     /// Answered calls with a wait time, and the sum of their waits.
     answered_with_wait: u64,
     answered_wait_sum: f64,
-    /// Those waits, for their percentiles.
-    answered_waits: Vec<f64>,
+    /// Those waits, for their percentiles; `None` once a rollup is added (it keeps none).
+    answered_waits: Option<Vec<f64>>,
     /// Unanswered calls with a wait time that are not short abandons, and the sum of their
     /// waits.
     abandoned_with_wait: u64,
@@ -75,7 +76,7 @@ impl ServiceTally {
             answered_within_threshold: 0,
             answered_with_wait: 0,
             answered_wait_sum: 0.0,
-            answered_waits: Vec::new(),
+            answered_waits: Some(Vec::new()),
             abandoned_with_wait: 0,
             abandoned_wait_sum: 0.0,
             longest_wait: None,
@@ -97,7 +98,9 @@ impl ServiceTally {
                 self.calls_with_wait += 1;
                 self.answered_with_wait += 1;
                 self.answered_wait_sum += wait;
-                self.answered_waits.push(wait);
+                if let Some(waits) = &mut self.answered_waits {
+                    waits.push(wait);
+                }
                 if wait <= f64::from(self.rules.sl_threshold.get()) {
                     self.answered_within_threshold += 1;
                 }
@@ -109,6 +112,36 @@ impl ServiceTally {
                 self.calls_with_wait += 1;
                 self.abandoned_with_wait += 1;
                 self.abandoned_wait_sum += wait;
+            }
+        }
+    }
+
+    /// Counts the calls of a day's rollup group, as [`ServiceTally::add`] would count them one
+    /// by one, but for their waits: a rollup keeps none, so the percentiles are then unknown
+    /// (null). The sums are the group's day sums, added in turn.
+    pub fn add_group(&mut self, group: &RollupGroup) {
+        self.offered += group.offered;
+        self.answered += group.answered;
+        self.answered_duration_sum += group.answered_duration_sum;
+        self.answered_with_wait += group.answered_with_wait;
+        self.answered_wait_sum += group.answered_wait_sum;
+        self.calls_with_wait += group.answered_with_wait;
+        if let Some(wait) = group.longest_wait {
+            self.longest_wait = Some(self.longest_wait.map_or(wait, |longest| longest.max(wait)));
+        }
+        self.answered_waits = None;
+        let threshold = self.rules.sl_threshold.get();
+        let short = self.rules.short_abandon.get();
+        for entry in &group.waits {
+            if entry.second <= threshold {
+                self.answered_within_threshold += u64::from(entry.answered);
+            }
+            if entry.second < short {
+                self.short_abandoned += u64::from(entry.unanswered);
+            } else {
+                self.calls_with_wait += u64::from(entry.unanswered);
+                self.abandoned_with_wait += u64::from(entry.unanswered);
+                self.abandoned_wait_sum += entry.unanswered_wait_sum;
             }
         }
     }
@@ -195,10 +228,11 @@ pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
 
 /// [`CallSummary::speed_of_answer_percentiles`] of the tally: each the nearest-rank
 /// percentile of the answered calls' waits (sorted ascending, the wait at 1-based position
-/// ⌈p/100 × n⌉), rounded; null when no answered call has a wait.
+/// ⌈p/100 × n⌉), rounded; null when no answered call has a wait (or the tally holds rollups,
+/// which keep no waits).
 #[must_use]
 pub fn speed_of_answer_percentiles(tally: &ServiceTally) -> Option<SpeedOfAnswerPercentiles> {
-    let mut waits = tally.answered_waits.clone();
+    let mut waits = tally.answered_waits.clone()?;
     waits.sort_by(f64::total_cmp);
     let n = waits.len();
     let at = |p: usize| {

@@ -2,8 +2,8 @@
 
 use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
-use crate::model::{CallSummary, DayCount, HourCount, QueueName};
-use crate::params::{Direction, ServiceRules};
+use crate::model::{CallSummary, Comparison, DayCount, HourCount, QueueName};
+use crate::params::{Compare, Direction, ServiceRules};
 use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
@@ -101,6 +101,40 @@ pub fn call_summary<D: AsRef<CallDay>>(
         peak_day,
         peak_hour,
         peak_hour_count: peak_hour.map_or(0, |h| h.count),
+        comparison: None,
+    }
+}
+
+/// The `comparison` of /calls/summary: the summary's figures over `earlier` (the period
+/// `compare` names), from that period's `days`, measured exactly as the body's own.
+#[must_use]
+pub fn comparison<D: AsRef<CallDay>>(
+    compare: Compare,
+    earlier: &DateRange,
+    direction: Direction,
+    rules: impl Into<ServiceRules>,
+    queue: Option<&QueueName>,
+    days: &[D],
+) -> Comparison {
+    let mut tally = ServiceTally::new(rules);
+    for day in days.iter().map(AsRef::as_ref) {
+        let within = earlier.start() <= day.day() && day.day() <= earlier.end();
+        for call in offered_calls(day, direction, queue).filter(|_| within) {
+            tally.add(call);
+        }
+    }
+    Comparison {
+        compare,
+        period: Period::from(earlier),
+        total_calls: tally.offered(),
+        answered_calls: tally.answered(),
+        unanswered_calls: tally.unanswered(),
+        short_abandoned_calls: tally.short_abandoned(),
+        abandon_rate_percent: abandon_rate_percent(&tally),
+        service_level: service_level(&tally),
+        average_speed_of_answer_seconds: average_speed_of_answer_seconds(&tally),
+        average_handle_time_seconds: average_handle_time_seconds(&tally),
+        longest_wait_seconds: longest_wait_seconds(&tally),
     }
 }
 
@@ -442,7 +476,8 @@ mod tests {
                 "hourly": null,
                 "peak_day": {"date": "2026-11-02", "count": 1},
                 "peak_hour": null,
-                "peak_hour_count": 0
+                "peak_hour_count": 0,
+                "comparison": null
             })
         );
     }

@@ -43,11 +43,12 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 | Endpoint::CallsAgents
                 | Endpoint::CallsQueues
                 | Endpoint::CallsIntervals
+                | Endpoint::CallsTrend
         )
     );
     let (description, examples): (&str, Vec<(&str, Value)>) = match status {
         400 if calls => (
-            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp, 7 days on /calls/intervals) starts before the history horizon (the message names the earliest start allowed); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
+            "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp, 7 days on /calls/intervals, 366 on /calls/trend) starts before the history horizon (the message names the earliest start allowed), or so does the earlier period of `compare`; or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
             vec![
                 (
                     "bad parameter",

@@ -9,9 +9,10 @@ use callstats_domain::model::{
     SheetContent,
 };
 use callstats_domain::params::{
-    Direction, IntervalMinutes, RosterFilter, ScriptsLimit, SlThreshold,
+    Direction, Granularity, IntervalMinutes, RosterFilter, ScriptsLimit, SlThreshold,
 };
 use callstats_domain::request::Endpoint;
+use callstats_domain::rollup::DayRollup;
 use callstats_domain::scope::{KpiView, ScopeSet};
 use callstats_domain::stats::{self, AggregateMinRows};
 use serde_json::Value;
@@ -93,6 +94,20 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
                 .unwrap_or(0);
             intervals.intervals = intervals.intervals.into_iter().skip(busy).take(2).collect();
             vec![("intervals", value(serde_json::to_value(intervals)))]
+        }
+        Endpoint::CallsTrend => {
+            let rollups: Vec<DayRollup> = sample.calls.iter().map(DayRollup::of).collect();
+            vec![(
+                "trend",
+                value(serde_json::to_value(stats::trend_response(
+                    &sample.range,
+                    Direction::Inbound,
+                    Granularity::Week,
+                    SlThreshold::DEFAULT,
+                    None,
+                    &rollups,
+                ))),
+            )]
         }
         Endpoint::KpiMonths => vec![(
             "sheets",

@@ -13,7 +13,12 @@ use crate::helpers::*;
 const ALL_SCOPES: &str = "calls,kpi:detail,operators,scripts";
 
 /// Each CSV endpoint, with the JSON array that becomes its rows and its file name.
-const CSV_ENDPOINTS: [(&str, &str, &str); 7] = [
+const CSV_ENDPOINTS: [(&str, &str, &str); 8] = [
+    (
+        "/api/v1/calls/trend?start=2026-10-20&end=2026-11-05",
+        "buckets",
+        "calls-trend-2026-10-20_2026-11-05.csv",
+    ),
     (
         "/api/v1/calls/agents?start=2026-11-01&end=2026-11-05",
         "agents",

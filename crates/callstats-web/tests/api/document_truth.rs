@@ -404,6 +404,26 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
             "/api/v1/calls/intervals?start=2026-11-01&interval=45",
             &every,
         ),
+        (
+            "/api/v1/calls/trend",
+            "/api/v1/calls/trend?start=2026-10-20&end=2026-11-05",
+            &every,
+        ),
+        (
+            "/api/v1/calls/trend",
+            "/api/v1/calls/trend?start=2026-11-01&granularity=day&queue=nobody&direction=outbound",
+            &every,
+        ),
+        (
+            "/api/v1/calls/trend",
+            "/api/v1/calls/trend?start=2026-11-01&granularity=year",
+            &every,
+        ),
+        (
+            "/api/v1/calls/summary",
+            "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03&compare=previous_week&short_abandon=5",
+            &every,
+        ),
         ("/api/v1/kpi/months", "/api/v1/kpi/months", &every),
         ("/api/v1/kpi/{month}", "/api/v1/kpi/2026-11", &every),
         ("/api/v1/kpi/{month}", "/api/v1/kpi/2026-12", &every),

@@ -18,4 +18,5 @@ mod freshness;
 mod openapi;
 mod ops;
 mod problems;
+mod trend;
 mod upstream_limits;
