@@ -60,6 +60,7 @@ pub fn start_demo(callstats: &Path, dir: &Path, under: &[String]) -> Result<(Dem
             // No warm days: the warmer's background fetches (the whole warm-up, under
             // callgrind) would be counted with the requests.
             ("CALLSTATS_CALL_DAY_WARM_DAYS", "0"),
+            ("CALLSTATS_CALL_DAY_BACKFILL_PER_MINUTE", "0"),
             // Metrics served, as every deployment does (docs/operations.md): without a
             // recorder the request metrics are skipped, and the figures would not be
             // production's.

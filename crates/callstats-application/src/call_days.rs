@@ -33,9 +33,10 @@
 //!   logged at WARN once a minute. Over a key's day budget stays a refusal.
 //! - A day whose answer was unusable (past a bound, a record that breaks the contract) is not
 //!   asked again for `unusable_hold`: a request that needs it fails at once.
-//! - A trend reads the days' rollups ([`DayRollup`]), a month of days at a time, so a year of
-//!   calls is never in hand at once. A final day's rollup is kept in process for as long as
-//!   the day is in the history horizon; the others are made from the held day each time. The
+//! - A trend reads the days' rollups ([`DayRollup`]): final days' rollups kept in process (for
+//!   as long as the day is in the history horizon), then those the durable tier holds beside
+//!   its days (one statement), then the others made from the held days, read a month of days
+//!   at a time, so a year of calls is never in hand at once. The
 //!   days a trend must fetch are checked against the key's day budget all together first, so
 //!   a trend over the budget is refused whole, before any day is fetched.
 
@@ -285,6 +286,12 @@ impl CallDayStore {
         self
     }
 
+    /// Whether `day` has settled at Unix second `now`: a fetch now keeps it for good.
+    #[must_use]
+    pub fn settled_at(&self, day: Day, now: i64) -> bool {
+        self.inner.settings.settled(day, now)
+    }
+
     /// Deletes the durable tier's days before `first` (the history horizon's first day): at
     /// most [`SWEEP_BATCH`] days a statement, [`SWEEP_BATCHES`] statements a call, so a sweep
     /// never holds the database long. Answers how many days went.
@@ -381,12 +388,30 @@ impl CallDayStore {
                 .unwrap_or_else(PoisonError::into_inner);
             days.iter().map(|day| kept.get(day).cloned()).collect()
         };
-        let pending: Vec<Day> = days
-            .iter()
-            .zip(&found)
-            .filter(|(_, rollup)| rollup.is_none())
-            .map(|(day, _)| *day)
-            .collect();
+        let pending = |found: &[Option<Arc<DayRollup>>]| -> Vec<Day> {
+            days.iter()
+                .zip(found)
+                .filter(|(_, rollup)| rollup.is_none())
+                .map(|(day, _)| *day)
+                .collect()
+        };
+        let first_read = pending(&found);
+        if let Some(archive) = inner.archive.get()
+            && !first_read.is_empty()
+        {
+            match archive.rollups(&first_read).await {
+                Ok(stored) => {
+                    for rollup in stored {
+                        if inner.settings.is_final(&*rollup, now) {
+                            inner.keep_final_rollup(&rollup);
+                            place(&mut found, &range, rollup);
+                        }
+                    }
+                }
+                Err(err) => inner.warn(Warning::ArchiveRead, &err),
+            }
+        }
+        let pending = pending(&found);
         let mut not_held = Vec::new();
         for chunk in pending.chunks(MONTH_OF_DAYS) {
             let kept = inner.kept(chunk, Duration::ZERO, Counted::Yes).await;
@@ -511,6 +536,36 @@ impl CallDayStore {
         }
     }
 
+    /// Puts `day` in the durable tier with its rollup, for the backfill: a settled copy held
+    /// in any tier is written as it is; otherwise the day is fetched, waiting in the queue's
+    /// backfill line (behind every key's day and the warmer's) and paid from no key's budget,
+    /// and written once fetched settled, as every settled fetch is. A fetch under way is
+    /// joined. Answers whether the platform was asked.
+    pub async fn backfill(&self, day: Day) -> Result<Backfilled, UpstreamError> {
+        let inner = &self.inner;
+        let Some(archive) = inner.archive.get() else {
+            return Ok(Backfilled::Nothing);
+        };
+        let kept = inner.kept(&[day], Duration::ZERO, Counted::No).await;
+        if let Some(held) = kept.found.into_iter().flatten().next()
+            && held.held() == Held::Settled
+        {
+            archive.put(&held).await.map_err(|err| {
+                UpstreamError::new(format!("the database kept no copy of {day}: {err}"))
+            })?;
+            return Ok(Backfilled::Written);
+        }
+        let store = Arc::clone(inner);
+        inner
+            .flights
+            .join(&day.number(), move || {
+                let turn = store.queue.enqueue_backfill(&[day]).pop();
+                store.fetch_day(day, turn, Duration::ZERO)
+            })
+            .await?;
+        Ok(Backfilled::Fetched)
+    }
+
     /// A fetch of `day` that waits for `turn`, unless one is under way already (then `turn`
     /// is never used, and the queue skips it).
     fn start(&self, day: Day, turn: Turn) -> Flight<Fetched> {
@@ -583,6 +638,17 @@ pub struct Warmed {
     pub fetched: usize,
     /// Days whose fetch failed; they are tried again on the next pass.
     pub failed: Vec<Day>,
+}
+
+/// What [`CallDayStore::backfill`] did for a day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backfilled {
+    /// The store keeps no durable tier: nothing to fill.
+    Nothing,
+    /// A settled copy was held already and was written.
+    Written,
+    /// The platform was asked for the day.
+    Fetched,
 }
 
 /// The days (with their index) that have no entry in `found` yet.
@@ -871,6 +937,14 @@ impl Inner {
             kept.insert(day.day(), Arc::clone(&rollup));
         }
         rollup
+    }
+
+    /// Keeps the rollup of a final day, read from the durable tier.
+    fn keep_final_rollup(&self, rollup: &Arc<DayRollup>) {
+        self.final_rollups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(rollup.day(), Arc::clone(rollup));
     }
 
     /// Refuses, without paying, a request that needs `days` day fetches its key's budget does

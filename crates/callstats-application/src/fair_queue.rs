@@ -9,6 +9,8 @@
 //! - **The warmer last.** The days the warmer keeps held wait in a line of their own, let out
 //!   only when no key's day waits ([`FairQueue::enqueue_background`]); a request that needs a
 //!   day waiting there takes its place at the front instead ([`FairQueue::promote`]).
+//! - **The backfill after it.** The days the backfill fetches into the database wait in a
+//!   line of their own behind the warmer's ([`FairQueue::enqueue_backfill`]), promoted alike.
 //! - **Days to fetch again first.** A day the upstream throttled, or whose fetch lost its turn
 //!   otherwise, is put at the front ([`FairQueue::first`]).
 //! - **Bounded.** At most `max_queued_days` days wait in all and `max_queued_days_per_key` per
@@ -76,6 +78,8 @@ struct State {
     serving_key: Option<LineKey>,
     /// The warmer's days, let out when nothing else waits.
     background: VecDeque<Ticket>,
+    /// The backfill's days, let out when not even the warmer's wait.
+    backfill: VecDeque<Ticket>,
     /// Keys with jobs waiting (the key being served aside), in the order they are served next.
     turns: VecDeque<LineKey>,
     /// Each key's jobs (a job: its days in order), oldest first; a key is in `turns` exactly
@@ -194,6 +198,7 @@ impl FairQueue {
                 serving: VecDeque::new(),
                 serving_key: None,
                 background: VecDeque::new(),
+                backfill: VecDeque::new(),
                 turns: VecDeque::new(),
                 lines: HashMap::new(),
                 queued: 0,
@@ -275,12 +280,26 @@ impl FairQueue {
     /// bounded by the queue's bounds (the warmer asks for a bounded number of days) and not
     /// counted in its depth.
     pub fn enqueue_background(self: &Arc<Self>, days: &[Day]) -> Vec<Turn> {
+        self.enqueue_behind(days, |state| &mut state.background)
+    }
+
+    /// Queues `days` in the backfill's line, behind the warmer's; otherwise as
+    /// [`FairQueue::enqueue_background`].
+    pub fn enqueue_backfill(self: &Arc<Self>, days: &[Day]) -> Vec<Turn> {
+        self.enqueue_behind(days, |state| &mut state.backfill)
+    }
+
+    fn enqueue_behind(
+        self: &Arc<Self>,
+        days: &[Day],
+        line: impl Fn(&mut State) -> &mut VecDeque<Ticket>,
+    ) -> Vec<Turn> {
         let mut state = self.state();
         let turns = days
             .iter()
             .map(|day| {
                 let (turn, wait) = oneshot::channel();
-                state.background.push_back(Ticket {
+                line(&mut state).push_back(Ticket {
                     day: *day,
                     key: None,
                     turn,
@@ -293,13 +312,16 @@ impl FairQueue {
         turns
     }
 
-    /// A request needs `day`: if it waits in the warmer's line, it goes to the front.
+    /// A request needs `day`: if it waits in the warmer's or the backfill's line, it goes to
+    /// the front.
     pub fn promote(self: &Arc<Self>, day: Day) {
         let mut state = self.state();
-        let Some(place) = state.background.iter().position(|ticket| ticket.day == day) else {
-            return;
+        let in_line = |line: &VecDeque<Ticket>| line.iter().position(|ticket| ticket.day == day);
+        let found = match in_line(&state.background) {
+            Some(place) => state.background.remove(place),
+            None => in_line(&state.backfill).and_then(|place| state.backfill.remove(place)),
         };
-        if let Some(ticket) = state.background.remove(place) {
+        if let Some(ticket) = found {
             state.queued = state.queued.saturating_add(1);
             state.first.push_back(ticket);
             state.report_depth();
@@ -409,7 +431,11 @@ impl State {
                 self.turns.push_back(served);
             }
             let Some(key) = self.turns.pop_front() else {
-                return self.background.pop_front().map(|ticket| (ticket, true));
+                return self
+                    .background
+                    .pop_front()
+                    .or_else(|| self.backfill.pop_front())
+                    .map(|ticket| (ticket, true));
             };
             let line = self.lines.get_mut(&key)?;
             let job = line.pop_front()?;
@@ -487,6 +513,8 @@ impl State {
     fn report_background(&self) {
         metrics::gauge!("callstats_call_day_queue_days", "class" => "warmer")
             .set(count_as_f64(self.background.len()));
+        metrics::gauge!("callstats_call_day_queue_days", "class" => "backfill")
+            .set(count_as_f64(self.backfill.len()));
     }
 
     fn report_depth(&self) {

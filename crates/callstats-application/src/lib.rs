@@ -24,6 +24,7 @@
 //! the web framework, a database, an HTTP client or Redis, which reach it only as ports.
 
 pub mod answers;
+pub mod backfill;
 mod bounded;
 pub mod cached_answer;
 pub mod call_days;
@@ -36,8 +37,9 @@ pub mod single_flight;
 pub mod warmer;
 
 pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
+pub use backfill::{Backfill, BackfillSettings};
 pub use cached_answer::{CachedAnswer, ETag};
-pub use call_days::{CallDaySettings, CallDayStore, Warmed};
+pub use call_days::{Backfilled, CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
 pub use warmer::{Warmer, WarmerSettings};
 

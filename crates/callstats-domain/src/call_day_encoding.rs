@@ -38,11 +38,7 @@ pub fn encode(day: &CallDay) -> Vec<u8> {
     let stored = StoredDay {
         day: day.day().number(),
         fetched_at_ms: day.fetched_at_ms(),
-        held: match day.held() {
-            Held::Settled => 0,
-            Held::Provisional => 1,
-            Held::NotBegun => 2,
-        },
+        held: held_byte(day.held()),
         agents: day.agents().iter().map(AgentNumber::as_str).collect(),
         queues: day.queues().iter().map(QueueName::as_str).collect(),
         calls: day
@@ -102,13 +98,27 @@ pub fn decode(bytes: &[u8], day: Day) -> Option<CallDay> {
                 .ok()
         })
         .collect::<Option<Vec<_>>>()?;
-    let held = match stored.held {
-        0 => Held::Settled,
-        1 => Held::Provisional,
-        2 => Held::NotBegun,
-        _ => return None,
-    };
+    let held = held_of(stored.held)?;
     CallDay::from_parts(day, stored.fetched_at_ms, held, agents, queues, calls).ok()
+}
+
+/// How an entry writes whether a day is final: 0 settled, 1 provisional, 2 not begun.
+pub(crate) const fn held_byte(held: Held) -> u8 {
+    match held {
+        Held::Settled => 0,
+        Held::Provisional => 1,
+        Held::NotBegun => 2,
+    }
+}
+
+/// [`held_byte`] read back; `None` for a byte no version writes.
+pub(crate) const fn held_of(byte: u8) -> Option<Held> {
+    match byte {
+        0 => Some(Held::Settled),
+        1 => Some(Held::Provisional),
+        2 => Some(Held::NotBegun),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -295,8 +295,16 @@ pub trait CallDayArchive: Send + Sync + 'static {
     /// The stored copies of those of `days` it holds, whatever their age (the store judges
     /// them); a copy it cannot read (another version, corruption) is left out.
     async fn get(&self, days: &[Day]) -> Result<Vec<Arc<CallDay>>, StoreError>;
-    /// Stores `day`, replacing the copy it held.
+    /// Stores `day`, replacing the copy it held, with its rollup.
     async fn put(&self, day: &CallDay) -> Result<(), StoreError>;
+    /// The rollups of those of `days` it holds with one, whatever their age; one it cannot
+    /// read is left out. By default none: the store then makes them from the days.
+    async fn rollups(&self, _days: &[Day]) -> Result<Vec<Arc<DayRollup>>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// The days from `first` to `last` it holds with their rollup, in order: what the
+    /// backfill need not fetch.
+    async fn held_days(&self, first: Day, last: Day) -> Result<Vec<Day>, StoreError>;
     /// Deletes at most `limit` days before `first` (oldest first); answers how many went.
     async fn delete_before(&self, first: Day, limit: u32) -> Result<u64, StoreError>;
 }

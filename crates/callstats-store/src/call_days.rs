@@ -7,6 +7,10 @@
 //! days"). A row whose `version` is not the encoding's, that does not decompress or decode,
 //! or holds another day is left out of a read (a miss: the day is fetched again and its row replaced). A row larger
 //! than [`MAX_ROW_BYTES`] is refused, and reading decompresses at most [`MAX_DECODED_BYTES`].
+//!
+//! Beside the day, the row holds the day's rollup ([`callstats_domain::rollup`], uncompressed:
+//! a few kilobytes), which a trend reads instead of the day. A row without one (written before
+//! the column) or with one that does not decode is left out of a read of rollups.
 
 use std::io::Read as _;
 use std::sync::Arc;
@@ -16,6 +20,7 @@ use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
 use callstats_domain::call_day_encoding::{self, VERSION};
 use callstats_domain::ports::{CallDayArchive, StoreError};
+use callstats_domain::rollup::{self, DayRollup};
 use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use diesel::upsert::excluded;
@@ -66,6 +71,7 @@ struct NewRow<'a> {
     fetched_at_ms: i64,
     stored_at_unix: i64,
     encoded: &'a [u8],
+    rollup: &'a [u8],
 }
 
 impl StoredCallDays {
@@ -153,14 +159,43 @@ impl CallDayArchive for StoredCallDays {
             .collect())
     }
 
+    async fn rollups(&self, days: &[Day]) -> Result<Vec<Arc<DayRollup>>, StoreError> {
+        if days.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dates: Vec<Date> = days.iter().map(|day| day.date()).collect();
+        let rows: Vec<(Date, Option<Vec<u8>>)> = with_connection!(&self.store.pools, |conn| {
+            call_days::table
+                .filter(call_days::day.eq_any(&dates))
+                .filter(call_days::rollup.is_not_null())
+                .select((call_days::day, call_days::rollup))
+                .order(call_days::day)
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(date, bytes)| {
+                let read = rollup::decode(&bytes?, Day::new(date));
+                if read.is_none() {
+                    metrics::counter!("callstats_call_day_undecodable_total").increment(1);
+                }
+                read.map(Arc::new)
+            })
+            .collect())
+    }
+
     async fn put(&self, day: &CallDay) -> Result<(), StoreError> {
         let encoded = compress(day)?;
+        let rollup = rollup::encode(&DayRollup::of(day));
         let row = NewRow {
             day: day.day().date(),
             version: i32::from(VERSION),
             fetched_at_ms: day.fetched_at_ms(),
             stored_at_unix: OffsetDateTime::now_utc().unix_timestamp(),
             encoded: &encoded,
+            rollup: &rollup,
         };
         with_connection!(&self.store.pools, |conn| {
             diesel::insert_into(call_days::table)
@@ -172,12 +207,29 @@ impl CallDayArchive for StoredCallDays {
                     call_days::fetched_at_ms.eq(excluded(call_days::fetched_at_ms)),
                     call_days::stored_at_unix.eq(excluded(call_days::stored_at_unix)),
                     call_days::encoded.eq(excluded(call_days::encoded)),
+                    call_days::rollup.eq(excluded(call_days::rollup)),
                 ))
                 .execute(conn)
                 .await
         })
         .map_err(query_failed)?;
         Ok(())
+    }
+
+    async fn held_days(&self, first: Day, last: Day) -> Result<Vec<Day>, StoreError> {
+        let (first, last) = (first.date(), last.date());
+        let dates: Vec<Date> = with_connection!(&self.store.pools, |conn| {
+            call_days::table
+                .select(call_days::day)
+                .filter(call_days::day.ge(first))
+                .filter(call_days::day.le(last))
+                .filter(call_days::rollup.is_not_null())
+                .order(call_days::day)
+                .load(conn)
+                .await
+        })
+        .map_err(query_failed)?;
+        Ok(dates.into_iter().map(Day::new).collect())
     }
 
     async fn delete_before(&self, first: Day, limit: u32) -> Result<u64, StoreError> {

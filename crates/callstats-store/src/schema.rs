@@ -117,5 +117,6 @@ diesel::table! {
         fetched_at_ms -> BigInt,
         stored_at_unix -> BigInt,
         encoded -> Binary,
+        rollup -> Nullable<Binary>,
     }
 }

@@ -171,8 +171,11 @@ async fn calls_intervals(
 /// calls. A range longer than 366 days keeps its latest 366 days (`clamped: true`). Cached 10
 /// minutes.
 ///
-/// The history horizon and the day budget apply as on every /calls endpoint: a day neither
-/// held nor fetched yet costs a day of the budget. Days after today have no calls. When any
+/// The history horizon and the day budget apply as on every /calls endpoint: a day not held
+/// yet costs a day of the budget, and the days to fetch are checked against it together (a
+/// 429 before any fetch). Once the service holds the horizon in its database (a background
+/// task fills it, about 40 minutes after a first start), a trend over it costs none. Days
+/// after today have no calls. When any
 /// day of the period cannot be fetched from the call platform within the fetch deadline, the
 /// answer is 503, never partial figures.
 #[utoipa::path(tag = "calls", params(PeriodQuery, TrendQuery), responses((status = 200, description = "The trend.", body = TrendResponse)))]

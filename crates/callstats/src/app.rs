@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
 use callstats_application::{
-    Answers, CallDaySettings, CallDayStore, Computing, SystemClock, Warmer, WarmerSettings,
+    Answers, Backfill, BackfillSettings, CallDaySettings, CallDayStore, Computing, SystemClock,
+    Warmer, WarmerSettings,
 };
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::Day;
@@ -66,6 +67,8 @@ pub struct Assembly {
     pub call_day_cache_max_bytes: u64,
     /// Days the warmer keeps held (0: no warmer).
     pub warm_days: u32,
+    /// Day fetches a minute of the backfill (0: no backfill; none without persistence).
+    pub backfill_per_minute: u32,
     /// Where answers are computed (off the request threads) and how large they may be.
     pub computing: Computing,
     /// What quota windows and key expiry are measured against: the system clock, except in
@@ -95,6 +98,7 @@ impl Assembly {
             call_days: args.call_day_settings(),
             call_day_cache_max_bytes: args.call_day_cache_mb.bytes(),
             warm_days: args.call_day_warm_days,
+            backfill_per_minute: args.call_day_backfill_per_minute,
             computing: args.computing()?,
             clock: Arc::new(SystemClock),
         })
@@ -151,7 +155,8 @@ impl Assembly {
                     quota,
                     ledger,
                     days: Some(Arc::new(RedisCallDays::new(Arc::clone(&redis)))),
-                    lease: Arc::new(RedisLease::new(redis, "warmer")),
+                    lease: Arc::new(RedisLease::new(Arc::clone(&redis), "warmer")),
+                    backfill_lease: Arc::new(RedisLease::new(redis, "backfill")),
                 }
             }
             None => {
@@ -162,6 +167,7 @@ impl Assembly {
                     quota: Arc::new(quota),
                     days: None,
                     lease: Arc::new(SoleLease),
+                    backfill_lease: Arc::new(SoleLease),
                 }
             }
         };
@@ -178,6 +184,20 @@ impl Assembly {
             Some(archive) => {
                 let stored = StoredCallDays::new(Arc::new(archive));
                 let call_days = call_days.with_archive(Arc::new(stored.clone()));
+                if self.backfill_per_minute > 0 {
+                    let backfill = Backfill::new(
+                        call_days.clone(),
+                        Arc::new(stored.clone()),
+                        shared.backfill_lease,
+                        Arc::clone(&self.clock),
+                        self.history,
+                        BackfillSettings {
+                            per_minute: self.backfill_per_minute,
+                            ..BackfillSettings::default()
+                        },
+                    );
+                    tokio::spawn(backfill.run().instrument(tracing::info_span!("backfill")));
+                }
                 tokio::spawn(
                     upkeep(
                         call_days.clone(),
@@ -278,6 +298,8 @@ struct Shared {
     days: Option<Arc<dyn CallDayCache>>,
     /// Which replica warms the recent days.
     lease: Arc<dyn Lease>,
+    /// Which replica fills the history horizon.
+    backfill_lease: Arc<dyn Lease>,
 }
 
 /// How the server listens and stops.

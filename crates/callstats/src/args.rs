@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use callstats_application::fair_queue::QueueSettings;
-use callstats_application::{CallDaySettings, ComputePool, Computing, WarmerSettings};
+use callstats_application::{
+    BackfillSettings, CallDaySettings, ComputePool, Computing, WarmerSettings,
+};
 use callstats_callplatform::{BearerToken, HttpPlatformConfig};
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBounds, DayBudget,
@@ -388,6 +390,17 @@ pub struct ServiceArgs {
     /// Redis only.
     #[arg(long, env = "CALLSTATS_CALL_DAY_PERSIST", action = ArgAction::Set, default_value_t = true, value_name = "BOOL")]
     pub call_day_persist: bool,
+
+    /// Most call days a minute a background task fetches into the database to hold the whole
+    /// history horizon, newest first, behind every key's request (with Redis, one replica for
+    /// all); needs the days persisted. 0 turns it off.
+    #[arg(
+        long,
+        env = "CALLSTATS_CALL_DAY_BACKFILL_PER_MINUTE",
+        default_value_t = BackfillSettings::DEFAULT_PER_MINUTE,
+        value_name = "DAYS"
+    )]
+    pub call_day_backfill_per_minute: u32,
 
     /// Days after its end during which a settled day is fetched again every call-day TTL;
     /// after them it is final and never fetched again.

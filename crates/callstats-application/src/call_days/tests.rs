@@ -38,6 +38,11 @@ fn range(start: &str, end: &str) -> DateRange {
     DateRange::up_to_31_days(day(start), day(end)).unwrap()
 }
 
+/// A trend's range: up to 366 days.
+fn range_of(start: &str, end: &str) -> DateRange {
+    DateRange::up_to(day(start), day(end), 366).unwrap()
+}
+
 /// The calls of a day: the first and last second of the day (local), and one in between; the
 /// platform writes them at +08:00, and sends a call of the next day too, as a sloppy upstream
 /// might.
@@ -1067,6 +1072,8 @@ struct FakeArchive {
     refuse_reads: std::sync::atomic::AtomicBool,
     refuse_writes: std::sync::atomic::AtomicBool,
     reads: AtomicUsize,
+    /// Reads of rollups, and the days they were asked.
+    rollup_reads: Mutex<Vec<Vec<Day>>>,
     sweeps: Mutex<Vec<(Day, u32)>>,
 }
 
@@ -1112,6 +1119,34 @@ impl CallDayArchive for FakeArchive {
             .unwrap()
             .insert(day.day(), Arc::new(day.clone()));
         Ok(())
+    }
+
+    async fn rollups(&self, days: &[Day]) -> Result<Vec<Arc<DayRollup>>, StoreError> {
+        self.rollup_reads.lock().unwrap().push(days.to_vec());
+        if self.refuse_reads.load(Ordering::SeqCst) {
+            return Err(StoreError::new("no database connection"));
+        }
+        let held = self.days.lock().unwrap();
+        Ok(days
+            .iter()
+            .filter_map(|day| held.get(day).map(|held| Arc::new(DayRollup::of(held))))
+            .collect())
+    }
+
+    async fn held_days(&self, first: Day, last: Day) -> Result<Vec<Day>, StoreError> {
+        if self.refuse_reads.load(Ordering::SeqCst) {
+            return Err(StoreError::new("no database connection"));
+        }
+        let mut held: Vec<Day> = self
+            .days
+            .lock()
+            .unwrap()
+            .keys()
+            .filter(|day| (first..=last).contains(*day))
+            .copied()
+            .collect();
+        held.sort();
+        Ok(held)
     }
 
     async fn delete_before(&self, first: Day, limit: u32) -> Result<u64, StoreError> {
@@ -1435,4 +1470,227 @@ async fn a_copy_in_the_shared_tier_or_the_database_answers_stale() {
         assert!(requester.was_served_stale());
         assert_eq!(failing.fetches(), asked);
     }
+}
+
+/// The calls each rollup counts, by day.
+fn offered(rollups: &[Arc<DayRollup>]) -> Vec<(String, u64)> {
+    rollups
+        .iter()
+        .map(|rollup| {
+            (
+                rollup.day().to_string(),
+                rollup.all_groups().iter().map(|group| group.offered).sum(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_trend_reads_rollups_of_every_day_and_makes_each_final_one_once() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(&platform, None, &clock, settings());
+    // Two months and a half: read a month at a time, each day fetched once.
+    let rollups = store
+        .rollups(range_of("2026-09-01", "2026-11-21"), &key(1))
+        .await
+        .unwrap();
+    assert_eq!(rollups.len(), 82);
+    assert_eq!(platform.fetches(), 82);
+    let days = store
+        .days(range("2026-11-01", "2026-11-21"), &key(1))
+        .await
+        .unwrap();
+    let expected: Vec<(String, u64)> = days
+        .iter()
+        .map(|d| (d.day().to_string(), u64::try_from(d.calls().len()).unwrap()))
+        .collect();
+    assert_eq!(offered(&rollups)[61..], expected[..]);
+    // A final day's rollup is the same one the next time; today's is made again.
+    let again = store
+        .rollups(range_of("2026-09-01", "2026-11-21"), &key(1))
+        .await
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&rollups[0], &again[0]),
+        "a final day's rollup is kept"
+    );
+    assert!(
+        !Arc::ptr_eq(&rollups[81], &again[81]),
+        "today's is made from the day"
+    );
+    assert_eq!(platform.fetches(), 82);
+}
+
+#[tokio::test]
+async fn a_trend_over_the_day_budget_is_refused_whole_before_any_fetch() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let store = store(
+        &platform,
+        None,
+        &clock,
+        CallDaySettings {
+            day_budget: DayBudget::new(40),
+            ..settings()
+        },
+    );
+    store
+        .days(range("2026-11-01", "2026-11-21"), &key(1))
+        .await
+        .unwrap();
+    let paid = key(1);
+    // 61 days, 21 of them held: 40 to fetch, but 21 of the minute's 40 are spent.
+    let refused = store
+        .rollups(range_of("2026-09-22", "2026-11-21"), &paid)
+        .await;
+    let Err(CallDaysError::OverBudget(over)) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(
+        (over.needed, over.status.limit, over.status.remaining),
+        (40, 40, 19)
+    );
+    assert_eq!(platform.fetches(), 21, "nothing fetched");
+    assert_eq!(paid.paid_so_far(), 0);
+    // Another key, its budget whole, fits: only the 40 days not held are fetched and paid.
+    let fits = key(2);
+    store
+        .rollups(range_of("2026-09-22", "2026-11-21"), &fits)
+        .await
+        .unwrap();
+    assert_eq!((fits.paid_so_far(), platform.fetches()), (40, 61));
+}
+
+#[tokio::test]
+async fn a_fresh_replica_reads_final_rollups_from_the_database_without_the_days() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    let first = archived(&platform, &archive, &clock, settings());
+    first
+        .days(range("2026-11-01", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
+    archive.until_holds("2026-11-20").await;
+    // Another replica: the final days' rollups in one read, the others from their days.
+    let second = archived(&platform, &archive, &clock, settings());
+    let reads = archive.reads.load(Ordering::SeqCst);
+    let rollups = second
+        .rollups(range("2026-11-01", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
+    assert_eq!(rollups.len(), 20);
+    assert_eq!(platform.fetches(), 20, "nothing fetched again");
+    let rollup_reads = archive.rollup_reads.lock().unwrap().clone();
+    assert_eq!(rollup_reads.len(), 1);
+    assert_eq!(rollup_reads[0].len(), 20);
+    // 2026-11-01 to 2026-11-13 ended 7 days before NOW or more: final, read as rollups. The
+    // days after them are read as days, in one statement.
+    assert_eq!(archive.reads.load(Ordering::SeqCst), reads + 1);
+    let expected = offered(
+        &first
+            .rollups(range("2026-11-01", "2026-11-20"), &key(1))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(offered(&rollups), expected);
+}
+
+fn backfill(
+    store: &CallDayStore,
+    archive: &Arc<FakeArchive>,
+    clock: &Arc<TestClock>,
+    lease: Arc<dyn callstats_domain::ports::Lease>,
+) -> crate::backfill::Backfill {
+    crate::backfill::Backfill::new(
+        store.clone(),
+        archive.clone(),
+        lease,
+        clock.clone(),
+        callstats_domain::limits::HistoryHorizon::new(10),
+        // 6,000 a minute: 10 ms after each fetch.
+        crate::backfill::BackfillSettings {
+            per_minute: 6_000,
+            ..crate::backfill::BackfillSettings::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn the_backfill_fills_the_horizon_newest_first_at_its_rate_and_then_asks_nothing() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    let store = archived(&platform, &archive, &clock, settings());
+    // The database holds one day of the horizon already; another is held in process.
+    archive
+        .put(&CallDay::from_fetched(
+            day("2026-11-15"),
+            unix_millis(NOW),
+            &calls_of(day("2026-11-15")).into(),
+        ))
+        .await
+        .unwrap();
+    store
+        .days(range("2026-11-13", "2026-11-13"), &key(1))
+        .await
+        .unwrap();
+    archive.until_holds("2026-11-13").await;
+    archive.days.lock().unwrap().remove(&day("2026-11-13"));
+    let fetched_before = platform.fetches();
+    let backfill = backfill(
+        &store,
+        &archive,
+        &clock,
+        Arc::new(callstats_in_process::SoleLease),
+    );
+    // 10 days back from 2026-11-21: 2026-11-12 to the 20th have settled, today has not.
+    assert_eq!(backfill.horizon().len(), 9);
+    let started = Instant::now();
+    let filled = backfill.pass().await.unwrap();
+    let expected: Vec<Day> = [20, 19, 18, 17, 16, 14, 12]
+        .map(|n| day(&format!("2026-11-{n}")))
+        .to_vec();
+    assert_eq!(
+        filled.fetched, expected,
+        "newest first, the held days skipped"
+    );
+    assert_eq!(platform.asked_since(fetched_before).len(), 7);
+    assert_eq!((filled.held, filled.written, filled.failed), (9, 1, 0));
+    // At its rate: 10 ms after each fetch.
+    assert!(
+        started.elapsed() >= Duration::from_millis(70),
+        "{:?}",
+        started.elapsed()
+    );
+    for n in 12..=20 {
+        archive.until_holds(&format!("2026-11-{n}")).await;
+    }
+    assert!(!archive.holds("2026-11-21"), "today is not settled");
+    // Held: the next pass asks the platform for nothing.
+    let again = backfill.pass().await.unwrap();
+    assert_eq!((again.held, again.fetched.len()), (9, 0));
+    assert_eq!(platform.fetches(), fetched_before + 7);
+    // A day later, the day that entered the horizon is the one fetched.
+    clock.advance(Duration::from_secs(86_400));
+    let next_day = backfill.pass().await.unwrap();
+    assert_eq!(next_day.fetched, [day("2026-11-21")]);
+}
+
+#[tokio::test]
+async fn a_replica_without_the_backfill_lease_fills_nothing() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    let store = archived(&platform, &archive, &clock, settings());
+    let mut lease = callstats_domain::ports::MockLease::new();
+    lease.expect_hold().returning(|_| false);
+    assert!(
+        backfill(&store, &archive, &clock, Arc::new(lease))
+            .pass()
+            .await
+            .is_none()
+    );
+    assert_eq!(platform.fetches(), 0);
 }

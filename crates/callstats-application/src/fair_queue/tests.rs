@@ -254,3 +254,22 @@ async fn the_warmers_days_are_let_out_when_nothing_else_waits() {
     drop((a, b));
     let _third = let_out(third).await;
 }
+
+#[tokio::test]
+async fn the_backfills_days_go_after_the_warmers_and_a_day_a_request_needs_goes_first() {
+    let queue = queue(1);
+    let holding = let_out(queue.enqueue(1, &days(&[1])).remove(0)).await;
+    let mut waiting: Vec<(Day, Turn)> = days(&[30, 31, 32])
+        .into_iter()
+        .zip(queue.enqueue_backfill(&days(&[30, 31, 32])))
+        .collect();
+    waiting.extend(
+        days(&[20])
+            .into_iter()
+            .zip(queue.enqueue_background(&days(&[20]))),
+    );
+    waiting.extend(days(&[5]).into_iter().zip(queue.enqueue(2, &days(&[5]))));
+    queue.promote(day(32));
+    drop(holding);
+    assert_eq!(order(waiting).await, days(&[32, 5, 20, 30, 31]));
+}

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use callstats_domain::call_day::{CallDay, Held};
+use callstats_domain::call_day::{CallDay, Held, HeldDay as _};
 use callstats_domain::call_day_encoding::VERSION;
 use callstats_domain::model::{AgentNumber, CallRecord, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayArchive;
+use callstats_domain::rollup::DayRollup;
 use callstats_domain::tz;
 use callstats_store::StoredCallDays;
 use callstats_store::backend_tests;
@@ -101,6 +102,41 @@ backend_tests! {
         let fetched = sample("2026-11-03", 5, 1_790_100_000_000);
         tier.put(&fetched).await.unwrap();
         assert_eq!(held(&tier, &["2026-11-03"]).await, [fetched]);
+    }
+
+    async fn each_day_is_kept_with_its_rollup_and_an_unreadable_one_is_left_out(db: &TestDatabase) {
+        let tier = tier(db).await;
+        let dates = ["2026-11-02", "2026-11-03", "2026-11-04"];
+        for date in dates {
+            tier.put(&sample(date, 300, 1_790_000_000_000)).await.unwrap();
+        }
+        let days: Vec<_> = dates.iter().map(|date| day(date)).collect();
+        let read: Vec<DayRollup> = tier
+            .rollups(&days)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|rollup| DayRollup::clone(&rollup))
+            .collect();
+        let expected: Vec<DayRollup> = dates
+            .iter()
+            .map(|date| DayRollup::of(&sample(date, 300, 1_790_000_000_000)))
+            .collect();
+        assert_eq!(read, expected);
+        // A row written before the column (no rollup), and one whose rollup is corrupt.
+        db.execute_sql("UPDATE call_days SET rollup = NULL WHERE day = '2026-11-02'").await;
+        db.execute_sql("UPDATE call_days SET rollup = substr(rollup, 1, 9) WHERE day = '2026-11-03'")
+            .await;
+        let left: Vec<_> = tier
+            .rollups(&days)
+            .await
+            .unwrap()
+            .iter()
+            .map(|rollup| rollup.day())
+            .collect();
+        assert_eq!(left, [day("2026-11-04")]);
+        // The day itself still reads back.
+        assert_eq!(held(&tier, &["2026-11-02"]).await.len(), 1);
     }
 
     async fn the_sweep_deletes_the_oldest_days_within_its_bound(db: &TestDatabase) {

@@ -110,7 +110,7 @@ backend_tests! {
     async fn migrate_applies_the_schema_once(db: &TestDatabase) {
         let first = callstats(db, &["migrate"]);
         assert_exit(&first, 0);
-        assert!(stderr(&first).contains("applied 2 migration"), "{}", stderr(&first));
+        assert!(stderr(&first).contains("applied 3 migration"), "{}", stderr(&first));
         let second = callstats(db, &["migrate"]);
         assert_exit(&second, 0);
         assert!(stderr(&second).contains("up to date"), "{}", stderr(&second));

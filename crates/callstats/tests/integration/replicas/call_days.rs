@@ -5,9 +5,18 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use callstats_domain::calendar::Day;
+use callstats_domain::limits::HistoryHorizon;
+use callstats_domain::ports::CallDayArchive;
+use callstats_domain::tz;
 use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url};
+use callstats_store::StoredCallDays;
 use callstats_store::backend_tests;
+use callstats_store::config::Access;
 use serde_json::{Value, json};
+use time::OffsetDateTime;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -110,7 +119,7 @@ backend_tests! {
         assert_eq!(asked(&upstream).await, each_day_once(), "the kept days answered");
 
         // Days after today have no calls, and nobody is asked for them, up to the calendar's end.
-        let tomorrow = time::OffsetDateTime::now_utc()
+        let tomorrow = OffsetDateTime::now_utc()
             .to_offset(time::macros::offset!(+5))
             .date()
             .next_day()
@@ -266,7 +275,7 @@ backend_tests! {
             Replica::start_with(db, Some(redis.clone()), &upstreams[0].uri(), warm),
             Replica::start_with(db, Some(redis), &upstreams[1].uri(), warm),
         ];
-        let today = time::OffsetDateTime::now_utc().to_offset(time::macros::offset!(+5)).date();
+        let today = OffsetDateTime::now_utc().to_offset(time::macros::offset!(+5)).date();
         let window: Vec<String> = [2_i64, 1, 0]
             .iter()
             .map(|back| (today - time::Duration::days(*back)).to_string())
@@ -312,6 +321,51 @@ backend_tests! {
         assert_eq!(ready.status, 200, "ready while the recent days are being fetched");
         let roster = get(&client, &replica.base, "/api/v1/operators", &key).await;
         assert_eq!(roster.status, 200);
+        replica.stop().await;
+    }
+
+    async fn the_backfill_holds_the_horizon_so_a_trend_over_it_asks_the_platform_nothing(db: &TestDatabase) {
+        let admin = admin(db).await;
+        let (key, _) = key(&admin, "calls", 1_000).await;
+        let upstream = upstream(Duration::ZERO).await;
+        let replica = Replica::start_with(db, None, &upstream.uri(), |service| {
+            service.archive = Some(db.store(Access::ReadWrite));
+            service.history = HistoryHorizon::new(6);
+            // 600 a minute: a tenth of a second after each day.
+            service.backfill_per_minute = 600;
+        });
+        // The horizon's settled days: from 5 days back to yesterday, unless yesterday ended
+        // less than the settle time (an hour) ago.
+        let now = OffsetDateTime::now_utc();
+        let today = Day::of(now);
+        let settled: Vec<Day> = (1..=5)
+            .filter_map(|back| today.plus_days(-back))
+            .filter(|day| {
+                tz::local_midnight_unix(day.date()) + 86_400 + 3_600 <= now.unix_timestamp()
+            })
+            .collect();
+        let stored = StoredCallDays::new(Arc::new(db.store(Access::ReadOnly)));
+        let (oldest, newest) = (*settled.last().unwrap(), settled[0]);
+        eventually(Duration::from_secs(30), "the backfill holds the horizon", || async {
+            stored.held_days(oldest, newest).await.unwrap().len() == settled.len()
+        })
+        .await;
+        let asked_by_backfill = asked(&upstream).await;
+        assert_eq!(asked_by_backfill.len(), settled.len(), "{asked_by_backfill:?}");
+        assert!(asked_by_backfill.values().all(|times| *times == 1), "{asked_by_backfill:?}");
+
+        let trend = get(
+            &client(),
+            &replica.base,
+            &format!("/api/v1/calls/trend?start={oldest}&end={newest}&granularity=day"),
+            &key,
+        )
+        .await;
+        assert_eq!(trend.status, 200);
+        let body: Value = serde_json::from_slice(&trend.body).unwrap();
+        let offered: Vec<u64> = body["buckets"].as_array().unwrap().iter().map(|b| b["offered"].as_u64().unwrap()).collect();
+        assert_eq!(offered, vec![3; settled.len()], "three inbound calls a day");
+        assert_eq!(asked(&upstream).await, asked_by_backfill, "the trend asked the platform nothing");
         replica.stop().await;
     }
 }

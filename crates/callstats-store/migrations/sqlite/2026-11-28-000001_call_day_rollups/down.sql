@@ -1,0 +1,1 @@
+ALTER TABLE call_days DROP COLUMN rollup;
