@@ -126,6 +126,36 @@ async function main(baseUrl: string, detailKey: string, aggregateKey: string): P
   if (outbound !== undefined) {
     check("/calls/summary (outbound): no service level", outbound.service_level === null);
   }
+  // The same day a week earlier, beside it: the comparison is that day's own summary.
+  const weekBefore = tashkentDate(now - 8 * dayMs);
+  const compared = expect(
+    "/calls/summary (compare=previous_week)",
+    await detail.GET("/api/v1/calls/summary", {
+      params: { query: { start: yesterday, compare: "previous_week" } },
+    }),
+  );
+  const earlier = expect(
+    "/calls/summary (a week earlier)",
+    await detail.GET("/api/v1/calls/summary", { params: { query: { start: weekBefore } } }),
+  );
+  if (compared !== undefined && earlier !== undefined) {
+    const comparison = compared.comparison;
+    check("/calls/summary: a comparison", comparison !== null);
+    if (comparison !== null) {
+      check("/calls/summary: compare previous_week", comparison.compare === "previous_week");
+      check(
+        `/calls/summary: the comparison's period is ${weekBefore}`,
+        comparison.period.start_date === weekBefore && comparison.period.end_date === weekBefore,
+      );
+      check(
+        "/calls/summary: the comparison is the earlier day's summary",
+        comparison.total_calls === earlier.total_calls &&
+          comparison.abandon_rate_percent === earlier.abandon_rate_percent &&
+          comparison.service_level?.percent === earlier.service_level?.percent,
+      );
+    }
+    check("/calls/summary: no comparison without compare", earlier.comparison === null);
+  }
   const queues = expect(
     "/calls/queues",
     await detail.GET("/api/v1/calls/queues", { params: { query: { start: yesterday, sl_threshold: 30 } } }),

@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 import pandas  # type: ignore[import-untyped, unused-ignore]
 
 from callstats_client import AuthenticatedClient
-from callstats_client.api.calls import calls_agents, calls_intervals, calls_queues, calls_summary
+from callstats_client.api.calls import (
+    calls_agents,
+    calls_intervals,
+    calls_queues,
+    calls_summary,
+    calls_trend,
+)
 from callstats_client.api.key import ping
 from callstats_client.api.kpi import kpi_month, kpi_months
 from callstats_client.api.meta import openapi_json, problem_type
@@ -34,6 +40,7 @@ from callstats_client.models import (
     AgentsResponse,
     CallsSummaryDirection,
     CallSummary,
+    Granularity,
     Health,
     HourCount,
     IntervalsResponse,
@@ -50,6 +57,7 @@ from callstats_client.models import (
     ScriptsResponse,
     ServiceLevel,
     SheetsResponse,
+    TrendResponse,
 )
 from callstats_client.types import Response
 
@@ -245,6 +253,28 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
                 "/calls/intervals: offered adds up to the summary's total",
                 sum(row.offered for row in intervals.intervals) == summary.total_calls,
             )
+    four_weeks = yesterday - datetime.timedelta(days=27)
+    trend = expect(
+        "/calls/trend",
+        calls_trend.sync_detailed(client=detail, start=four_weeks, end=yesterday),
+        TrendResponse,
+    )
+    month = expect(
+        "/calls/summary (four weeks)",
+        calls_summary.sync_detailed(client=detail, start=four_weeks, end=yesterday),
+        CallSummary,
+    )
+    if trend is not None:
+        check("/calls/trend: weeks by default", trend.granularity == Granularity.WEEK)
+        check(
+            "/calls/trend: the buckets cover the 28 days",
+            sum(bucket.days for bucket in trend.buckets) == 28,
+        )
+        if month is not None:
+            check(
+                "/calls/trend: offered adds up to the summary's total",
+                sum(bucket.offered for bucket in trend.buckets) == month.total_calls,
+            )
     week = expect(
         "/calls/summary (a week)",
         calls_summary.sync_detailed(
@@ -338,6 +368,11 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
         ("/api/v1/calls/agents", {"start": day}, "agents"),
         ("/api/v1/calls/intervals", {"start": day, "interval": "15"}, "intervals"),
         ("/api/v1/calls/queues", {"start": day}, "queues"),
+        (
+            "/api/v1/calls/trend",
+            {"start": (yesterday - datetime.timedelta(days=27)).isoformat(), "end": day},
+            "buckets",
+        ),
         ("/api/v1/operators", {}, "operators"),
         ("/api/v1/schedule", {"month": yesterday.strftime("%Y-%m")}, "off_days"),
         ("/api/v1/scripts/stats", {"limit": "100"}, "scripts"),

@@ -433,21 +433,32 @@ impl Inner {
             request.cache_ttl()
         };
         let now = self.clock.now();
+        // The other form of an endpoint with CSV is written from the same computation and
+        // cached beside it, so that the JSON and the CSV of one request never disagree.
+        let other = request.endpoint().has_csv().then_some(match representation {
+            Representation::Json => Representation::Csv,
+            Representation::Csv => Representation::Json,
+        });
         // The statistics, the JSON or CSV, its validator (a SHA-256 of the body) and the stored
         // form (a copy of it): all of it proportional to the body, none of it on a request
         // thread.
-        let (entry, stored) = self
+        let (entry, stored, other_stored) = self
             .computing
             .pool
             .run(move || {
                 let response = prepared.compute();
-                let body = match representation {
-                    Representation::Json => json_within(&response, limit)?,
-                    Representation::Csv => csv_within(&response, limit)?,
+                let written = |form| match form {
+                    Representation::Json => json_within(&response, limit),
+                    Representation::Csv => csv_within(&response, limit),
                 };
-                let entry = CachedAnswer::new(body, ttl, now);
+                let entry = CachedAnswer::new(written(representation)?, ttl, now);
                 let stored = entry.encode();
-                Ok::<_, DomainError>((entry, stored))
+                // A form past the size bound is left to its own request, which refuses it.
+                let other_stored = other.and_then(|form| {
+                    let body = written(form).ok()?;
+                    Some((form, CachedAnswer::new(body, ttl, now).encode()))
+                });
+                Ok::<_, DomainError>((entry, stored, other_stored))
             })
             .await
             .map_err(DomainError::Internal)??;
@@ -455,6 +466,10 @@ impl Inner {
             return Ok(entry.stale());
         }
         self.cache.put(key, stored, ttl).await;
+        if let Some((form, other_stored)) = other_stored {
+            let other_key = self.stats.cache_key(request, form);
+            self.cache.put(&other_key, other_stored, ttl).await;
+        }
         Ok(entry)
     }
 }

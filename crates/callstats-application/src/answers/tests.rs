@@ -206,7 +206,8 @@ async fn a_stored_value_that_is_no_entry_is_a_miss_and_is_computed_again() {
     cache.expect_get().returning(|_| Some(roster_bytes()));
     cache.expect_try_lock().returning(|_, _| true);
     cache.expect_unlock().return_const(());
-    cache.expect_put().times(1).return_const(());
+    // The JSON asked for, and the CSV of the same computation.
+    cache.expect_put().times(2).return_const(());
     let served = answers(portal("operators", &reads), ledger, cache)
         .serve_operators()
         .await;
@@ -249,12 +250,23 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
     );
     assert_eq!(reads.load(Ordering::SeqCst), 1);
     let stored = stored.lock().unwrap();
-    let [(key, bytes, ttl)] = &stored[..] else {
+    let [(key, bytes, ttl), (csv_key, csv_bytes, csv_ttl)] = &stored[..] else {
         panic!("stored {stored:?}")
     };
     assert_eq!(
         (key.as_str(), *ttl),
         ("v1/operators", Duration::from_secs(60))
+    );
+    // Its CSV, from the same computation, beside it with the same lifetime.
+    assert_eq!(
+        (csv_key.as_str(), *csv_ttl),
+        ("v1/operators#csv", Duration::from_secs(60))
+    );
+    assert_eq!(
+        CachedAnswer::decode(csv_bytes).map(|entry| entry.body),
+        Some(Bytes::from_static(
+            b"agent_number,name,team,shift,staff_role,joined_at\r\n"
+        ))
     );
     // What is stored is the entry served: body, validator and expiry.
     let Ok(Answer::Body(body)) = &served.answer else {
@@ -342,7 +354,10 @@ async fn an_answer_is_computed_and_stored_even_when_its_request_goes_away() {
     let given_up = tokio::time::timeout(Duration::from_millis(20), answers.serve_operators()).await;
     assert!(given_up.is_err(), "the caller gave up first");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(*recording.0.lock().unwrap(), ["v1/operators"]);
+    assert_eq!(
+        *recording.0.lock().unwrap(),
+        ["v1/operators", "v1/operators#csv"]
+    );
 }
 
 #[tokio::test]
@@ -451,11 +466,17 @@ async fn a_csv_answer_is_an_entry_of_its_own_with_its_own_validator_and_file_nam
     assert_ne!(body.entry.etag, crate::ETag::of(&roster_bytes()));
     assert_eq!(body.csv_file_name.as_deref(), Some("operators.csv"));
     let stored = stored.lock().unwrap();
-    let [(key, bytes)] = &stored[..] else {
+    let [(key, bytes), (json_key, json_bytes)] = &stored[..] else {
         panic!("stored {stored:?}")
     };
     assert_eq!(key, "v1/operators#csv");
     assert_eq!(CachedAnswer::decode(bytes).as_ref(), Some(&body.entry));
+    // The JSON of the same computation, beside it.
+    assert_eq!(json_key, "v1/operators");
+    assert_eq!(
+        CachedAnswer::decode(json_bytes).map(|entry| entry.body),
+        Some(roster_bytes())
+    );
 }
 
 #[tokio::test]
@@ -550,7 +571,8 @@ async fn a_key_the_key_cache_knows_gets_its_cached_answer_and_a_miss_is_computed
     cache.expect_get().times(1).returning(|_| None);
     cache.expect_try_lock().times(1).returning(|_, _| true);
     cache.expect_unlock().times(1).return_const(());
-    cache.expect_put().times(1).return_const(());
+    // The JSON asked for, and the CSV of the same computation.
+    cache.expect_put().times(2).return_const(());
     let missed = assemble(None, cache);
     let computed = missed.serve(&caller, Some(&asked), Acceptable::JSON).await;
     assert_eq!(body_of(&computed).2, CacheStatus::Miss);

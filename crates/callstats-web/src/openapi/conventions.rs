@@ -87,7 +87,7 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
     add_conventions(operation, endpoint);
 }
 
-const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text written with a leading `'` when it begins with a tab or a carriage return or when its first character after leading white space and control characters is `=`, `+`, `-` or `@`, as OWASP's CSV injection guidance says), with its own `ETag`; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
+const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text written with a leading `'` when it begins with a tab or a carriage return or when its first character after leading white space and control characters is `=`, `+`, `-` or `@`, as OWASP's CSV injection guidance says), with its own `ETag`, written with the JSON by one computation so that the two agree while cached; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
 
 /// The `text/csv` content of a CSV endpoint's 200: its columns, and an example made from the
 /// JSON example's first rows by the service's own CSV writer.

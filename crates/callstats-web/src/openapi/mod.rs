@@ -31,7 +31,7 @@ use schemas::complete_schemas;
 #[openapi(
     info(
         title = "callstats",
-        description = include_str!("../../../../docs/behaviour.md"),
+        description = include_str!("summary.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0")
     ),
     components(schemas(ErrorBody, ProblemDetails)),
