@@ -43,6 +43,7 @@ benchmarks! {
     isolation => Isolation,
     hostile => Hostile,
     soak => Soak,
+    trend => Trend,
 }
 
 /// The benchmarks of callstats (docs/performance.md).

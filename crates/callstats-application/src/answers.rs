@@ -435,10 +435,13 @@ impl Inner {
         let now = self.clock.now();
         // The other form of an endpoint with CSV is written from the same computation and
         // cached beside it, so that the JSON and the CSV of one request never disagree.
-        let other = request.endpoint().has_csv().then_some(match representation {
-            Representation::Json => Representation::Csv,
-            Representation::Csv => Representation::Json,
-        });
+        let other = request
+            .endpoint()
+            .has_csv()
+            .then_some(match representation {
+                Representation::Json => Representation::Csv,
+                Representation::Csv => Representation::Json,
+            });
         // The statistics, the JSON or CSV, its validator (a SHA-256 of the body) and the stored
         // form (a copy of it): all of it proportional to the body, none of it on a request
         // thread.

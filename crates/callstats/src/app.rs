@@ -67,8 +67,9 @@ pub struct Assembly {
     pub call_day_cache_max_bytes: u64,
     /// Days the warmer keeps held (0: no warmer).
     pub warm_days: u32,
-    /// Day fetches a minute of the backfill (0: no backfill; none without persistence).
-    pub backfill_per_minute: u32,
+    /// How the backfill fills the history horizon (`per_minute` 0: no backfill; none without
+    /// persistence).
+    pub backfill: BackfillSettings,
     /// Where answers are computed (off the request threads) and how large they may be.
     pub computing: Computing,
     /// What quota windows and key expiry are measured against: the system clock, except in
@@ -98,7 +99,10 @@ impl Assembly {
             call_days: args.call_day_settings(),
             call_day_cache_max_bytes: args.call_day_cache_mb.bytes(),
             warm_days: args.call_day_warm_days,
-            backfill_per_minute: args.call_day_backfill_per_minute,
+            backfill: BackfillSettings {
+                per_minute: args.call_day_backfill_per_minute,
+                ..BackfillSettings::default()
+            },
             computing: args.computing()?,
             clock: Arc::new(SystemClock),
         })
@@ -184,17 +188,14 @@ impl Assembly {
             Some(archive) => {
                 let stored = StoredCallDays::new(Arc::new(archive));
                 let call_days = call_days.with_archive(Arc::new(stored.clone()));
-                if self.backfill_per_minute > 0 {
+                if self.backfill.per_minute > 0 {
                     let backfill = Backfill::new(
                         call_days.clone(),
                         Arc::new(stored.clone()),
                         shared.backfill_lease,
                         Arc::clone(&self.clock),
                         self.history,
-                        BackfillSettings {
-                            per_minute: self.backfill_per_minute,
-                            ..BackfillSettings::default()
-                        },
+                        self.backfill,
                     );
                     tokio::spawn(backfill.run().instrument(tracing::info_span!("backfill")));
                 }

@@ -112,7 +112,10 @@ pub fn start_with(store: Store, upstream: Upstream, adjust: impl FnOnce(&mut Ass
         call_day_cache_max_bytes: 16 << 20,
         // Off: these tests count the upstream's requests.
         warm_days: 0,
-        backfill_per_minute: 0,
+        backfill: callstats_application::BackfillSettings {
+            per_minute: 0,
+            ..callstats_application::BackfillSettings::default()
+        },
         computing: callstats_application::Computing::default(),
         clock: Arc::new(callstats_application::SystemClock),
     };

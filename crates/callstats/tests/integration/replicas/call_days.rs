@@ -331,8 +331,11 @@ backend_tests! {
         let replica = Replica::start_with(db, None, &upstream.uri(), |service| {
             service.archive = Some(db.store(Access::ReadWrite));
             service.history = HistoryHorizon::new(6);
-            // 600 a minute: a tenth of a second after each day.
-            service.backfill_per_minute = 600;
+            // 600 a minute: a tenth of a second after each day; a pass every tenth of a second.
+            service.backfill = callstats_application::BackfillSettings {
+                per_minute: 600,
+                every: Duration::from_millis(100),
+            };
         });
         // The horizon's settled days: from 5 days back to yesterday, unless yesterday ended
         // less than the settle time (an hour) ago.
