@@ -133,16 +133,18 @@ fn measure(options: &Options, calls_per_day: u32, binary: &Path, dir: &Path) -> 
 fn backfill(server: &Server) -> Result<Row> {
     let deadline = Instant::now() + BACKFILL_LIMIT;
     let reported = |name: &str| -> Result<Option<f64>> { Ok(gauge(&server.metrics()?, name)) };
-    let (started, requests) = loop {
+    // Nothing else asks the platform (warmer off, no request): every request from here on is
+    // the backfill's.
+    let before = server.upstream_requests()?;
+    let (started, days) = loop {
         if let Some(days) = reported("callstats_call_day_horizon_days")? {
-            break (Instant::now(), (days, server.upstream_requests()?));
+            break (Instant::now(), days);
         }
         if Instant::now() > deadline {
             bail!("the backfill never began");
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     };
-    let (days, before) = requests;
     loop {
         if reported("callstats_call_day_horizon_days_held")? >= Some(days) {
             break;
