@@ -259,7 +259,7 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
         calls_trend.sync_detailed(client=detail, start=four_weeks, end=yesterday),
         TrendResponse,
     )
-    month = expect(
+    four_week_summary = expect(
         "/calls/summary (four weeks)",
         calls_summary.sync_detailed(client=detail, start=four_weeks, end=yesterday),
         CallSummary,
@@ -270,10 +270,11 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
             "/calls/trend: the buckets cover the 28 days",
             sum(bucket.days for bucket in trend.buckets) == 28,
         )
-        if month is not None:
+        if four_week_summary is not None:
             check(
                 "/calls/trend: offered adds up to the summary's total",
-                sum(bucket.offered for bucket in trend.buckets) == month.total_calls,
+                sum(bucket.offered for bucket in trend.buckets)
+                == four_week_summary.total_calls,
             )
     week = expect(
         "/calls/summary (a week)",

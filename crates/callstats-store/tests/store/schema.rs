@@ -178,10 +178,10 @@ async fn migrating_twice_applies_nothing_the_second_time() {
         let store = db.store(callstats_store::config::Access::ReadWrite);
         assert_eq!(
             store.pending_migrations().await.unwrap().len(),
-            2,
+            3,
             "{backend:?}"
         );
-        assert_eq!(store.migrate().await.unwrap().len(), 2, "{backend:?}");
+        assert_eq!(store.migrate().await.unwrap().len(), 3, "{backend:?}");
         assert!(
             store.pending_migrations().await.unwrap().is_empty(),
             "{backend:?}"
