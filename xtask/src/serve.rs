@@ -115,8 +115,9 @@ impl<'a> Portal<'a> {
     }
 
     /// Starts `callstats serve` in front of the sim, with Redis when given one (every server
-    /// of a run on the same prefix, so they share it), its warmer off (the measurements count
-    /// the upstream requests of the questions they ask); waits until both of its ports listen.
+    /// of a run on the same prefix, so they share it), its warmer and backfill off (the
+    /// measurements count the upstream requests of the questions they ask); waits until both of
+    /// its ports listen.
     pub fn serve(&self, name: &str, redis: Option<&str>) -> Result<Server> {
         self.serve_under(name, redis, &[])
     }
@@ -164,6 +165,8 @@ impl<'a> Portal<'a> {
             .args(["--database-url", &self.database])
             .env("CALLSTATS_CALL_PLATFORM_URL", &self.sim_url)
             .env("CALLSTATS_CALL_DAY_WARM_DAYS", warm_days.to_string())
+            // Off unless `env` says otherwise: it would fetch older days in the background.
+            .env("CALLSTATS_CALL_DAY_BACKFILL_PER_MINUTE", "0")
             .env_remove("CALLSTATS_REDIS_URL")
             .env_remove("CALLSTATS_DATABASE_URL")
             .envs(env.iter().copied());
