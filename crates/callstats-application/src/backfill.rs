@@ -28,12 +28,15 @@ pub struct BackfillSettings {
     /// Most day fetches a minute (`CALLSTATS_CALL_DAY_BACKFILL_PER_MINUTE`); 0 turns the
     /// backfill off.
     pub per_minute: u32,
+    /// How long after the start the first pass begins.
+    pub first: Duration,
     /// How long after a pass the next one starts.
     pub every: Duration,
 }
 
 impl BackfillSettings {
     pub const DEFAULT_PER_MINUTE: u32 = 10;
+    pub const DEFAULT_FIRST: Duration = Duration::from_secs(5);
     pub const DEFAULT_EVERY: Duration = Duration::from_secs(60);
 
     /// The pause after each day fetched, so that at most `per_minute` go a minute.
@@ -46,6 +49,7 @@ impl Default for BackfillSettings {
     fn default() -> Self {
         Self {
             per_minute: Self::DEFAULT_PER_MINUTE,
+            first: Self::DEFAULT_FIRST,
             every: Self::DEFAULT_EVERY,
         }
     }
@@ -173,15 +177,18 @@ impl Backfill {
         Some(filled)
     }
 
-    /// Runs passes for ever (spawn it), the first [`BackfillSettings::every`] after the start
-    /// (the warmer's days come first); logs once when the horizon is held.
+    /// Runs passes for ever (spawn it), the first [`BackfillSettings::first`] after the start
+    /// (the server and the warmer's first days before it), then one
+    /// [`BackfillSettings::every`] after the last; logs once when the horizon is held.
     pub async fn run(self) {
         if self.settings.per_minute == 0 {
             return;
         }
         let mut was_held = false;
+        let mut pause = self.settings.first;
         loop {
-            tokio::time::sleep(self.settings.every).await;
+            tokio::time::sleep(pause).await;
+            pause = self.settings.every;
             if let Some(filled) = self.pass().await {
                 let held = filled.failed == 0 && filled.held == self.horizon().len();
                 if held && !was_held {

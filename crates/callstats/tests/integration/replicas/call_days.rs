@@ -331,9 +331,11 @@ backend_tests! {
         let replica = Replica::start_with(db, None, &upstream.uri(), |service| {
             service.archive = Some(db.store(Access::ReadWrite));
             service.history = HistoryHorizon::new(6);
-            // 600 a minute: a tenth of a second after each day; a pass every tenth of a second.
+            // 600 a minute: a tenth of a second after each day; the first pass at once, then one every
+            // tenth of a second.
             service.backfill = callstats_application::BackfillSettings {
                 per_minute: 600,
+                first: Duration::ZERO,
                 every: Duration::from_millis(100),
             };
         });
