@@ -36,9 +36,9 @@
 //! - A trend reads the days' rollups ([`DayRollup`]): final days' rollups kept in process (for
 //!   as long as the day is in the history horizon), then those the durable tier holds beside
 //!   its days (one statement), then the others made from the held days, read a month of days
-//!   at a time, so a year of calls is never in hand at once. The
-//!   days a trend must fetch are checked against the key's day budget all together first, so
-//!   a trend over the budget is refused whole, before any day is fetched.
+//!   at a time, so a year of calls is never in hand at once. The days a trend must fetch are
+//!   checked against the key's day budget all together first, so a trend over the budget is
+//!   refused whole, before any day is fetched.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -959,12 +959,7 @@ impl Inner {
         if used.saturating_add(u64::from(needed)) <= u64::from(limit) {
             return Ok(());
         }
-        metrics::counter!("callstats_day_budget_refusals_total").increment(1);
-        Err(CallDaysError::OverBudget(OverBudget {
-            key: requester.key_id(),
-            needed,
-            status: DayBudgetStatus::current(limit, used, &bucket),
-        }))
+        Err(over_budget(requester, needed, limit, used, &bucket))
     }
 
     /// Pays `days` day fetches from the requester's budget, all or none.
@@ -983,14 +978,7 @@ impl Inner {
                 requester.paid(needed);
                 Ok(())
             }
-            Err(used) => {
-                metrics::counter!("callstats_day_budget_refusals_total").increment(1);
-                Err(CallDaysError::OverBudget(OverBudget {
-                    key: requester.key_id(),
-                    needed,
-                    status: DayBudgetStatus::current(limit, used, &bucket),
-                }))
-            }
+            Err(used) => Err(over_budget(requester, needed, limit, used, &bucket)),
         }
     }
 
@@ -1145,6 +1133,22 @@ impl Inner {
             }
         });
     }
+}
+
+/// A refusal for the key's day budget (`used` of `limit` this minute), counted.
+fn over_budget(
+    requester: &Requester,
+    needed: u32,
+    limit: u32,
+    used: u64,
+    bucket: &QuotaBucket,
+) -> CallDaysError {
+    metrics::counter!("callstats_day_budget_refusals_total").increment(1);
+    CallDaysError::OverBudget(OverBudget {
+        key: requester.key_id(),
+        needed,
+        status: DayBudgetStatus::current(limit, used, bucket),
+    })
 }
 
 /// How many days a trend reads or fetches at once: a month's worth, as every other endpoint.

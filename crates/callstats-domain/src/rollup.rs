@@ -70,15 +70,26 @@ impl DayRollup {
     /// The rollup of `day`'s calls.
     #[must_use]
     pub fn of(day: &CallDay) -> Self {
+        // A group's place in `groups`, by direction and queue (0 none, else 1 + its index in
+        // the day's table): one look-up a call, however many queues the day has.
+        let per_direction = day.queues().len().saturating_add(1);
+        let mut places: Vec<Option<usize>> = vec![None; per_direction.saturating_mul(2)];
         let mut groups: Vec<RollupGroup> = Vec::new();
         for call in day.calls() {
-            let queue = day.queue_of(*call);
-            let found = groups.iter().position(|group| {
-                group.direction == call.direction() && group.queue.as_ref() == queue
-            });
-            let index = found.unwrap_or_else(|| {
-                groups.push(RollupGroup::new(call.direction(), queue.cloned()));
-                groups.len() - 1
+            let queue = call
+                .queue_index()
+                .and_then(|index| usize::try_from(index).ok())
+                .map_or(0, |index| index.saturating_add(1));
+            let outbound = usize::from(call.direction() == Direction::Outbound);
+            let Some(place) = places.get_mut(outbound.saturating_mul(per_direction) + queue) else {
+                continue;
+            };
+            let index = *place.get_or_insert_with(|| {
+                groups.push(RollupGroup::new(
+                    call.direction(),
+                    day.queue_of(*call).cloned(),
+                ));
+                groups.len().saturating_sub(1)
             });
             if let Some(group) = groups.get_mut(index) {
                 group.add(*call);
@@ -112,21 +123,6 @@ impl DayRollup {
     #[must_use]
     pub fn all_groups(&self) -> &[RollupGroup] {
         &self.groups
-    }
-
-    /// The rollup's size in memory, roughly: what a cache of rollups weighs it by.
-    #[must_use]
-    pub fn size_bytes(&self) -> usize {
-        size_of::<Self>().saturating_add(
-            self.groups
-                .iter()
-                .map(|group| {
-                    size_of::<RollupGroup>()
-                        + group.waits.len() * size_of::<WaitSecond>()
-                        + group.queue.as_ref().map_or(0, |queue| queue.as_str().len())
-                })
-                .sum(),
-        )
     }
 }
 
