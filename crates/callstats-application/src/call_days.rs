@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::calendar::unix_millis;
-use callstats_domain::calendar::{DateRange, Day};
+use callstats_domain::calendar::{DateRange, Day, runs};
 use callstats_domain::call_day::{CallDay, Held, HeldDay};
 use callstats_domain::error::{cause_chain, whole_seconds};
 use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
@@ -1162,23 +1162,6 @@ fn place(found: &mut [Option<Arc<DayRollup>>], range: &DateRange, rollup: Arc<Da
     if let Some(slot) = slot {
         *slot = Some(rollup);
     }
-}
-
-/// `days` (in order) as ranges of consecutive days, each at most `most` long.
-fn runs(days: &[Day], most: usize) -> Vec<DateRange> {
-    let mut runs: Vec<(Day, Day, usize)> = Vec::new();
-    for day in days {
-        match runs.last_mut() {
-            Some((_, last, length)) if *length < most && last.plus_days(1) == Some(*day) => {
-                *last = *day;
-                *length += 1;
-            }
-            _ => runs.push((*day, *day, 1)),
-        }
-    }
-    runs.into_iter()
-        .filter_map(|(start, end, _)| DateRange::up_to_31_days(start, end).ok())
-        .collect()
 }
 
 #[async_trait]

@@ -271,6 +271,25 @@ impl DateRange {
     }
 }
 
+/// `days` (in order) as ranges of consecutive days, each at most `most` long (at most 31): how
+/// a trend reads and fetches its days a month at a time.
+#[must_use]
+pub fn runs(days: &[Day], most: usize) -> Vec<DateRange> {
+    let mut runs: Vec<(Day, Day, usize)> = Vec::new();
+    for day in days {
+        match runs.last_mut() {
+            Some((_, last, length)) if *length < most && last.plus_days(1) == Some(*day) => {
+                *last = *day;
+                *length += 1;
+            }
+            _ => runs.push((*day, *day, 1)),
+        }
+    }
+    runs.into_iter()
+        .filter_map(|(start, end, _)| DateRange::up_to_31_days(start, end).ok())
+        .collect()
+}
+
 /// The `period` object of the call responses: the dates actually used.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -566,5 +585,32 @@ mod tests {
         ] {
             assert!(LocalDateTime::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn runs_are_consecutive_days_cut_at_their_length() {
+        let day = |raw: &str| Day::parse(raw).unwrap();
+        let days: Vec<Day> = [
+            "2026-11-01",
+            "2026-11-02",
+            "2026-11-03",
+            "2026-11-05",
+            "2026-11-06",
+        ]
+        .map(day)
+        .to_vec();
+        let spans: Vec<(String, String)> = runs(&days, 2)
+            .iter()
+            .map(|r| (r.start().to_string(), r.end().to_string()))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                ("2026-11-01".to_owned(), "2026-11-02".to_owned()),
+                ("2026-11-03".to_owned(), "2026-11-03".to_owned()),
+                ("2026-11-05".to_owned(), "2026-11-06".to_owned()),
+            ]
+        );
+        assert!(runs(&[], 31).is_empty());
     }
 }

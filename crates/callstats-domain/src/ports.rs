@@ -16,7 +16,7 @@ use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
-use crate::calendar::{DateRange, Day, MAX_RANGE_DAYS, Month};
+use crate::calendar::{DateRange, Day, MAX_RANGE_DAYS, Month, runs};
 use crate::call_day::{CallDay, FetchedCalls};
 use crate::limits::{OverBudget, Requester};
 use crate::live::{LiveError, LiveSnapshot};
@@ -250,20 +250,11 @@ pub trait CallDaySource: Send + Sync + 'static {
         range: DateRange,
         requester: &Requester,
     ) -> Result<Vec<Arc<DayRollup>>, CallDaysError> {
-        let mut rollups = Vec::with_capacity(range.days());
-        let mut start = range.start();
-        while start <= range.end() {
-            let end = start
-                .plus_days(i64::from(MAX_RANGE_DAYS) - 1)
-                .map_or(range.end(), |end| end.min(range.end()));
-            let chunk =
-                DateRange::up_to_31_days(start, end).unwrap_or_else(|_| DateRange::day(start));
-            let days = self.days(chunk, requester).await?;
+        let days: Vec<Day> = range.iter_days().collect();
+        let mut rollups = Vec::with_capacity(days.len());
+        for month in runs(&days, usize::try_from(MAX_RANGE_DAYS).unwrap_or(1)) {
+            let days = self.days(month, requester).await?;
             rollups.extend(days.iter().map(|day| Arc::new(DayRollup::of(day))));
-            match end.plus_days(1) {
-                Some(next) => start = next,
-                None => break,
-            }
         }
         Ok(rollups)
     }

@@ -17,6 +17,7 @@ use crate::call_day::{CallDay, DayCall, Held, HeldDay};
 use crate::call_day_encoding::{held_byte, held_of};
 use crate::model::QueueName;
 use crate::params::{Direction, ShortAbandon, SlThreshold};
+use crate::stats::service_level::longer;
 
 /// The rounded-up second past every threshold: an answered wait counted here is within none.
 const ANSWERED_CAP: u16 = SlThreshold::MAX_SECONDS + 1;
@@ -159,7 +160,7 @@ impl RollupGroup {
         self.offered += 1;
         let wait = call.wait_seconds();
         if let Some(wait) = wait {
-            self.longest_wait = Some(self.longest_wait.map_or(wait, |longest| longest.max(wait)));
+            self.longest_wait = Some(longer(self.longest_wait, wait));
         }
         if call.answered() {
             self.answered += 1;

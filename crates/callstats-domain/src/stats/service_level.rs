@@ -89,7 +89,7 @@ impl ServiceTally {
         self.offered += 1;
         let wait = call.wait_seconds();
         if let Some(wait) = wait {
-            self.longest_wait = Some(self.longest_wait.map_or(wait, |longest| longest.max(wait)));
+            self.longest_wait = Some(longer(self.longest_wait, wait));
         }
         if call.answered() {
             self.answered += 1;
@@ -127,7 +127,7 @@ impl ServiceTally {
         self.answered_wait_sum += group.answered_wait_sum;
         self.calls_with_wait += group.answered_with_wait;
         if let Some(wait) = group.longest_wait {
-            self.longest_wait = Some(self.longest_wait.map_or(wait, |longest| longest.max(wait)));
+            self.longest_wait = Some(longer(self.longest_wait, wait));
         }
         self.answered_waits = None;
         let threshold = self.rules.sl_threshold.get();
@@ -267,6 +267,11 @@ pub fn longest_wait_seconds(tally: &ServiceTally) -> Option<f64> {
 #[must_use]
 pub fn average_handle_time_seconds(tally: &ServiceTally) -> Option<f64> {
     mean(tally.answered_duration_sum, tally.answered).map(round2)
+}
+
+/// The longer of a longest wait so far (none before the first) and `wait`.
+pub(crate) fn longer(longest: Option<f64>, wait: f64) -> f64 {
+    longest.map_or(wait, |longest| longest.max(wait))
 }
 
 /// 100 × part / whole, rounded; null when whole is 0.
