@@ -20,6 +20,7 @@ use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
+use callstats_domain::live::LiveError;
 use callstats_domain::model::KeyInfo;
 use callstats_domain::params::ParamError;
 use callstats_domain::ports::{Clock, ResponseCache};
@@ -34,6 +35,7 @@ use crate::bounded::Bounded;
 use crate::cached_answer::CachedAnswer;
 use crate::compute::ComputePool;
 use crate::csv_answer::csv_within;
+use crate::live::{LiveStream, LiveStreams};
 use crate::replica_lock::{self, Claim, SharedEntry};
 use crate::single_flight::Flights;
 
@@ -97,6 +99,8 @@ struct Inner {
     /// When entries expire and how long they have left: the domain's clock, as everywhere.
     clock: Arc<dyn Clock>,
     flights: Arc<Flights<String, Result<CachedAnswer, DomainError>>>,
+    /// The open live streams; `None` where the service has no live figures.
+    live: Option<LiveStreams>,
     /// `callstats_cache_lookups_total`, resolved at the first lookup: the recorder is installed
     /// before the server serves (`callstats serve`), and resolving the labelled counters on
     /// every request cost an allocation, a hash and a registry lookup.
@@ -157,9 +161,60 @@ impl Answers {
                 computing,
                 clock,
                 flights: Flights::new(|cause| Err(DomainError::Internal(cause))),
+                live: None,
                 lookups: OnceLock::new(),
             }),
         }
+    }
+
+    /// Opens live streams on `streams` (/calls/live with `Accept: text/event-stream`). Call
+    /// before the answers are shared.
+    #[must_use]
+    pub fn with_live_streams(mut self, streams: LiveStreams) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.live = Some(streams);
+        }
+        self
+    }
+
+    /// Ends every open live stream: the replica is stopping.
+    pub fn end_live_streams(&self) {
+        if let Some(streams) = &self.inner.live {
+            streams.shut_down();
+        }
+    }
+
+    /// Admits a request for a live stream as any request to /calls/live (key, Origin, quota,
+    /// scope; it counts as one request) and opens the stream: its first event is the current
+    /// figures. A 404 or 503 when there are none, a 429 when the key holds all its streams.
+    pub async fn open_live(
+        &self,
+        caller: &Caller<'_>,
+    ) -> (
+        QuotaStatus,
+        Option<DayBudgetStatus>,
+        Result<LiveStream, DomainError>,
+    ) {
+        let access = &self.inner.access;
+        let admitted = match access.identify(caller).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return (refused.quota, refused.days, Err(refused.error)),
+        };
+        let Counted {
+            quota,
+            days,
+            verdict,
+            ..
+        } = access.count(&admitted, Endpoint::CallsLive, None).await;
+        if let Err(err) = verdict {
+            count_refusal(&err);
+            return (quota, days, Err(err));
+        }
+        let opened = match (&self.inner.live, caller.key_digest()) {
+            (Some(streams), Some(digest)) => streams.open(&admitted.key, digest).await,
+            _ => Err(DomainError::NotFound(LiveError::NotReported.to_string())),
+        };
+        (quota, days, opened)
     }
 
     /// The pool answers are computed on, for other CPU work of a request (compression).
@@ -483,13 +538,20 @@ fn outcome(
     days: Option<DayBudgetStatus>,
     answer: Result<Answer, DomainError>,
 ) -> Outcome {
-    if let Err(DomainError::RateLimited(_)) = answer {
-        metrics::counter!("callstats_quota_rejections_total").increment(1);
+    if let Err(err) = &answer {
+        count_refusal(err);
     }
     Outcome {
         quota,
         days,
         answer,
+    }
+}
+
+/// Counts a request the quota refused.
+fn count_refusal(err: &DomainError) {
+    if let DomainError::RateLimited(_) = err {
+        metrics::counter!("callstats_quota_rejections_total").increment(1);
     }
 }
 

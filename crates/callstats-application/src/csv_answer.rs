@@ -32,9 +32,11 @@ pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, Dom
         Response::Operators(body) => table(&body.operators, limit),
         Response::Schedule(body) => table(&body.off_days, limit),
         Response::Scripts(body) => table(&body.scripts, limit),
-        Response::CallSummary(_) | Response::Sheets(_) | Response::Kpi(_) => Err(
-            DomainError::Internal("a CSV asked of an answer without rows".to_owned()),
-        ),
+        Response::CallSummary(_) | Response::Live(_) | Response::Sheets(_) | Response::Kpi(_) => {
+            Err(DomainError::Internal(
+                "a CSV asked of an answer without rows".to_owned(),
+            ))
+        }
     }
 }
 

@@ -31,6 +31,7 @@ pub mod call_days;
 pub mod compute;
 pub mod csv_answer;
 pub mod fair_queue;
+pub mod live;
 mod log_throttle;
 pub mod replica_lock;
 pub mod single_flight;

@@ -31,6 +31,13 @@ pub enum DomainError {
     /// 429: over the per-minute quota.
     #[error("rate limit of {} requests per minute exceeded; retry after the window resets", .0.limit)]
     RateLimited(QuotaStatus),
+    /// 429: the key holds as many open live streams as it may
+    /// (`CALLSTATS_LIVE_STREAMS_PER_KEY`, across the deployment).
+    #[error(
+        "this API key already holds {limit} open live streams, the most it may; close one, \
+         or read /calls/live as JSON"
+    )]
+    TooManyStreams { limit: u32 },
     /// 429: the days the request would make the service fetch exceed its key's day budget.
     #[error("{0}")]
     DayBudgetExceeded(OverBudget),
@@ -87,6 +94,9 @@ pub const UPSTREAM_RETRY_AFTER_SECS: u32 = 10;
 pub const BODY_TOO_LARGE_RETRY_AFTER_SECS: u32 = 60;
 /// `Retry-After` of a 429 for the request quota: the longest a window lasts.
 pub const RATE_LIMITED_RETRY_AFTER_SECS: u32 = 60;
+/// `Retry-After` when a key holds all its live streams: a slot frees once a stream ends, and a
+/// stream whose client went away stops counting within its slot's lifetime.
+pub const STREAMS_RETRY_AFTER_SECS: u32 = 5;
 
 impl DomainError {
     /// The message and every cause under it, `: `-separated, for the log (never for a body).
@@ -102,6 +112,7 @@ impl DomainError {
         match self {
             Self::RateLimited(_) => Some(RATE_LIMITED_RETRY_AFTER_SECS),
             Self::DayBudgetExceeded(refused) => Some(refused.status.reset_seconds),
+            Self::TooManyStreams { .. } => Some(STREAMS_RETRY_AFTER_SECS),
             Self::UpstreamBusy { retry_after_secs } => Some(*retry_after_secs),
             Self::UpstreamUnavailable(cause) => Some(
                 cause

@@ -312,6 +312,50 @@ impl LiveResponse {
     }
 }
 
+/// The JSON of a [`LiveResponse`] as written once by the replica that polled, kept as text:
+/// every replica serves and streams these very bytes. Serialised verbatim by serde_json.
+#[derive(Debug, Clone)]
+pub struct LiveBody(Box<serde_json::value::RawValue>);
+
+impl LiveBody {
+    /// `response` written as JSON.
+    #[must_use]
+    pub fn of(response: &LiveResponse) -> Self {
+        // A struct of strings and numbers: writing it cannot fail.
+        let json = serde_json::value::to_raw_value(response)
+            .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned());
+        Self(json)
+    }
+
+    /// A body as another replica wrote it; `None` unless it is one JSON object.
+    #[must_use]
+    pub fn from_json(json: String) -> Option<Self> {
+        json.trim_start()
+            .starts_with('{')
+            .then(|| serde_json::value::RawValue::from_string(json).ok())
+            .flatten()
+            .map(Self)
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for LiveBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for LiveBody {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
 /// The body of /calls/live for `snapshot`, each agent named from `roster`.
 #[must_use]
 pub fn live_response(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveResponse {

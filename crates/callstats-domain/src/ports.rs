@@ -13,13 +13,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures::stream::BoxStream;
 use time::OffsetDateTime;
 
 use crate::access::{ApiKeyRecord, KeyDigest, QuotaBucket};
 use crate::calendar::{DateRange, Day, MAX_RANGE_DAYS, Month, runs};
 use crate::call_day::{CallDay, FetchedCalls};
 use crate::limits::{OverBudget, Requester};
-use crate::live::{LiveError, LiveSnapshot};
+use crate::live::{LiveBody, LiveError, LiveSnapshot};
 use crate::model::{CallScore, OffDayRecord, Operator, Script, Sheet, SheetContent};
 use crate::rollup::DayRollup;
 
@@ -372,6 +373,53 @@ pub trait QuotaCounter: Send + Sync + 'static {
     /// ([`crate::limits::fits`]), atomically: `Ok` with the count after, or `Err` with the
     /// count as it stands, unchanged.
     async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64>;
+}
+
+/// The live figures as the replicas share them (decisions §12.6): the application's poller,
+/// which asks the call platform at most once per poll interval for the whole deployment.
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
+#[async_trait]
+pub trait LiveSource: Send + Sync + 'static {
+    /// The body of `/calls/live` taken at most one poll interval ago, or why there is none: a
+    /// 404 ([`DomainError::NotFound`](crate::DomainError::NotFound)) from a platform that
+    /// reports no live figures, a 503 when the platform or the roster cannot be read.
+    async fn now(&self) -> Result<LiveBody, crate::DomainError>;
+}
+
+/// What the replicas share of the live figures (decisions §12.6): the right to poll the call
+/// platform, once a window for the whole deployment, and each poll's frame, handed to every
+/// replica. Frames are opaque bytes here: the application encodes them.
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
+#[async_trait]
+pub trait LiveRelay: Send + Sync + 'static {
+    /// Claims the deployment's poll for the next `window`: `true` for at most one caller in any
+    /// `window`, across replicas. A relay that cannot reach its shared store says `true`: the
+    /// replica then polls for itself.
+    async fn claim_poll(&self, window: Duration) -> bool;
+    /// Hands `frame` to every replica's subscription, this replica's included, and keeps it as
+    /// the latest frame for `ttl`.
+    async fn publish(&self, frame: Bytes, ttl: Duration);
+    /// The latest frame published, while it is kept.
+    async fn latest(&self) -> Option<Bytes>;
+    /// The frames published from now on, by any replica; `None` when the shared store cannot
+    /// be reached. The stream ends when the relay loses its connection: subscribe again then.
+    async fn subscribe(&self) -> Option<BoxStream<'static, Bytes>>;
+}
+
+/// The open live streams of each key across replicas, for the per-key limit
+/// (`CALLSTATS_LIVE_STREAMS_PER_KEY`).
+#[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
+#[async_trait]
+pub trait StreamSlots: Send + Sync + 'static {
+    /// Opens the slot `stream` (an id unique to the stream) for the key `key_id` if the key holds
+    /// fewer than `limit` open slots: `true` when opened. A slot lapses unless renewed within
+    /// `ttl`, so that the streams of a replica that stopped without closing them stop counting.
+    /// A store that cannot be reached says `true`.
+    async fn open(&self, key_id: i64, stream: &str, limit: u32, ttl: Duration) -> bool;
+    /// Keeps the slot open for another `ttl`.
+    async fn renew(&self, key_id: i64, stream: &str, ttl: Duration);
+    /// Frees the slot.
+    async fn close(&self, key_id: i64, stream: &str);
 }
 
 /// The current time, so tests can fix it.

@@ -57,6 +57,8 @@ impl Representation {
             Err(DomainError::NotAcceptable {
                 representations: if endpoint.has_csv() {
                     "application/json, text/csv"
+                } else if matches!(endpoint, Endpoint::CallsLive) {
+                    "application/json, text/event-stream"
                 } else {
                     JSON_MEDIA_TYPE
                 },
@@ -83,7 +85,11 @@ impl Endpoint {
             Self::Operators => Some(Operator::COLUMNS),
             Self::Schedule => Some(OffDay::COLUMNS),
             Self::ScriptsStats => Some(Script::COLUMNS),
-            Self::Ping | Self::CallsSummary | Self::KpiMonths | Self::KpiMonth => None,
+            Self::Ping
+            | Self::CallsSummary
+            | Self::CallsLive
+            | Self::KpiMonths
+            | Self::KpiMonth => None,
         }
     }
 
@@ -98,7 +104,11 @@ impl Endpoint {
             Self::Operators => Some("operators"),
             Self::Schedule => Some("off_days"),
             Self::ScriptsStats => Some("scripts"),
-            Self::Ping | Self::CallsSummary | Self::KpiMonths | Self::KpiMonth => None,
+            Self::Ping
+            | Self::CallsSummary
+            | Self::CallsLive
+            | Self::KpiMonths
+            | Self::KpiMonth => None,
         }
     }
 }
@@ -131,7 +141,10 @@ impl ApiRequest {
             Self::Operators => Some("operators.csv".to_owned()),
             Self::Schedule { month } => Some(format!("schedule-{month}.csv")),
             Self::ScriptsStats { .. } => Some("scripts-stats.csv".to_owned()),
-            Self::CallsSummary { .. } | Self::KpiMonths | Self::KpiMonth { .. } => None,
+            Self::CallsSummary { .. }
+            | Self::CallsLive
+            | Self::KpiMonths
+            | Self::KpiMonth { .. } => None,
         }
     }
 }

@@ -18,10 +18,12 @@ use crate::scope::{KpiView, Scope};
 
 /// Lifetime of cached call statistics.
 pub const CALLS_TTL: Duration = Duration::from_secs(600);
+/// Lifetime of the cached live figures (decisions §12.6).
+pub const LIVE_TTL: Duration = Duration::from_secs(5);
 /// Lifetime of cached portal data.
 pub const PORTAL_TTL: Duration = Duration::from_secs(60);
 
-/// The eleven endpoints under `/api/v1`.
+/// The twelve endpoints under `/api/v1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     Ping,
@@ -30,6 +32,7 @@ pub enum Endpoint {
     CallsQueues,
     CallsIntervals,
     CallsTrend,
+    CallsLive,
     KpiMonths,
     KpiMonth,
     Operators,
@@ -38,13 +41,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Ping,
         Self::CallsSummary,
         Self::CallsAgents,
         Self::CallsQueues,
         Self::CallsIntervals,
         Self::CallsTrend,
+        Self::CallsLive,
         Self::KpiMonths,
         Self::KpiMonth,
         Self::Operators,
@@ -62,7 +66,8 @@ impl Endpoint {
             | Self::CallsAgents
             | Self::CallsQueues
             | Self::CallsIntervals
-            | Self::CallsTrend => Some(Scope::Calls),
+            | Self::CallsTrend
+            | Self::CallsLive => Some(Scope::Calls),
             Self::KpiMonths | Self::KpiMonth => Some(Scope::KpiAggregate),
             Self::Operators | Self::Schedule => Some(Scope::Operators),
             Self::ScriptsStats => Some(Scope::Scripts),
@@ -79,6 +84,7 @@ impl Endpoint {
             Self::CallsQueues => "/calls/queues",
             Self::CallsIntervals => "/calls/intervals",
             Self::CallsTrend => "/calls/trend",
+            Self::CallsLive => "/calls/live",
             Self::KpiMonths => "/kpi/months",
             Self::KpiMonth => "/kpi/{month}",
             Self::Operators => "/operators",
@@ -99,6 +105,7 @@ pub enum UnvalidatedRequest {
     CallsQueues(QueuesQuery),
     CallsIntervals(IntervalsQuery),
     CallsTrend(TrendQuery),
+    CallsLive,
     KpiMonths,
     KpiMonth(MonthPath, KpiQuery),
     Operators,
@@ -116,6 +123,7 @@ impl UnvalidatedRequest {
             Self::CallsQueues(_) => Endpoint::CallsQueues,
             Self::CallsIntervals(_) => Endpoint::CallsIntervals,
             Self::CallsTrend(_) => Endpoint::CallsTrend,
+            Self::CallsLive => Endpoint::CallsLive,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth(..) => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -228,6 +236,7 @@ impl UnvalidatedRequest {
                 shift: query.parse()?,
                 view: kpi_view,
             },
+            Self::CallsLive => ApiRequest::CallsLive,
             Self::Operators => ApiRequest::Operators,
             Self::Schedule(query) => ApiRequest::Schedule {
                 month: query.parse()?,
@@ -254,6 +263,7 @@ impl UnvalidatedRequest {
             Endpoint::CallsQueues => Self::CallsQueues(serde_html_form::from_str(query)?),
             Endpoint::CallsIntervals => Self::CallsIntervals(serde_html_form::from_str(query)?),
             Endpoint::CallsTrend => Self::CallsTrend(serde_html_form::from_str(query)?),
+            Endpoint::CallsLive => Self::CallsLive,
             Endpoint::KpiMonths => Self::KpiMonths,
             Endpoint::KpiMonth => Self::KpiMonth(
                 MonthPath {
@@ -305,6 +315,8 @@ pub enum ApiRequest {
         rules: ServiceRules,
         queue: Option<QueueName>,
     },
+    /// What is happening now (decisions §12.6); no parameters.
+    CallsLive,
     KpiMonths,
     KpiMonth {
         month: Month,
@@ -329,6 +341,7 @@ impl ApiRequest {
             Self::CallsQueues { .. } => Endpoint::CallsQueues,
             Self::CallsIntervals { .. } => Endpoint::CallsIntervals,
             Self::CallsTrend { .. } => Endpoint::CallsTrend,
+            Self::CallsLive => Endpoint::CallsLive,
             Self::KpiMonths => Endpoint::KpiMonths,
             Self::KpiMonth { .. } => Endpoint::KpiMonth,
             Self::Operators => Endpoint::Operators,
@@ -421,6 +434,7 @@ impl ApiRequest {
                 queue_key(queue.as_ref()),
                 range.clamped()
             ),
+            Self::CallsLive => return Cow::Borrowed("v1/calls/live"),
             Self::KpiMonths => return Cow::Borrowed("v1/kpi/months"),
             Self::KpiMonth { month, shift, view } => {
                 let shift = encoded("shift", shift.as_ref().map(Shift::as_str));
@@ -432,8 +446,8 @@ impl ApiRequest {
         })
     }
 
-    /// How long a cached answer stays valid: 10 minutes for call statistics, 1 minute for
-    /// portal data.
+    /// How long a cached answer stays valid: 10 minutes for call statistics, 5 seconds for the
+    /// live figures, 1 minute for portal data.
     #[must_use]
     pub const fn cache_ttl(&self) -> Duration {
         match self {
@@ -442,6 +456,7 @@ impl ApiRequest {
             | Self::CallsQueues { .. }
             | Self::CallsIntervals { .. }
             | Self::CallsTrend { .. } => CALLS_TTL,
+            Self::CallsLive => LIVE_TTL,
             _ => PORTAL_TTL,
         }
     }
@@ -508,6 +523,7 @@ mod tests {
             scopes,
             [
                 None,
+                Some("calls"),
                 Some("calls"),
                 Some("calls"),
                 Some("calls"),

@@ -8,12 +8,14 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::access::{
-    ApiKeyRecord, ClientAddress, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject, presented_key,
+    ApiKeyRecord, ClientAddress, KeyDigest, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject,
+    presented_key,
 };
 use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
 use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
+use crate::live::{LiveBody, LiveError};
 use crate::model::{
     AgentsResponse, CallScore, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, Operator,
     OperatorsResponse, QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
@@ -21,7 +23,8 @@ use crate::model::{
 };
 use crate::params::{Direction, RosterFilter, ScriptsLimit, Shift, SlThreshold};
 use crate::ports::{
-    CallDaySource, Clock, Found, KeyLookup, KeyStore, PortalStore, QuotaCounter, RequestLedger,
+    CallDaySource, Clock, Found, KeyLookup, KeyStore, LiveSource, PortalStore, QuotaCounter,
+    RequestLedger,
 };
 use crate::representation::Representation;
 use crate::request::{ApiRequest, Endpoint};
@@ -39,6 +42,16 @@ pub struct Caller<'a> {
     pub origin: Option<&'a str>,
     /// Peer address, or the first `X-Forwarded-For` hop behind a trusted proxy.
     pub client_ip: ClientAddress,
+}
+
+impl Caller<'_> {
+    /// The digest of the key the caller presents, if it presents one of the right form.
+    #[must_use]
+    pub fn key_digest(&self) -> Option<KeyDigest> {
+        presented_key(self.authorization, self.x_api_key)
+            .ok()
+            .map(|key| key.digest())
+    }
 }
 
 /// A caller whose key passed the key and Origin checks: what counting and answering its
@@ -333,6 +346,7 @@ pub enum Response {
     Queues(QueuesResponse),
     Intervals(IntervalsResponse),
     Trend(TrendResponse),
+    Live(LiveBody),
     Sheets(SheetsResponse),
     Kpi(KpiMonthResponse),
     Operators(OperatorsResponse),
@@ -404,6 +418,8 @@ pub struct CallStats {
     calls: Arc<dyn CallDaySource>,
     clock: Arc<dyn Clock>,
     settings: StatsSettings,
+    /// The live figures; without a source, /calls/live answers that the platform reports none.
+    live: Option<Arc<dyn LiveSource>>,
 }
 
 impl CallStats {
@@ -421,7 +437,15 @@ impl CallStats {
             calls,
             clock,
             settings,
+            live: None,
         }
+    }
+
+    /// Answers /calls/live from `live`.
+    #[must_use]
+    pub fn with_live(mut self, live: Arc<dyn LiveSource>) -> Self {
+        self.live = Some(live);
+        self
     }
 
     /// The earliest day a call period may start on now (the history horizon), if any.
@@ -581,6 +605,7 @@ impl CallStats {
                     ))
                 })
             }
+            ApiRequest::CallsLive => Prepared::ready(Response::Live(self.live().await?)),
             ApiRequest::KpiMonths => Prepared::ready(Response::Sheets(self.kpi_months().await?)),
             ApiRequest::KpiMonth { month, shift, view } => Prepared::ready(Response::Kpi(
                 self.kpi_month(*month, shift.as_ref(), *view).await?,
@@ -703,6 +728,16 @@ impl CallStats {
 
     /// /kpi/months: every published KPI sheet, in order. Reads
     /// [`PortalStore::published_sheets`].
+    /// /calls/live: what is happening now, as the live source last saw it. 404 when the call
+    /// platform reports no live figures, 503 when it cannot be asked: live figures are never
+    /// served stale.
+    pub async fn live(&self) -> Result<LiveBody, DomainError> {
+        let Some(live) = &self.live else {
+            return Err(DomainError::NotFound(LiveError::NotReported.to_string()));
+        };
+        live.now().await
+    }
+
     pub async fn kpi_months(&self) -> Result<SheetsResponse, DomainError> {
         Ok(stats::sheet_listing(
             self.store.published_sheets(None).await?,

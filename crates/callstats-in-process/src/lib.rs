@@ -2,7 +2,7 @@
 //! both) a single replica uses when no Redis is configured (and falls back to when Redis is
 //! unreachable), the in-process tier of the call-day store, a short-lived cache of key look-ups
 //! in front of any key store (which answers from a key's last known state while the store
-//! fails), and the lease of a replica alone.
+//! fails), and the lease, live relay and live stream slots of a replica alone.
 //!
 //! The caches are `quick_cache` caches: a look-up is one hash of the key and a read lock
 //! on one shard, with nothing recorded for later and no background work, because every request
@@ -16,6 +16,7 @@ mod expiring;
 mod key_cache;
 mod lease;
 mod ledger;
+mod live;
 mod quota;
 mod response_cache;
 
@@ -25,5 +26,6 @@ pub use key_cache::{
 };
 pub use lease::SoleLease;
 pub use ledger::MemoryLedger;
+pub use live::{LocalLiveRelay, LocalStreamSlots};
 pub use quota::MemoryQuota;
 pub use response_cache::MemoryCache;

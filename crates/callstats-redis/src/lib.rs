@@ -24,11 +24,13 @@ use redis::aio::ConnectionManager;
 
 mod call_days;
 mod lease;
+mod live;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use call_days::RedisCallDays;
 pub use lease::RedisLease;
+pub use live::{RedisLiveRelay, RedisStreamSlots};
 
 /// How to reach Redis. `Debug` shows the URL redacted.
 #[derive(Clone)]
@@ -89,6 +91,8 @@ impl InvalidRedisUrl {
 /// outage bookkeeping.
 pub struct Redis {
     connection: ConnectionManager,
+    /// What opens the dedicated connections that a shared one cannot be (pub/sub).
+    client: redis::Client,
     settings: RedisSettings,
     /// Open after one failed round trip: Redis is not tried again for `retry_after`, then one
     /// probe goes.
@@ -109,10 +113,11 @@ impl Redis {
             .set_response_timeout(Some(settings.timeout))
             .set_number_of_retries(1)
             .set_max_delay(settings.retry_after);
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
             .map_err(|e| InvalidRedisUrl::new(&settings.url, &e))?;
         Ok(Arc::new(Self {
             connection,
+            client,
             breaker: Breaker::new(1, settings.retry_after),
             settings,
         }))
@@ -128,16 +133,36 @@ impl Redis {
         what: &'static str,
         pipeline: &redis::Pipeline,
     ) -> Option<T> {
+        let mut connection = self.connection.clone();
+        self.guarded(what, pipeline.query_async::<T>(&mut connection))
+            .await
+    }
+
+    /// Opens a dedicated pub/sub connection subscribed to the channel `name` (prefixed), or
+    /// `None` when Redis is resting after a failure, fails or is slow to connect; counted and
+    /// logged as a failed round trip is.
+    async fn subscribe(&self, what: &'static str, name: &str) -> Option<redis::aio::PubSubStream> {
+        let channel = self.key(name);
+        self.guarded(what, async {
+            let mut pubsub = self.client.get_async_pubsub().await?;
+            pubsub.subscribe(&channel).await?;
+            Ok(pubsub.into_on_message())
+        })
+        .await
+    }
+
+    /// Runs `call` under the breaker and the deadline: its value, or `None` when Redis is
+    /// resting after a failure, or `call` fails or is slow (counted, and logged once per outage).
+    async fn guarded<T>(
+        &self,
+        what: &'static str,
+        call: impl Future<Output = redis::RedisResult<T>>,
+    ) -> Option<T> {
         let Ok(permit) = self.breaker.try_acquire() else {
             fell_back(what);
             return None;
         };
-        let mut connection = self.connection.clone();
-        let outcome = tokio::time::timeout(
-            self.settings.timeout,
-            pipeline.query_async::<T>(&mut connection),
-        )
-        .await;
+        let outcome = tokio::time::timeout(self.settings.timeout, call).await;
         match outcome {
             Ok(Ok(value)) => {
                 if permit.success() == Transition::Closed {

@@ -14,6 +14,7 @@
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -128,7 +129,12 @@ impl SimOptions {
 /// Builds the sim's server on `listener` with the machine's worker count; await it (or
 /// [`serve_sim`]) to serve until SIGINT/SIGTERM. Must be called inside a Tokio runtime.
 pub fn sim_server(listener: TcpListener, options: SimOptions) -> io::Result<Server> {
-    build_server(listener, options, None, true)
+    build_server(
+        listener,
+        web::Data::new(SimState::new(options)?),
+        None,
+        true,
+    )
 }
 
 /// Serves the sim on `listener` until the process is told to stop: `callstats sim`.
@@ -140,10 +146,18 @@ pub async fn serve_sim(listener: TcpListener, options: SimOptions) -> io::Result
 }
 
 /// A sim running in this process, for tests and benchmarks.
-#[derive(Debug)]
 pub struct RunningSim {
     address: SocketAddr,
     handle: ServerHandle,
+    state: web::Data<SimState>,
+}
+
+impl fmt::Debug for RunningSim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunningSim")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RunningSim {
@@ -158,6 +172,12 @@ impl RunningSim {
         format!("http://{}", self.address)
     }
 
+    /// How many times `/live` has been asked.
+    #[must_use]
+    pub fn live_requests(&self) -> u64 {
+        self.state.live_requests.load(Ordering::Relaxed)
+    }
+
     /// Stops accepting, drops open connections and waits for the workers to end.
     pub async fn stop(self) {
         self.handle.stop(false).await;
@@ -168,22 +188,23 @@ impl RunningSim {
 pub fn spawn_sim(options: SimOptions) -> io::Result<RunningSim> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let address = listener.local_addr()?;
-    let server = build_server(listener, options, Some(1), false)?;
+    let state = web::Data::new(SimState::new(options)?);
+    let server = build_server(listener, state.clone(), Some(1), false)?;
     let handle = server.handle();
     tokio::spawn(server);
-    Ok(RunningSim { address, handle })
+    Ok(RunningSim {
+        address,
+        handle,
+        state,
+    })
 }
 
 fn build_server(
     listener: TcpListener,
-    options: SimOptions,
+    state: web::Data<SimState>,
     workers: Option<usize>,
     signals: bool,
 ) -> io::Result<Server> {
-    options
-        .validate()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let state = web::Data::new(SimState::new(options));
     let mut server = HttpServer::new(move || {
         let app = App::new()
             .app_data(state.clone())
@@ -219,11 +240,17 @@ struct SimState {
     started: Instant,
     clock: Arc<dyn Clock>,
     live: bool,
+    /// How many times `/live` was asked, for tests that count the polls.
+    live_requests: AtomicU64,
 }
 
 impl SimState {
-    fn new(options: SimOptions) -> Self {
-        Self {
+    /// The sim's state, once `options` are valid.
+    fn new(options: SimOptions) -> io::Result<Self> {
+        options
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        Ok(Self {
             generator: CachedGenerator::new(Generator::new(options.seed, options.calls_per_day)),
             expected_authorization: options.token.map(|t| format!("Bearer {t}")),
             fail_rate: options.fail_rate,
@@ -233,7 +260,8 @@ impl SimState {
             started: Instant::now(),
             clock: options.clock,
             live: options.live,
-        }
+            live_requests: AtomicU64::new(0),
+        })
     }
 
     /// The calls of one Tashkent day (by day number); `None` outside the calendar.
@@ -367,6 +395,7 @@ async fn calls(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse
 }
 
 async fn live(state: web::Data<SimState>, request: HttpRequest) -> HttpResponse {
+    state.live_requests.fetch_add(1, Ordering::Relaxed);
     if let Some(refused) = refusal(&state, &request).await {
         return refused;
     }

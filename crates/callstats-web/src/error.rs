@@ -199,6 +199,7 @@ mod tests {
                     reset_seconds: 42,
                 },
             }),
+            DomainError::TooManyStreams { limit: 4 },
             DomainError::UpstreamBusy {
                 retry_after_secs: 7,
             },
@@ -222,6 +223,7 @@ mod tests {
                 | DomainError::NotAcceptable { .. }
                 | DomainError::RateLimited(_)
                 | DomainError::DayBudgetExceeded(_)
+                | DomainError::TooManyStreams { .. }
                 | DomainError::UpstreamBusy { .. }
                 | DomainError::UpstreamUnavailable(_)
                 | DomainError::BodyTooLarge { .. }

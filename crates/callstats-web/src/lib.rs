@@ -168,6 +168,7 @@ pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
 pub struct Application {
     port: u16,
     server: Server,
+    answers: Answers,
 }
 
 impl Application {
@@ -183,6 +184,7 @@ impl Application {
     ) -> std::io::Result<Self> {
         let port = listener.local_addr()?.port();
         let workers = settings.worker_count();
+        let answers = state.answers.clone();
         let server = HttpServer::new(move || app(state.clone()))
             .workers(workers)
             .max_connections((settings.max_connections / workers).max(1))
@@ -192,12 +194,28 @@ impl Application {
             .shutdown_timeout(settings.shutdown_timeout.as_secs())
             .listen(listener)?
             .run();
-        Ok(Self { port, server })
+        // actix stops the server on these signals itself; the live streams, which would hold
+        // their connections through the whole drain, end on them too.
+        let on_signal = answers.clone();
+        tokio::spawn(async move {
+            stop_signal().await;
+            on_signal.end_live_streams();
+        });
+        Ok(Self {
+            port,
+            server,
+            answers,
+        })
     }
 
     #[must_use]
     pub const fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Ends the live streams (as a stop signal does), for a stop through [`Self::handle`].
+    pub fn end_live_streams(&self) {
+        self.answers.end_live_streams();
     }
 
     /// Stops the server gracefully (or not) from elsewhere.
@@ -211,5 +229,20 @@ impl Application {
     /// requests given up to the shutdown timeout to finish.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
+    }
+}
+
+/// The first of SIGTERM and SIGINT (Ctrl-C), the signals actix-web stops on.
+async fn stop_signal() {
+    use actix_web::rt::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
     }
 }

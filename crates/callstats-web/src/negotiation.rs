@@ -51,6 +51,21 @@ pub(crate) fn problem_preferred(headers: &HeaderMap) -> bool {
         .is_some_and(|problem| problem > Quality::ZERO && json.is_none_or(|json| problem >= json))
 }
 
+/// Whether the request's `Accept` asks for an event stream: it names `text/event-stream` with a
+/// quality above 0 and at least that of `application/json` (named). `EventSource` sends
+/// `Accept: text/event-stream`.
+pub(crate) fn event_stream_preferred(headers: &HeaderMap) -> bool {
+    let Some(ranges) = ranges(headers) else {
+        return false;
+    };
+    let stream = quality(&ranges, |mime| mime.essence_str() == EVENT_STREAM);
+    let json = quality(&ranges, json_named);
+    stream.is_some_and(|stream| stream > Quality::ZERO && json.is_none_or(|json| stream >= json))
+}
+
+/// The media type of a Server-Sent Events stream.
+pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+
 /// What the request's `Accept` allows of a data answer:
 /// - JSON is acceptable when `Accept` is absent, unreadable or empty, or gives a quality above
 ///   0 to `application/json`, `application/problem+json`, `application/*` or `*/*`;

@@ -71,6 +71,7 @@ pub enum Problem {
     HeadersTooLarge,
     RateLimited,
     DayBudgetExceeded,
+    TooManyStreams,
     /// Answered by the reverse proxy: too many requests in flight from one address.
     TooManyConnections,
     UpstreamBusy,
@@ -84,7 +85,7 @@ pub enum Problem {
 
 impl Problem {
     /// Every problem type, in the order the document lists them.
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::BadRequest,
         Self::MalformedRequest,
         Self::Unauthorized,
@@ -98,6 +99,7 @@ impl Problem {
         Self::HeadersTooLarge,
         Self::RateLimited,
         Self::DayBudgetExceeded,
+        Self::TooManyStreams,
         Self::TooManyConnections,
         Self::UpstreamBusy,
         Self::UpstreamUnavailable,
@@ -124,6 +126,7 @@ impl Problem {
             Self::HeadersTooLarge => "headers-too-large",
             Self::RateLimited => "rate-limited",
             Self::DayBudgetExceeded => "day-budget-exceeded",
+            Self::TooManyStreams => "too-many-streams",
             Self::TooManyConnections => "too-many-connections",
             Self::UpstreamBusy => "upstream-busy",
             Self::UpstreamUnavailable => "upstream-unavailable",
@@ -151,6 +154,7 @@ impl Problem {
             Self::HeadersTooLarge => "The request headers are too large",
             Self::RateLimited => "Over the per-minute request quota",
             Self::DayBudgetExceeded => "Over the key's day budget",
+            Self::TooManyStreams => "Too many live streams for the key",
             Self::TooManyConnections => "Too many requests in flight from one address",
             Self::UpstreamBusy => "The call platform is busy",
             Self::UpstreamUnavailable => "The call platform is unavailable",
@@ -174,9 +178,10 @@ impl Problem {
             Self::ContentTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UriTooLong => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            Self::RateLimited | Self::DayBudgetExceeded | Self::TooManyConnections => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            Self::RateLimited
+            | Self::DayBudgetExceeded
+            | Self::TooManyStreams
+            | Self::TooManyConnections => StatusCode::TOO_MANY_REQUESTS,
             Self::UpstreamBusy
             | Self::UpstreamUnavailable
             | Self::AnswerTooLarge
@@ -212,7 +217,7 @@ impl Problem {
                 "The path exists but is only served with GET (`Allow: GET`). A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) gets it on any path, without a key: CORS is not offered, as API keys are kept server-side; call the API from your backend."
             }
             Self::NotAcceptable => {
-                "The request's `Accept` excludes every representation the endpoint has: JSON (`application/json`) everywhere, and CSV (`text/csv`) on /calls/agents, /calls/intervals, /calls/queues, /operators, /schedule and /scripts/stats. `error` names the endpoint's representations. Accept one of them (`*/*;q=0.1` keeps JSON acceptable)."
+                "The request's `Accept` excludes every representation the endpoint has: JSON (`application/json`) everywhere, CSV (`text/csv`) on /calls/agents, /calls/intervals, /calls/queues, /calls/trend, /operators, /schedule and /scripts/stats, and a stream (`text/event-stream`) on /calls/live. `error` names the endpoint's representations. Accept one of them (`*/*;q=0.1` keeps JSON acceptable)."
             }
             Self::ContentTooLarge => {
                 "The request declares a body over 64 KiB. A GET needs none and none is ever read."
@@ -226,6 +231,9 @@ impl Problem {
             }
             Self::DayBudgetExceeded => {
                 "The request would make the service fetch more call days it does not hold yet than the key's day budget allows this minute. Retry after `Retry-After` seconds, or ask for days already held."
+            }
+            Self::TooManyStreams => {
+                "The key holds as many open live streams (/calls/live with `Accept: text/event-stream`) as it may, across every replica (`CALLSTATS_LIVE_STREAMS_PER_KEY`, 4 by default). Close one, or read /calls/live as JSON; a stream whose client went away stops counting within 30 seconds. `Retry-After` is 5."
             }
             Self::TooManyConnections => {
                 "The reverse proxy holds at most 256 requests in flight from one client address; this one was over it. Wait for answers before sending more."
@@ -263,6 +271,7 @@ impl Problem {
             DomainError::NotAcceptable { .. } => Self::NotAcceptable,
             DomainError::RateLimited(_) => Self::RateLimited,
             DomainError::DayBudgetExceeded(_) => Self::DayBudgetExceeded,
+            DomainError::TooManyStreams { .. } => Self::TooManyStreams,
             DomainError::UpstreamBusy { .. } => Self::UpstreamBusy,
             DomainError::UpstreamUnavailable(_) => Self::UpstreamUnavailable,
             DomainError::BodyTooLarge { .. } => Self::AnswerTooLarge,

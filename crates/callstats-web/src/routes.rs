@@ -9,15 +9,19 @@
 #![allow(unused_qualifications)]
 
 use std::panic::AssertUnwindSafe;
+use std::time::Duration;
 
 use actix_web::http::Method;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse, get, web};
+use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, Responder as _, get, web};
+use actix_web_lab::sse;
 use bytes::Bytes;
+use callstats_application::live::LiveEvent;
 use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
+use callstats_domain::live::LiveResponse;
 use callstats_domain::model::{
     AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
     QueuesResponse, Schedule, ScriptsResponse, SheetsResponse, TrendResponse,
@@ -27,14 +31,14 @@ use callstats_domain::params::{
     ScriptsQuery, SummaryQuery, TrendQuery,
 };
 use callstats_domain::request::UnvalidatedRequest;
-use futures::FutureExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::ApiState;
 use crate::caller::caller;
 use crate::document::count_document_request;
 use crate::error::ApiError;
-use crate::negotiation::acceptable;
+use crate::negotiation::{acceptable, event_stream_preferred};
 use crate::problem::{ErrorBody, Problem, ProblemType, error_json};
 use crate::query::Query;
 use crate::response::{
@@ -49,6 +53,7 @@ pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
         .service(calls_queues)
         .service(calls_intervals)
         .service(calls_trend)
+        .service(calls_live)
         .service(kpi_months)
         .service(operators)
         .service(schedule)
@@ -186,6 +191,76 @@ async fn calls_trend(
     Query(query): Query<TrendQuery>,
 ) -> Result<HttpResponse, ApiError> {
     answer(&state, &req, Some(&UnvalidatedRequest::CallsTrend(query))).await
+}
+
+/// What is happening now: callers waiting, the oldest wait, agents free and on calls.
+///
+/// The call platform's live figures: totals, every queue (by `waiting` descending, then name)
+/// and every agent (by agent number, named from the roster). Cached 5 seconds; the platform is
+/// asked at most once per poll interval (`CALLSTATS_LIVE_POLL_MS`, 2 s by default) for the whole
+/// deployment. 404 when the platform reports no live figures; 503 when it cannot be asked (live
+/// figures are never served stale). No CSV.
+///
+/// With `Accept: text/event-stream` the answer is a Server-Sent Events stream: an event `live`
+/// with this JSON as its `data` at once, then one whenever the figures change (at most once a
+/// poll), each with an `id:`; a comment (`: keep-alive`) every 10 s; `retry: 5000` first. An
+/// event `unavailable` (`data` an error body) says the figures can no longer be had; the next
+/// `live` event follows once they can. The stream counts as one request when it opens; a key
+/// holds at most `CALLSTATS_LIVE_STREAMS_PER_KEY` (4) open streams across the deployment (429
+/// `too-many-streams` past it). It ends within 10 s of its key being revoked or expiring, when
+/// its client stops reading, and at shutdown; reconnect (with `Last-Event-ID` or without) to
+/// any replica for the current figures at once.
+#[utoipa::path(
+    tag = "calls",
+    responses((status = 200, description = "The live figures, or with `Accept: text/event-stream` a stream of them.", content(
+        (LiveResponse = "application/json"),
+        (String = "text/event-stream", example = json!("retry: 5000\n\nevent: live\nid: 1795241700000\ndata: {\"as_of\":\"2026-11-21T04:15:22.000Z\",…}\n\n: keep-alive\n\n"))
+    )))
+)]
+#[get("/calls/live")]
+async fn calls_live(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    if event_stream_preferred(req.headers()) {
+        return live_stream(&state, &req).await;
+    }
+    answer(&state, &req, Some(&UnvalidatedRequest::CallsLive)).await
+}
+
+/// How long a client waits before it reconnects to a stream that ended (`retry:`).
+const RECONNECT_AFTER: Duration = Duration::from_secs(5);
+
+/// /calls/live as Server-Sent Events.
+async fn live_stream(state: &ApiState, req: &HttpRequest) -> Result<HttpResponse, ApiError> {
+    let caller = caller(req, state.trust_proxy);
+    let (quota, days, opened) = state.answers.open_live(&caller).await;
+    let stream = match opened {
+        Ok(stream) => stream,
+        Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
+    };
+    let events = stream.events().map(|event| match event {
+        LiveEvent::Live { id, body } => sse::Event::Data(
+            sse::Data::new(body.as_str().to_owned())
+                .event("live")
+                .id(id.to_string()),
+        ),
+        LiveEvent::Unavailable { id, error } => sse::Event::Data(
+            sse::Data::new(error)
+                .event("unavailable")
+                .id(id.to_string()),
+        ),
+        LiveEvent::Heartbeat => sse::Event::Comment("keep-alive".into()),
+    });
+    let mut response = sse::Sse::from_infallible_stream(events)
+        .with_retry_duration(RECONNECT_AFTER)
+        .respond_to(req)
+        .map_into_boxed_body();
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    set_headers(response.headers_mut(), &quota, days.as_ref(), Source::Miss);
+    Ok(response)
 }
 
 /// Published KPI sheets.

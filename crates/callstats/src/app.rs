@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
+use callstats_application::live::{LiveFeed, LiveSettings, LiveStreams};
 use callstats_application::{
     Answers, Backfill, BackfillSettings, CallDaySettings, CallDayStore, Computing, SystemClock,
     Warmer, WarmerSettings,
@@ -13,15 +14,19 @@ use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::Day;
 use callstats_domain::limits::HistoryHorizon;
 use callstats_domain::ports::{
-    CallDayCache, CallPlatform, Clock, KeyStore, Lease, PortalStore, QuotaCounter, RequestLedger,
-    ResponseCache,
+    CallDayCache, CallPlatform, Clock, KeyStore, Lease, LiveRelay, PortalStore, QuotaCounter,
+    RequestLedger, ResponseCache, StreamSlots,
 };
 use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_domain::use_cases::{CallStats, Gatekeeper, StatsSettings};
 use callstats_in_process::{
-    KeyCache, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota, SoleLease,
+    KeyCache, LocalLiveRelay, LocalStreamSlots, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays,
+    MemoryLedger, MemoryQuota, SoleLease,
 };
-use callstats_redis::{Redis, RedisCache, RedisCallDays, RedisLease, RedisQuota, RedisSettings};
+use callstats_redis::{
+    Redis, RedisCache, RedisCallDays, RedisLease, RedisLiveRelay, RedisQuota, RedisSettings,
+    RedisStreamSlots,
+};
 use callstats_store::{SpawningStore, Store, StoredCallDays};
 use callstats_synthetic::{Generator, SyntheticPlatform};
 use callstats_web::ops::{Probe, install_metrics, metrics_server, report_memory_bound};
@@ -72,6 +77,8 @@ pub struct Assembly {
     pub backfill: BackfillSettings,
     /// Where answers are computed (off the request threads) and how large they may be.
     pub computing: Computing,
+    /// How the live figures are polled and streamed.
+    pub live: LiveSettings,
     /// What quota windows and key expiry are measured against: the system clock, except in
     /// tests that need the next UTC minute now.
     pub clock: Arc<dyn Clock>,
@@ -104,6 +111,7 @@ impl Assembly {
                 ..BackfillSettings::default()
             },
             computing: args.computing()?,
+            live: args.live(),
             clock: Arc::new(SystemClock),
         })
     }
@@ -114,8 +122,9 @@ impl Assembly {
         let store = Arc::new(self.store);
         store.report_pool_usage();
         let spawning = SpawningStore::new(Arc::clone(&store));
+        let uncached_keys: Arc<dyn KeyStore> = Arc::new(spawning.clone());
         let keys: Arc<dyn KeyStore> =
-            Arc::new(KeyCache::new(Arc::new(spawning.clone()), MAX_KEY_CACHE_TTL));
+            Arc::new(KeyCache::new(Arc::clone(&uncached_keys), MAX_KEY_CACHE_TTL));
         let portal: Arc<dyn PortalStore> = Arc::new(spawning);
         let mut call_day_settings = self.call_days;
         // The calls of the days being fetched at once are held within the in-flight budget.
@@ -160,7 +169,9 @@ impl Assembly {
                     ledger,
                     days: Some(Arc::new(RedisCallDays::new(Arc::clone(&redis)))),
                     lease: Arc::new(RedisLease::new(Arc::clone(&redis), "warmer")),
-                    backfill_lease: Arc::new(RedisLease::new(redis, "backfill")),
+                    backfill_lease: Arc::new(RedisLease::new(Arc::clone(&redis), "backfill")),
+                    live_relay: Arc::new(RedisLiveRelay::new(Arc::clone(&redis))),
+                    stream_slots: Arc::new(RedisStreamSlots::new(redis)),
                 }
             }
             None => {
@@ -172,9 +183,24 @@ impl Assembly {
                     days: None,
                     lease: Arc::new(SoleLease),
                     backfill_lease: Arc::new(SoleLease),
+                    live_relay: Arc::new(LocalLiveRelay::new()),
+                    stream_slots: Arc::new(LocalStreamSlots::new()),
                 }
             }
         };
+        let live = LiveFeed::new(
+            Arc::clone(&platform),
+            Arc::clone(&portal),
+            shared.live_relay,
+            Arc::clone(&self.clock),
+            self.live,
+        );
+        let streams = LiveStreams::new(
+            live.clone(),
+            shared.stream_slots,
+            uncached_keys,
+            Arc::clone(&self.clock),
+        );
         // The keys' day budgets are counted where their request quotas are.
         let call_days = CallDayStore::new(
             platform,
@@ -242,8 +268,10 @@ impl Assembly {
                 history: self.history,
                 kpi_aggregate_min_rows: self.kpi_aggregate_min_rows,
             },
-        );
-        let answers = Answers::new(access, stats, shared.cache, self.computing, self.clock);
+        )
+        .with_live(Arc::new(live));
+        let answers = Answers::new(access, stats, shared.cache, self.computing, self.clock)
+            .with_live_streams(streams);
         Ok(ApiState::new(answers, self.trust_proxy)
             .with_probes(probes)
             .with_memory_bound(memory_bound))
@@ -301,6 +329,10 @@ struct Shared {
     lease: Arc<dyn Lease>,
     /// Which replica fills the history horizon.
     backfill_lease: Arc<dyn Lease>,
+    /// Which replica polls the live figures, and how they reach the others.
+    live_relay: Arc<dyn LiveRelay>,
+    /// The keys' open live streams.
+    stream_slots: Arc<dyn StreamSlots>,
 }
 
 /// How the server listens and stops.
@@ -333,6 +365,7 @@ impl Listen {
                 report_memory_bound(bound);
             }
             callstats_application::call_days::report_no_stale_answers_yet();
+            callstats_application::live::report_no_live_streams_yet();
             callstats_in_process::report_no_key_lookup_failures_yet();
             tracing::info!(address, "serving metrics at /metrics");
             tokio::spawn(server);

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use callstats_application::fair_queue::QueueSettings;
+use callstats_application::live::LiveSettings;
 use callstats_application::{
     BackfillSettings, CallDaySettings, ComputePool, Computing, WarmerSettings,
 };
@@ -33,6 +34,8 @@ use crate::secret::Secret;
 /// Default bound of the in-process response cache: some thousands of answers of a few KB for
 /// their 1 to 10 minutes (docs/operations.md, "Memory").
 const DEFAULT_CACHE_MIB: Mebibytes = Mebibytes(64);
+/// `CALLSTATS_LIVE_POLL_MS`'s default, in milliseconds.
+const DEFAULT_LIVE_POLL_MS: u64 = 2000;
 /// Default bound of the in-process call days: the whole history horizon (400 days) of a centre
 /// of 5,000 calls a weekday at 24 bytes a call, with room to spare (docs/operations.md).
 const DEFAULT_CALL_DAY_CACHE_MIB: Mebibytes = Mebibytes(72);
@@ -402,6 +405,28 @@ pub struct ServiceArgs {
     )]
     pub call_day_backfill_per_minute: u32,
 
+    /// Least milliseconds between two polls of the call platform's /live for the whole
+    /// deployment (with Redis, one replica polls for all); nothing is polled while nobody asks
+    /// /calls/live or listens to its stream.
+    #[arg(
+        long,
+        env = "CALLSTATS_LIVE_POLL_MS",
+        default_value_t = DEFAULT_LIVE_POLL_MS,
+        value_parser = clap::value_parser!(u64).range(100..=60_000),
+        value_name = "MS"
+    )]
+    pub live_poll_ms: u64,
+
+    /// Most open /calls/live streams one key may hold across the deployment; past it 429.
+    #[arg(
+        long,
+        env = "CALLSTATS_LIVE_STREAMS_PER_KEY",
+        default_value_t = LiveSettings::DEFAULT_STREAMS_PER_KEY,
+        value_parser = clap::value_parser!(u32).range(1..=1000),
+        value_name = "STREAMS"
+    )]
+    pub live_streams_per_key: u32,
+
     /// Days after its end during which a settled day is fetched again every call-day TTL;
     /// after them it is final and never fetched again.
     #[arg(
@@ -436,6 +461,15 @@ impl ServiceArgs {
     }
 
     /// Where answers are computed and how large they may be.
+    /// How the live figures are polled and streamed.
+    #[must_use]
+    pub fn live(&self) -> LiveSettings {
+        LiveSettings {
+            poll: Duration::from_millis(self.live_poll_ms),
+            streams_per_key: self.live_streams_per_key,
+        }
+    }
+
     pub fn computing(&self) -> Result<Computing, Failure> {
         let max_body_bytes = usize::try_from(self.max_body_mb.bytes())
             .ok()

@@ -6,5 +6,6 @@
 
 mod call_days;
 mod lease;
+mod live;
 mod outage_log;
 mod responses_and_quota;

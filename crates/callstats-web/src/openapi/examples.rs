@@ -3,6 +3,9 @@
 
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, unix_millis};
 use callstats_domain::call_day::CallDay;
+use callstats_domain::live::{
+    AgentNow, AgentState, LiveResponse, LiveSnapshot, QueueNow, live_response,
+};
 use callstats_domain::model::{
     AgentNumber, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
     OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
@@ -109,6 +112,9 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
                 ))),
             )]
         }
+        Endpoint::CallsLive => live_example(&sample.roster)
+            .map(|live| vec![("now", value(serde_json::to_value(live)))])
+            .unwrap_or_default(),
         Endpoint::KpiMonths => vec![(
             "sheets",
             value(serde_json::to_value(stats::sheet_listing(vec![
@@ -162,6 +168,42 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             )]
         }
     }
+}
+
+/// What is happening now in the sample's centre: two queues, three agents of its roster.
+fn live_example(roster: &[Operator]) -> Option<LiveResponse> {
+    let as_of = time::macros::datetime!(2026-11-21 09:15:22 +05:00);
+    let queue = |name: &str| QueueName::new(name).ok();
+    let agent = |number: &str, state, minutes_before: i64, on: Option<&str>| {
+        Some(AgentNow {
+            agent_number: AgentNumber::new(number).ok()?,
+            state,
+            since: as_of - time::Duration::minutes(minutes_before),
+            queue: on.and_then(queue),
+        })
+    };
+    let snapshot = LiveSnapshot::new(
+        as_of,
+        vec![
+            QueueNow {
+                queue: queue("sales")?,
+                waiting: 3,
+                oldest_wait_seconds: Some(41.5),
+            },
+            QueueNow {
+                queue: queue("support")?,
+                waiting: 0,
+                oldest_wait_seconds: None,
+            },
+        ],
+        vec![
+            agent("101", AgentState::OnCall, 4, Some("sales"))?,
+            agent("102", AgentState::Available, 1, None)?,
+            agent("103", AgentState::WrapUp, 0, None)?,
+        ],
+    )
+    .ok()?;
+    Some(live_response(&snapshot, roster))
 }
 
 /// A tiny, fixed portal and call log.

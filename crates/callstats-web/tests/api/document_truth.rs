@@ -295,6 +295,7 @@ fn app() -> TestApp {
         store,
         FakePlatform {
             calls,
+            live: std::sync::Mutex::new(Some(live_snapshot(2))),
             ..FakePlatform::default()
         },
         false,
@@ -329,6 +330,7 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
             "/api/v1/calls/summary?start=2026-11-02",
             &every,
         ),
+        ("/api/v1/calls/live", "/api/v1/calls/live", &every),
         (
             "/api/v1/calls/summary",
             "/api/v1/calls/summary?start=2026-11-01&end=2026-11-05&direction=outbound",

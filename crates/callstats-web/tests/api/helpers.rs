@@ -7,10 +7,12 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test;
 use async_trait::async_trait;
+use callstats_application::live::{LiveFeed, LiveSettings, LiveStreams};
 use callstats_application::{Answers, CallDaySettings, CallDayStore};
 use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyDigest};
 use callstats_domain::calendar::{DateRange, LocalDateTime, Month};
 use callstats_domain::call_day::FetchedCalls;
+use callstats_domain::live::{AgentNow, AgentState, LiveError, LiveSnapshot, QueueNow};
 use callstats_domain::model::{
     CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric, OffDayKind,
     OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet, SheetContent,
@@ -21,7 +23,10 @@ use callstats_domain::scope::ScopeSet;
 pub use callstats_domain::testing::day;
 use callstats_domain::testing::{TestClock, agent, tashkent};
 use callstats_domain::use_cases::{CallStats, Gatekeeper, StatsSettings};
-use callstats_in_process::{KeyCache, MemoryCache, MemoryCallDays, MemoryLedger, MemoryQuota};
+use callstats_in_process::{
+    KeyCache, LocalLiveRelay, LocalStreamSlots, MemoryCache, MemoryCallDays, MemoryLedger,
+    MemoryQuota,
+};
 use callstats_web::ApiState;
 use serde_json::Value;
 use time::macros::datetime;
@@ -135,6 +140,10 @@ pub struct FakePlatform {
     pub fetches: AtomicUsize,
     pub delay: Option<Duration>,
     pub down: AtomicBool,
+    /// What its `/live` answers; `None`: no live figures (404).
+    pub live: Mutex<Option<LiveSnapshot>>,
+    /// How many times `/live` was asked.
+    pub live_polls: AtomicUsize,
 }
 
 #[async_trait]
@@ -157,6 +166,54 @@ impl CallPlatform for FakePlatform {
             .cloned()
             .collect())
     }
+
+    async fn live(&self) -> Result<LiveSnapshot, LiveError> {
+        self.live_polls.fetch_add(1, Ordering::SeqCst);
+        if self.down.load(Ordering::SeqCst) {
+            return Err(LiveError::Unavailable(UpstreamError::new(
+                "HTTP 502 from upstream",
+            )));
+        }
+        self.live
+            .lock()
+            .unwrap()
+            .clone()
+            .ok_or(LiveError::NotReported)
+    }
+}
+
+/// The centre now: sales with two callers waiting, agent 102 on a sales call, 101 free, and
+/// 999 (not on the roster) away.
+pub fn live_snapshot(waiting: u32) -> LiveSnapshot {
+    let as_of = datetime!(2026-11-21 11:15:00 +05:00);
+    let queue = |name: &str| QueueName::new(name).unwrap();
+    let agent_now = |number: &str, state, queue_of: Option<&str>| AgentNow {
+        agent_number: agent(number),
+        state,
+        since: as_of - time::Duration::minutes(3),
+        queue: queue_of.map(queue),
+    };
+    LiveSnapshot::new(
+        as_of,
+        vec![
+            QueueNow {
+                queue: queue("support"),
+                waiting: 0,
+                oldest_wait_seconds: None,
+            },
+            QueueNow {
+                queue: queue("sales"),
+                waiting,
+                oldest_wait_seconds: (waiting > 0).then_some(41.25),
+            },
+        ],
+        vec![
+            agent_now("999", AgentState::Away, None),
+            agent_now("102", AgentState::OnCall, Some("sales")),
+            agent_now("101", AgentState::Available, None),
+        ],
+    )
+    .unwrap()
 }
 
 /// The Unix seconds of a time (`"2026-11-01T10:00:00+05:00"`, or Tashkent local), for the
@@ -332,6 +389,7 @@ impl TestApp {
             portal(),
             FakePlatform {
                 calls: calls(),
+                live: Mutex::new(Some(live_snapshot(2))),
                 ..FakePlatform::default()
             },
             false,
@@ -377,14 +435,29 @@ impl TestApp {
             clock.clone(),
             settings,
         );
-        let stats = CallStats::new(store.clone(), Arc::new(call_days), clock.clone(), stats);
+        let live = LiveFeed::new(
+            platform.clone(),
+            store.clone(),
+            Arc::new(LocalLiveRelay::new()),
+            clock.clone(),
+            LiveSettings::default(),
+        );
+        let streams = LiveStreams::new(
+            live.clone(),
+            Arc::new(LocalStreamSlots::new()),
+            store.clone(),
+            clock.clone(),
+        );
+        let stats = CallStats::new(store.clone(), Arc::new(call_days), clock.clone(), stats)
+            .with_live(Arc::new(live));
         let answers = Answers::new(
             access,
             stats,
             cache,
             callstats_application::Computing::default(),
             clock.clone(),
-        );
+        )
+        .with_live_streams(streams);
         let state = ApiState::new(answers, trust_proxy);
         Self {
             store,

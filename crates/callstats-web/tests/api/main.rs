@@ -15,6 +15,7 @@ mod document_truth;
 mod endpoints;
 mod errors;
 mod freshness;
+mod live;
 mod openapi;
 mod ops;
 mod problems;

@@ -197,6 +197,7 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
             ..callstats_application::BackfillSettings::default()
         },
         computing: callstats_application::Computing::default(),
+        live: callstats_application::live::LiveSettings::default(),
         clock: clock.clone(),
     };
     let (base, server) = serve(service, 0);

@@ -117,6 +117,7 @@ pub fn start_with(store: Store, upstream: Upstream, adjust: impl FnOnce(&mut Ass
             ..callstats_application::BackfillSettings::default()
         },
         computing: callstats_application::Computing::default(),
+        live: callstats_application::live::LiveSettings::default(),
         clock: Arc::new(callstats_application::SystemClock),
     };
     adjust(&mut service);

@@ -9,6 +9,7 @@
 
 mod call_days;
 mod guessing;
+mod live;
 mod metrics;
 mod outage;
 mod proxy;
@@ -78,6 +79,7 @@ impl Replica {
                 ..callstats_application::BackfillSettings::default()
             },
             computing: callstats_application::Computing::default(),
+            live: callstats_application::live::LiveSettings::default(),
             clock: std::sync::Arc::new(callstats_application::SystemClock),
         };
         adjust(&mut service);
