@@ -14,6 +14,10 @@ use crate::request::{ApiRequest, Endpoint};
 pub const JSON_MEDIA_TYPE: &str = "application/json";
 /// The media type of CSV answers, as a 406 names it.
 pub const CSV_MEDIA_TYPE: &str = "text/csv";
+/// What /calls/live answers in: JSON, or a stream.
+pub const LIVE_REPRESENTATIONS: &str = "application/json, text/event-stream";
+/// The media type of /calls/live's stream (Server-Sent Events).
+pub const EVENT_STREAM_MEDIA_TYPE: &str = "text/event-stream";
 
 /// The form an answer's body is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,7 +62,7 @@ impl Representation {
                 representations: if endpoint.has_csv() {
                     "application/json, text/csv"
                 } else if matches!(endpoint, Endpoint::CallsLive) {
-                    "application/json, text/event-stream"
+                    LIVE_REPRESENTATIONS
                 } else {
                     JSON_MEDIA_TYPE
                 },

@@ -598,7 +598,8 @@ mod tests {
         let state = SimState::new(SimOptions {
             clock: TestClock::at(NOW),
             ..SimOptions::default()
-        });
+        })
+        .unwrap();
         let generator = Generator::default();
         let today = Day::parse("2026-11-18").unwrap();
 

@@ -168,7 +168,6 @@ pub(crate) fn register(cfg: &mut ServiceConfig<'_>) {
 pub struct Application {
     port: u16,
     server: Server,
-    answers: Answers,
 }
 
 impl Application {
@@ -196,26 +195,16 @@ impl Application {
             .run();
         // actix stops the server on these signals itself; the live streams, which would hold
         // their connections through the whole drain, end on them too.
-        let on_signal = answers.clone();
         tokio::spawn(async move {
             stop_signal().await;
-            on_signal.end_live_streams();
+            answers.end_live_streams();
         });
-        Ok(Self {
-            port,
-            server,
-            answers,
-        })
+        Ok(Self { port, server })
     }
 
     #[must_use]
     pub const fn port(&self) -> u16 {
         self.port
-    }
-
-    /// Ends the live streams (as a stop signal does), for a stop through [`Self::handle`].
-    pub fn end_live_streams(&self) {
-        self.answers.end_live_streams();
     }
 
     /// Stops the server gracefully (or not) from elsewhere.

@@ -4,7 +4,7 @@
 
 use actix_web::http::header::{ACCEPT, HeaderMap, Quality, QualityItem, from_comma_delimited};
 use actix_web::mime::{Mime, STAR};
-use callstats_domain::representation::{Acceptable, JSON_MEDIA_TYPE};
+use callstats_domain::representation::{Acceptable, EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE};
 
 use crate::problem::PROBLEM_JSON;
 
@@ -58,13 +58,12 @@ pub(crate) fn event_stream_preferred(headers: &HeaderMap) -> bool {
     let Some(ranges) = ranges(headers) else {
         return false;
     };
-    let stream = quality(&ranges, |mime| mime.essence_str() == EVENT_STREAM);
+    let stream = quality(&ranges, |mime| {
+        mime.essence_str() == EVENT_STREAM_MEDIA_TYPE
+    });
     let json = quality(&ranges, json_named);
     stream.is_some_and(|stream| stream > Quality::ZERO && json.is_none_or(|json| stream >= json))
 }
-
-/// The media type of a Server-Sent Events stream.
-pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 
 /// What the request's `Accept` allows of a data answer:
 /// - JSON is acceptable when `Accept` is absent, unreadable or empty, or gives a quality above

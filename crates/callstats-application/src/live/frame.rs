@@ -4,7 +4,6 @@ use callstats_domain::DomainError;
 use callstats_domain::live::{LiveBody, LiveError, LiveResponse};
 use callstats_domain::ports::{StoreError, UpstreamError};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 
 /// What one poll found: the figures, or why there are none. Frames are ordered by `id`.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +77,7 @@ impl Frame {
     pub fn live(id: u64, response: &LiveResponse) -> Self {
         Self {
             id,
-            figures: figures_digest(response),
+            figures: response.figures_digest(),
             outcome: Ok(LiveBody::of(response)),
         }
     }
@@ -134,15 +133,4 @@ impl Frame {
     pub const fn taken_ms(&self) -> u64 {
         self.id
     }
-}
-
-/// A digest of everything `response` shows but `as_of`.
-fn figures_digest(response: &LiveResponse) -> String {
-    let figures = LiveResponse {
-        as_of: String::new(),
-        ..response.clone()
-    };
-    let json = serde_json::to_vec(&figures).unwrap_or_default();
-    let digest = Sha256::digest(&json);
-    digest.iter().map(|byte| format!("{byte:02x}")).collect()
 }

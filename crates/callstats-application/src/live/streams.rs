@@ -140,11 +140,12 @@ impl LiveStreams {
         digest: KeyDigest,
     ) -> Result<LiveStream, StreamRefused> {
         let registry = &self.inner;
+        // Subscribed first: a frame that comes while the current one is fetched is not missed.
+        let frames = registry.feed.subscribe();
         let first = registry.feed.current().await?;
         if let Err(failure) = &first.outcome {
             return Err(failure.to_domain());
         }
-        let frames = registry.feed.subscribe();
         let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
         let slot = format!("{}-{id}", registry.replica);
         let limit = registry.feed.settings().streams_per_key;

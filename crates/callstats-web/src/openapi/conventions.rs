@@ -2,7 +2,7 @@
 //! answers, and the HTTP conventions' headers (docs/behaviour.md).
 
 use callstats_application::csv_answer::csv_table;
-use callstats_domain::representation::CSV_MEDIA_TYPE;
+use callstats_domain::representation::{CSV_MEDIA_TYPE, EVENT_STREAM_MEDIA_TYPE};
 use callstats_domain::request::Endpoint;
 use serde_json::Value;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
@@ -40,7 +40,9 @@ pub(super) fn add_security_schemes(doc: &mut OpenApi) {
 pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<Endpoint>) {
     let statuses: &[u16] = match endpoint {
         None => &[400, 413, 414, 429, 431, 500, 503],
-        Some(Endpoint::KpiMonth) => &[400, 401, 403, 404, 406, 413, 414, 429, 431, 500, 503],
+        Some(Endpoint::KpiMonth | Endpoint::CallsLive) => {
+            &[400, 401, 403, 404, 406, 413, 414, 429, 431, 500, 503]
+        }
         Some(_) => &[400, 401, 403, 406, 413, 414, 429, 431, 500, 503],
     };
     if let Some(endpoint) = endpoint {
@@ -57,6 +59,9 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
             }
             if let Some(RefOr::T(content)) = ok.content.get_mut("application/json") {
                 set_examples(content, examples);
+            }
+            if let Some(RefOr::T(content)) = ok.content.get_mut(EVENT_STREAM_MEDIA_TYPE) {
+                content.schema = Some(RefOr::T(event_stream_schema()));
             }
         }
     } else if operation.operation_id.as_deref() == Some("openapi_json")
@@ -85,6 +90,19 @@ pub(super) fn complete_operation(operation: &mut Operation, endpoint: Option<End
         );
     }
     add_conventions(operation, endpoint);
+}
+
+/// The stream of /calls/live: its events and what their `data` holds.
+fn event_stream_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(
+            "Server-Sent Events (text/event-stream, UTF-8): `retry: 5000` first; then events, each              an `id:` line (the poll's instant in milliseconds, growing), an `event:` line and one              `data:` line, ended by a blank line; and a comment `: keep-alive` every 10 s. Event              `live`: `data` is one `LiveResponse` (#/components/schemas/LiveResponse) as JSON,              sent at once and whenever the figures change. Event `unavailable`: `data` is an              `ErrorBody` (#/components/schemas/ErrorBody), sent once when the figures can no              longer be had; a `live` event follows when they can.",
+        ))
+        .examples([Value::from(
+            "retry: 5000\n\nid: 1795241700000\nevent: live\ndata: {\"as_of\":\"2026-11-21T06:15:00.000Z\",\"timezone\":\"+05:00\",…}\n\n: keep-alive\n\n",
+        )])
+        .into()
 }
 
 const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality above that of `application/json` and at least that of `*/*`, as in `text/csv` or `text/csv, */*;q=0.1`): the same rows as CSV (RFC 4180, UTF-8, CRLF, a header row of the JSON field names, nested objects flattened with a dot, null as an empty field, text written with a leading `'` when it begins with a tab or a carriage return or when its first character after leading white space and control characters is `=`, `+`, `-` or `@`, as OWASP's CSV injection guidance says), with its own `ETag`, written with the JSON by one computation so that the two agree while cached; the fields around the array are not in it (docs/behaviour.md, \"CSV\").";
@@ -129,6 +147,12 @@ fn add_conventions(operation: &mut Operation, endpoint: Option<Endpoint>) {
         // `Accept` is no parameter (OpenAPI ignores one): the 200's CSV content and the 406
         // say what it does.
         Some(Endpoint::Ping) => (&[], &[], &[NO_STORE]),
+        // The stream's 200 is `no-store`, the JSON's as every data answer's.
+        Some(Endpoint::CallsLive) => (
+            &[IF_NONE_MATCH, ACCEPT_ENCODING],
+            &[ETAG, PRIVATE, VARY_DATA],
+            &[CONTENT_ENCODING, LIVE_CACHE],
+        ),
         Some(_) => (
             &[IF_NONE_MATCH, ACCEPT_ENCODING],
             &[ETAG, PRIVATE, VARY_DATA],
@@ -239,6 +263,11 @@ const PRIVATE: HeaderSpec = (
     "Cache-Control",
     "`private, max-age=N`, N the whole seconds left in the response cache entry's lifetime.",
     || pattern("^private, max-age=[0-9]+$"),
+);
+const LIVE_CACHE: HeaderSpec = (
+    "Cache-Control",
+    "`private, max-age=N` on the JSON answer (N the whole seconds left of its 5-second lifetime); `no-store` on the stream.",
+    || pattern("^(private, max-age=[0-9]+|no-store)$"),
 );
 const NO_CACHE: HeaderSpec = (
     "Cache-Control",

@@ -5,12 +5,15 @@ use callstats_domain::DomainError;
 use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
 use callstats_domain::calendar::Day;
 use callstats_domain::error::{
-    BODY_TOO_LARGE_RETRY_AFTER_SECS, STORE_RETRY_AFTER_SECS, UPSTREAM_RETRY_AFTER_SECS,
+    BODY_TOO_LARGE_RETRY_AFTER_SECS, RATE_LIMITED_RETRY_AFTER_SECS, STORE_RETRY_AFTER_SECS,
+    STREAMS_RETRY_AFTER_SECS, UPSTREAM_RETRY_AFTER_SECS,
 };
 use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
 };
+use callstats_domain::live::LiveError;
 use callstats_domain::params::{PeriodQuery, SummaryQuery};
+use callstats_domain::representation::LIVE_REPRESENTATIONS;
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::Scope;
 use serde_json::{Value, json};
@@ -34,8 +37,11 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         .unwrap_or(Scope::Calls);
     let takes_parameters = !matches!(
         endpoint,
-        None | Some(Endpoint::Ping | Endpoint::KpiMonths | Endpoint::Operators)
+        None | Some(
+            Endpoint::Ping | Endpoint::CallsLive | Endpoint::KpiMonths | Endpoint::Operators
+        )
     );
+    let live = endpoint == Some(Endpoint::CallsLive);
     let calls = matches!(
         endpoint,
         Some(
@@ -99,6 +105,13 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 message(DomainError::NotFound("no such problem type: nope".into())),
             )],
         ),
+        404 if live => (
+            "The call platform reports no live figures (its `/live` answers 404).",
+            vec![(
+                "not reported",
+                message(DomainError::NotFound(LiveError::NotReported.to_string())),
+            )],
+        ),
         404 => (
             "No published KPI sheet for the month, or none of the requested shift (the message lists the shifts that exist).",
             vec![(
@@ -115,6 +128,8 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 message(DomainError::NotAcceptable {
                     representations: if endpoint.is_some_and(Endpoint::has_csv) {
                         "application/json, text/csv"
+                    } else if live {
+                        LIVE_REPRESENTATIONS
                     } else {
                         "application/json"
                     },
@@ -150,6 +165,17 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                 ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
             ],
         ),
+        429 if live => (
+            "Over the per-minute quota (retry after the window resets); or, asking for the stream, the key holds as many open streams as it may across the deployment (`CALLSTATS_LIVE_STREAMS_PER_KEY`). Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
+            vec![
+                ("over quota", message(DomainError::RateLimited(quota))),
+                (
+                    "too many streams",
+                    message(DomainError::TooManyStreams { limit: 4 }),
+                ),
+                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+            ],
+        ),
         429 => (
             "Over the per-minute quota; retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
             vec![
@@ -174,6 +200,14 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
                         limit_bytes: 16 << 20,
                     }),
                 ),
+                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+            ],
+        ),
+        503 if live => (
+            "The call platform cannot be asked for its live figures (down, failing, too slow, or an answer that breaks the contract): live figures are never served stale; or the portal database is unavailable and no roster was read before; or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
+            vec![
+                ("upstream", message(upstream_unavailable())),
+                ("database", message(store_unavailable())),
                 ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
             ],
         ),
@@ -243,6 +277,10 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             "60 when over the request quota; over the day budget, the seconds to the next window (1 to 60).".to_owned(),
             seconds().maximum(Some(60)),
         )),
+        429 if live => Some((
+            format!("{RATE_LIMITED_RETRY_AFTER_SECS} when over the request quota; {STREAMS_RETRY_AFTER_SECS} when the key holds all its streams."),
+            seconds().maximum(Some(60)),
+        )),
         429 => Some((
             "Always 60.".to_owned(),
             ObjectBuilder::new()
@@ -252,6 +290,12 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         503 if calls => Some((
             format!(
                 "Seconds before asking again: when the call platform is busy, the estimated seconds until the request's days are held; while its circuit breaker is open, the seconds until it tries the platform again; {UPSTREAM_RETRY_AFTER_SECS} for another failure of the call platform; {STORE_RETRY_AFTER_SECS} for the portal database; {BODY_TOO_LARGE_RETRY_AFTER_SECS} for an answer past the body bound (asking again does not make it smaller). {from_the_proxy}"
+            ),
+            seconds(),
+        )),
+        503 if live => Some((
+            format!(
+                "While the call platform's circuit breaker is open, the seconds until it tries the platform again; {UPSTREAM_RETRY_AFTER_SECS} for another failure of the call platform; {STORE_RETRY_AFTER_SECS} for the portal database. {from_the_proxy}"
             ),
             seconds(),
         )),
@@ -286,6 +330,7 @@ fn problem_of_example(status: u16, name: &str, error: &str) -> Option<Problem> {
         "origin" => Problem::OriginNotAllowed,
         "scope" => Problem::MissingScope,
         "over the day budget" => Problem::DayBudgetExceeded,
+        "too many streams" => Problem::TooManyStreams,
         "upstream" => Problem::UpstreamUnavailable,
         "busy" => Problem::UpstreamBusy,
         "database" => Problem::StoreUnavailable,
