@@ -44,6 +44,7 @@ benchmarks! {
     hostile => Hostile,
     soak => Soak,
     trend => Trend,
+    live => Live,
 }
 
 /// The benchmarks of callstats (docs/performance.md).

@@ -2,7 +2,9 @@
  * Calls every endpoint of a running `callstats demo` through openapi-fetch, typed by the
  * schema.d.ts openapi-typescript generated from its OpenAPI document (`cargo xtask client-ts`),
  * and checks that each answers 200 with the fields its type promises, and that a date outside
- * the calendar is a 400 whose problem details read through the generated error type.
+ * the calendar is a 400 whose problem details read through the generated error type. /calls/live
+ * is also read as an event stream (plain fetch, `Accept: text/event-stream`): its first `live`
+ * event's data is the live figures, typed as the generated `LiveResponse`.
  *
  * Usage: node check.js BASE_URL DETAIL_KEY AGGREGATE_KEY
  *   BASE_URL       e.g. http://127.0.0.1:8080 (without /api/v1)
@@ -61,6 +63,58 @@ function checkSummary(name: string, summary: Schemas["CallSummary"], start: stri
     `${name}: daily adds up to total`,
     summary.daily.reduce((sum, day) => sum + day.count, 0) === summary.total_calls,
   );
+}
+
+/**
+ * The data of the first `live` event of the stream at `url`, parsed; the stream is aborted once
+ * it has arrived, or after `withinMs` without one. An event is its lines up to a blank one:
+ * `event:` names it, its `data:` lines joined by newlines are its data; comments and `id:` and
+ * `retry:` lines play no part here.
+ */
+async function firstLiveEvent(url: string, key: string, withinMs: number): Promise<unknown> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), withinMs);
+  try {
+    const response = await fetch(url, {
+      headers: { Authorization: `Bearer ${key}`, Accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    const type = response.headers.get("content-type") ?? "";
+    if (response.status !== 200 || !type.startsWith("text/event-stream") || response.body === null) {
+      throw new Error(`status ${response.status}, Content-Type ${JSON.stringify(type)}`);
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        throw new Error("the stream ended before a live event");
+      }
+      // Lines end in CRLF, CR or LF; a CR that ends the chunk waits for what follows it.
+      buffered += decoder.decode(value, { stream: true });
+      const held = buffered.endsWith("\r") ? "\r" : "";
+      buffered = buffered.slice(0, buffered.length - held.length).replace(/\r\n?/g, "\n") + held;
+      let end: number;
+      while ((end = buffered.indexOf("\n\n")) >= 0) {
+        const block = buffered.slice(0, end).split("\n");
+        buffered = buffered.slice(end + 2);
+        const field = (name: string): string[] =>
+          block
+            .filter((line) => line.startsWith(`${name}:`))
+            .map((line) => line.slice(name.length + 1).replace(/^ /, ""));
+        const data = field("data");
+        if (field("event")[0] === "live" && data.length > 0) {
+          return JSON.parse(data.join("\n")) as unknown;
+        }
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    // Done with the stream (or given up on it): the connection closes, and the service's stream
+    // with it.
+    controller.abort();
+  }
 }
 
 /** The media types this check reads. */
@@ -236,6 +290,31 @@ async function main(baseUrl: string, detailKey: string, aggregateKey: string): P
   if (ofQueue !== undefined && agents !== undefined) {
     const calls = (board: Schemas["AgentsResponse"]): number => board.agents.reduce((sum, a) => sum + a.calls, 0);
     check("/calls/agents (queue sales): fewer calls than all", calls(ofQueue) < calls(agents));
+  }
+
+  const live = expect("/calls/live", await detail.GET("/api/v1/calls/live"));
+  if (live !== undefined) {
+    check(`/calls/live: timezone +05:00, got ${live.timezone}`, live.timezone === "+05:00");
+    check(
+      "/calls/live: totals.waiting adds up the queues'",
+      live.totals.waiting === live.queues.reduce((sum, queue) => sum + queue.waiting, 0),
+    );
+    check("/calls/live: some agents", live.agents.length > 0);
+  }
+  try {
+    const event = await firstLiveEvent(`${baseUrl}/api/v1/calls/live`, detailKey, 15_000);
+    if (typeof event === "object" && event !== null && "totals" in event && "agents" in event) {
+      // Its data is the JSON answer's body: the generated type holds for it.
+      const figures = event as Schemas["LiveResponse"];
+      check("/calls/live (event stream): totals an object", typeof figures.totals === "object" && figures.totals !== null);
+      check("/calls/live (event stream): agents a list", Array.isArray(figures.agents));
+      check("/calls/live (event stream): timezone +05:00", figures.timezone === "+05:00");
+      console.log(`ok  /calls/live (event stream): a live event, ${figures.agents.length} agents`);
+    } else {
+      failures.push(`/calls/live (event stream): the live event has no totals or agents: ${JSON.stringify(event)}`);
+    }
+  } catch (err) {
+    failures.push(`/calls/live (event stream): ${String(err)}`);
   }
 
   const sheets = expect("/kpi/months", await detail.GET("/api/v1/kpi/months"));

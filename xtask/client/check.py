@@ -1,6 +1,7 @@
 """Calls every endpoint of a running `callstats demo` through the client openapi-python-client
 generated from its OpenAPI document (`cargo xtask client`), and checks that each answers 200 and
-is parsed into the generated model types, not left raw. Then downloads the CSV of every CSV
+is parsed into the generated model types, not left raw (/calls/live, read as JSON, with its
+totals, queues and agents). Then downloads the CSV of every CSV
 endpoint and reads it with pandas (pinned by `cargo xtask client`), checking that its header row
 and records are the JSON array's rows, in order, as docs/behaviour.md ("CSV") says.
 
@@ -26,6 +27,7 @@ from callstats_client import AuthenticatedClient
 from callstats_client.api.calls import (
     calls_agents,
     calls_intervals,
+    calls_live,
     calls_queues,
     calls_summary,
     calls_trend,
@@ -38,6 +40,7 @@ from callstats_client.api.operators import operators, schedule
 from callstats_client.api.scripts import scripts_stats
 from callstats_client.models import (
     AgentsResponse,
+    AgentState,
     CallsSummaryDirection,
     CallSummary,
     Granularity,
@@ -49,6 +52,10 @@ from callstats_client.models import (
     KpiAggregateGranularity,
     KpiDetail,
     KpiDetailGranularity,
+    LiveAgentEntry,
+    LiveQueueEntry,
+    LiveResponse,
+    LiveTotals,
     OpenapiJsonResponse200,
     OperatorsResponse,
     ProblemType,
@@ -304,6 +311,57 @@ def main(base_url: str, detail_key: str, aggregate_key: str) -> int:
             "/calls/agents (queue sales): fewer calls than all",
             sum(a.calls for a in of_queue.agents) < sum(a.calls for a in agents.agents),
         )
+
+    live = expect("/calls/live", calls_live.sync_detailed(client=detail), LiveResponse)
+    if live is not None:
+        check(f"/calls/live: timezone +05:00, got {live.timezone!r}", live.timezone == "+05:00")
+        check("/calls/live: as_of an instant", isinstance(live.as_of, datetime.datetime))
+        totals = live.totals
+        check("/calls/live: totals", isinstance(totals, LiveTotals))
+        counts = {
+            "waiting": totals.waiting,
+            "agents_available": totals.agents_available,
+            "agents_on_call": totals.agents_on_call,
+            "agents_wrap_up": totals.agents_wrap_up,
+            "agents_away": totals.agents_away,
+        }
+        for field, count in counts.items():
+            check(f"/calls/live: totals.{field} a count, got {count!r}", isinstance(count, int) and count >= 0)
+        oldest = totals.oldest_wait_seconds
+        check(
+            "/calls/live: totals.oldest_wait_seconds a number exactly when callers wait",
+            (oldest is None) == (totals.waiting == 0)
+            and (oldest is None or isinstance(oldest, (int, float))),
+        )
+        check("/calls/live: queues a list", isinstance(live.queues, list))
+        check(
+            "/calls/live: every queue a LiveQueueEntry",
+            all(isinstance(queue, LiveQueueEntry) for queue in live.queues),
+        )
+        check(
+            "/calls/live: totals.waiting adds up the queues'",
+            totals.waiting == sum(queue.waiting for queue in live.queues),
+        )
+        check("/calls/live: agents a list", isinstance(live.agents, list))
+        check("/calls/live: some agents", len(live.agents) > 0)
+        check(
+            "/calls/live: every agent a LiveAgentEntry in a known state",
+            all(
+                isinstance(agent, LiveAgentEntry) and isinstance(agent.state, AgentState)
+                for agent in live.agents
+            ),
+        )
+        by_state = {
+            AgentState.AVAILABLE: totals.agents_available,
+            AgentState.ON_CALL: totals.agents_on_call,
+            AgentState.WRAP_UP: totals.agents_wrap_up,
+            AgentState.AWAY: totals.agents_away,
+        }
+        for state, count in by_state.items():
+            check(
+                f"/calls/live: totals count the agents {state}",
+                count == sum(1 for agent in live.agents if agent.state == state),
+            )
 
     sheets = expect("/kpi/months", kpi_months.sync_detailed(client=detail), SheetsResponse)
     month = sheets.sheets[0].month if sheets is not None and sheets.sheets else None

@@ -8,7 +8,8 @@
 //! `tsc --noEmit --strict`; compiled, it calls every endpoint through openapi-fetch with the
 //! demo's key (and `/kpi/{month}` also with a key holding only `kpi:aggregate`), checks that each
 //! answers 200 with the fields its type promises, and that a date outside the calendar is a 400
-//! read as problem details through the generated error type.
+//! read as problem details through the generated error type. It also reads `/calls/live` as an
+//! event stream with fetch, up to its first `live` event, whose data must be the live figures.
 
 use std::path::Path;
 use std::process::Command;

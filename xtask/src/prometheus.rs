@@ -6,14 +6,16 @@
 //! with a private `redis-server`, the other with a Redis that is down, as one replica losing
 //! Redis would be. deploy/prometheus is copied into a temporary directory with the two metrics
 //! listeners as its targets and its intervals cut to a second, and Debian's `prometheus` runs
-//! it. After a short load (cached and computed call statistics, the roster, an unknown path, a
-//! bad parameter), Prometheus's HTTP API is asked for every recording rule and every query of
-//! deploy/grafana/callstats.json: each must return data. A metric renamed in the code leaves a
-//! rule or a panel without data, and fails here.
+//! it. After a short load (cached and computed call statistics, the roster, the live figures as
+//! JSON, an unknown path, a bad parameter), with one live event stream held open on the first
+//! replica from before the load until the queries are answered, Prometheus's HTTP API is asked
+//! for every recording rule and every query of deploy/grafana/callstats.json: each must return
+//! data. A metric renamed in the code leaves a rule or a panel without data, and fails here.
 
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::Command;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -88,9 +90,20 @@ fn check(workspace: &Path, binary: &Path, dir: &Path) -> Result<()> {
             "/api/v1/calls/agents?start={}",
             today.plus_days(-10).unwrap_or(today)
         ),
+        "/api/v1/calls/live".to_owned(),
         "/api/v1/calls/summary?start=2026-02-30".to_owned(),
         "/api/v1/nope".to_owned(),
     ];
+    let (status, body) = get(replicas[0].port, "/api/v1/calls/live", &key)?;
+    if status != 200 {
+        bail!(
+            "/api/v1/calls/live answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    // Open (and so counted in callstats_live_streams_open) until the replicas stop, after the
+    // queries.
+    live_stream(replicas[0].port, &key)?;
     eprintln!("==> {} s of load on both replicas", LOAD.as_secs());
     let started = Instant::now();
     while started.elapsed() < LOAD {
@@ -126,10 +139,77 @@ fn check(workspace: &Path, binary: &Path, dir: &Path) -> Result<()> {
         .lock()
         .write_all(report.as_bytes())
         .context("cannot write the report")?;
+    // The live metrics start at zero, so their series are there without a stream: the one held
+    // open must be counted.
+    let open = value_of(&agent, port, "sum(callstats_live_streams_open)")?;
+    eprintln!("==> sum(callstats_live_streams_open) = {open}");
     drop(replicas);
     if !empty.is_empty() {
         bail!("no data for: {empty:?}");
     }
+    if open < 1.0 {
+        bail!("sum(callstats_live_streams_open) is {open} with a live event stream open");
+    }
+    Ok(())
+}
+
+/// Opens `/api/v1/calls/live` on the loopback `port` as an event stream and waits (30 s at most)
+/// for its first `live` event, whose data must be the live figures. A thread of its own goes on
+/// reading the stream, so that the service keeps it open and sends it its events, until the
+/// service ends it (when it stops).
+fn live_stream(port: u16, key: &str) -> Result<()> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_secs(5)))
+        .timeout_recv_response(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let answer = agent
+        .get(format!("http://127.0.0.1:{port}/api/v1/calls/live"))
+        .header("Authorization", format!("Bearer {key}"))
+        .header("Accept", "text/event-stream")
+        .call()
+        .context("GET /api/v1/calls/live as an event stream failed")?;
+    let content_type = answer
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    if !content_type.starts_with("text/event-stream") {
+        bail!("/api/v1/calls/live with Accept: text/event-stream answered {content_type:?}");
+    }
+    let lines = BufReader::new(answer.into_body().into_reader()).lines();
+    let (first, event) = mpsc::channel();
+    std::thread::spawn(move || {
+        // An event is its lines up to a blank one; `event:` names it, `data:` lines are its data.
+        let (mut name, mut data) = (String::new(), Vec::<String>::new());
+        for line in lines {
+            let Ok(line) = line else { return };
+            let line = line.trim_end_matches('\r');
+            if line.is_empty() {
+                if name == "live" && !data.is_empty() {
+                    // Only the first is awaited: a send after it fails, and is of no matter.
+                    let _ = first.send(data.join("\n"));
+                }
+                (name, data) = (String::new(), Vec::new());
+            } else if let Some(value) = line.strip_prefix("event:") {
+                value.trim_start().clone_into(&mut name);
+            } else if let Some(value) = line.strip_prefix("data:") {
+                data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+            }
+        }
+    });
+    let data = event
+        .recv_timeout(Duration::from_secs(30))
+        .context("the live event stream sent no `live` event within 30 s")?;
+    let figures: Value = serde_json::from_str(&data)
+        .with_context(|| format!("the first live event's data is not JSON: {data}"))?;
+    for field in ["totals", "queues", "agents"] {
+        if figures.get(field).is_none() {
+            bail!("the first live event has no {field}: {data}");
+        }
+    }
+    eprintln!("==> a live event stream open on 127.0.0.1:{port}");
     Ok(())
 }
 
@@ -164,22 +244,41 @@ fn dashboard_queries(file: &Path) -> Result<Vec<String>> {
 fn series_of(agent: &ureq::Agent, port: u16, query: &str) -> Result<usize> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let mut answer = agent
-            .get(format!("http://127.0.0.1:{port}/api/v1/query"))
-            .query("query", query)
-            .call()
-            .with_context(|| format!("query {query} failed"))?;
-        let body: Value = serde_json::from_slice(&answer.body_mut().read_to_vec()?)?;
-        if body.get("status").and_then(Value::as_str) != Some("success") {
-            bail!("query {query}: {body}");
-        }
-        let series = body
-            .pointer("/data/result")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        let series = results_of(agent, port, query)?.len();
         if series > 0 || Instant::now() > deadline {
             return Ok(series);
         }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// The value of `query`, which must return one series (`sum(…)`), now.
+fn value_of(agent: &ureq::Agent, port: u16, query: &str) -> Result<f64> {
+    let results = results_of(agent, port, query)?;
+    let [result] = results.as_slice() else {
+        bail!("query {query}: {} series, not one", results.len());
+    };
+    result
+        .pointer("/value/1")
+        .and_then(Value::as_str)
+        .and_then(|value| value.parse().ok())
+        .with_context(|| format!("query {query}: no value in {result}"))
+}
+
+/// The series `query` returns now (Prometheus's `data.result`).
+fn results_of(agent: &ureq::Agent, port: u16, query: &str) -> Result<Vec<Value>> {
+    let mut answer = agent
+        .get(format!("http://127.0.0.1:{port}/api/v1/query"))
+        .query("query", query)
+        .call()
+        .with_context(|| format!("query {query} failed"))?;
+    let body: Value = serde_json::from_slice(&answer.body_mut().read_to_vec()?)?;
+    if body.get("status").and_then(Value::as_str) != Some("success") {
+        bail!("query {query}: {body}");
+    }
+    Ok(body
+        .pointer("/data/result")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default())
 }

@@ -46,6 +46,11 @@ impl Default for LiveSettings {
 /// timeout is shorter, so a poll under way has ended by then.
 const FRAME_WAIT: Duration = Duration::from_secs(12);
 
+/// How many times an interval the poller looks whether a poll is due.
+const LOOKS_AN_INTERVAL: u32 = 8;
+/// The least time between two looks.
+const MIN_LOOK: Duration = Duration::from_millis(50);
+
 /// How long a lost relay subscription waits before it is made again.
 const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 
@@ -181,6 +186,14 @@ impl LiveSource for LiveFeed {
 }
 
 impl Inner {
+    /// Whether the latest frame this replica knows was taken within one poll interval.
+    fn latest_is_fresh(&self) -> bool {
+        self.frames
+            .borrow()
+            .as_ref()
+            .is_some_and(|frame| self.is_fresh(frame))
+    }
+
     /// Whether `frame` was taken within one poll interval.
     fn is_fresh(&self, frame: &Frame) -> bool {
         let now = self.now_ms();
@@ -223,7 +236,10 @@ impl Inner {
     }
 
     async fn poll_while_listened(&self) {
-        let mut tick = tokio::time::interval(self.settings.poll);
+        // Looked at several times an interval: a claim refused by a moment (the last one set a
+        // little late) is tried again soon, not an interval later.
+        let mut tick =
+            tokio::time::interval((self.settings.poll / LOOKS_AN_INTERVAL).max(MIN_LOOK));
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut subscription: Option<BoxStream<'static, bytes::Bytes>> = None;
         let mut resubscribe_at = Instant::now();
@@ -236,6 +252,9 @@ impl Inner {
                 _ = tick.tick() => {
                     if self.frames.receiver_count() == 0 {
                         return;
+                    }
+                    if self.latest_is_fresh() {
+                        continue;
                     }
                     if self.relay.claim_poll(self.settings.poll).await {
                         let frame = Arc::new(self.poll().await);
