@@ -195,8 +195,9 @@ impl Application {
             .run();
         // actix stops the server on these signals itself; the live streams, which would hold
         // their connections through the whole drain, end on them too.
+        let stopping = stop_signal();
         tokio::spawn(async move {
-            stop_signal().await;
+            stopping.await;
             answers.end_live_streams();
         });
         Ok(Self { port, server })
@@ -221,17 +222,19 @@ impl Application {
     }
 }
 
-/// The first of SIGTERM and SIGINT (Ctrl-C), the signals actix-web stops on.
-async fn stop_signal() {
+/// The first of SIGTERM and SIGINT (Ctrl-C), the signals actix-web stops on, listened for from
+/// now (not from the first poll, which a signal may precede); never without a signal driver.
+fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
     use actix_web::rt::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    let listeners = signal(SignalKind::terminate())
+        .and_then(|term| signal(SignalKind::interrupt()).map(|int| (term, int)));
+    async move {
+        let Ok((mut term, mut int)) = listeners else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
     }
 }

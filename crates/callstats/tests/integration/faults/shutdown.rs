@@ -133,3 +133,51 @@ fn sigterm_closes_idle_connections_at_once_rather_than_waiting_for_their_timeout
         "stopped {stopped:?} after the signal, with a 20 s shutdown timeout"
     );
 }
+
+#[test]
+fn sigterm_ends_an_open_live_stream_at_once_and_the_process_exits_within_the_drain() {
+    let mut demo = Demo::start("sigterm-live", |_, command| {
+        command.args(["--shutdown-timeout-secs", "20"]);
+    });
+    let mut stream = TcpStream::connect(("127.0.0.1", demo.port)).unwrap();
+    write!(
+        stream,
+        "GET /api/v1/calls/live HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
+         Accept: text/event-stream\r\n\r\n",
+        demo.key
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut read = Vec::new();
+    let mut buffer = [0_u8; 4096];
+    while !String::from_utf8_lossy(&read).contains("event: live") {
+        let count = stream.read(&mut buffer).unwrap();
+        assert!(count > 0, "closed before the first event");
+        read.extend_from_slice(buffer.get(..count).unwrap());
+    }
+    assert!(read.starts_with(b"HTTP/1.1 200 OK"), "{read:?}");
+
+    let signalled = Instant::now();
+    let pid = demo.pid().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let waited = closed_after(&mut stream);
+    assert!(
+        waited < Duration::from_secs(3),
+        "closed after {waited:?}; logs:\n{}",
+        demo.log_text()
+    );
+    assert_eq!(demo.wait_for_exit(Duration::from_secs(30)).code(), Some(0));
+    let stopped = signalled.elapsed();
+    assert!(
+        stopped < Duration::from_secs(10),
+        "stopped {stopped:?} after the signal, with a 20 s shutdown timeout"
+    );
+}
