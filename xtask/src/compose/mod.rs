@@ -7,8 +7,9 @@
 //! brought up with its `.env`, a key issued, nginx reloaded, a replica started, the status read,
 //! Prometheus brought up. Between them, the drills: every endpoint through nginx, a HIT from the
 //! other replica, the client's address named by the front (two addresses, two anonymous
-//! quotas), api1 stopped under load (no error), nginx restarted while api1 is stopped (serving)
-//! and reloaded under load (no error), api1 killed (it stays down until started), Redis
+//! quotas), api1 stopped under load (no error; a live stream through nginx on api1 ends, and its
+//! client reconnects to api2, where the events go on), nginx restarted while api1 is stopped
+//! (serving) and reloaded under load (no error), api1 killed (it stays down until started), Redis
 //! restarted under load (no 5xx), Postgres stopped 60 s under load (no 429, cached answers 200,
 //! the others 503 with `Retry-After`), both replicas stopped and started (nginx's 503s, and how
 //! soon after the replicas answer again they end), `down` and `up` (keys and data kept,
@@ -25,10 +26,11 @@ mod documented;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash as _, Hasher as _};
+use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -72,6 +74,14 @@ const ALL_SCOPES: &str = "calls,kpi:aggregate,kpi:detail,operators,scripts";
 const ANON_QUOTA: usize = 60;
 /// nginx's `Retry-After` on its own 503 (deploy/nginx/nginx.conf).
 const LB_RETRY_AFTER: &str = "5";
+/// The live figures, a Server-Sent Events stream with `Accept: text/event-stream`.
+const LIVE: &str = "/api/v1/calls/live";
+/// A stream's `retry:` (docs/operations.md, "Live streams"): its client reconnects this long after
+/// it ends.
+const LIVE_RETRY: Duration = Duration::from_secs(5);
+/// How soon after a replica is stopped its streams' clients must have figures again, from the
+/// other replica.
+const LIVE_BACK_WITHIN: Duration = Duration::from_secs(30);
 
 /// The images docker-compose.yml and the Dockerfile name, and the stand-in of each
 /// (`deploy/stand-ins/<folder>`); the base `debian:bookworm-slim` is made by debootstrap.
@@ -199,13 +209,22 @@ pub fn run(options: &Options) -> Result<()> {
         "/api/v1/ping".to_owned(),
     ];
     let all_200 = |statuses: &BTreeMap<u16, u32>| statuses.keys().all(|s| *s == 200);
+    // A live stream on api1, read by a client of its own while the next step stops api1; the
+    // step after it says what the client saw.
+    let api1_stopped = Arc::new(OnceLock::new());
+    let live = LiveClient::open(&compose, &key, Arc::clone(&api1_stopped));
     journey.step("`stop api1` under a request loop: no error", || {
         under_load(&key, &paths, all_200, || {
+            let _ = api1_stopped.set(Instant::now());
             compose.succeed(&["stop", "api1"])?;
             std::thread::sleep(Duration::from_secs(4));
             Ok(())
         })
     });
+    journey.step(
+        "a live stream through nginx while api1 is stopped: the client reconnects and the events go on",
+        || live_stream_goes_on(&compose, live),
+    );
     journey.step("lb restarted while api1 is stopped: serving", || {
         compose.succeed(&["restart", "lb"])?;
         wait_until(Duration::from_secs(20), || {
@@ -1163,6 +1182,369 @@ fn under_load(
     Ok(summary)
 }
 
+/// What an `EventSource` keeps of a stream between its blocks: the last `retry:` and `id:`.
+#[derive(Debug, Default)]
+struct EventSource {
+    retry: Option<Duration>,
+    last_id: Option<String>,
+}
+
+/// One block of a Server-Sent Events stream (its lines up to a blank one).
+#[derive(Debug, PartialEq)]
+enum Block {
+    /// An event `live`: its id and its data.
+    Live { id: String, data: String },
+    /// Anything else: a `retry:` alone, a comment (the heartbeat), another event.
+    Other,
+}
+
+impl EventSource {
+    /// Reads one block's `lines` as the HTML standard's event stream parser does (`field: value`,
+    /// the space after the colon dropped; a line starting with a colon a comment).
+    fn block(&mut self, lines: &[String]) -> Block {
+        let (mut event, mut data, mut id) = (None, None::<String>, None);
+        for line in lines {
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = line.split_once(':').unwrap_or((line.as_str(), ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match field {
+                "event" => event = Some(value.to_owned()),
+                "data" => match &mut data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => data = Some(value.to_owned()),
+                },
+                "id" if !value.contains('\0') => id = Some(value.to_owned()),
+                "retry" => {
+                    if let Ok(millis) = value.parse() {
+                        self.retry = Some(Duration::from_millis(millis));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(id) = id {
+            self.last_id = Some(id);
+        }
+        match (event.as_deref(), data) {
+            (Some("live"), Some(data)) => Block::Live {
+                id: self.last_id.clone().unwrap_or_default(),
+                data,
+            },
+            _ => Block::Other,
+        }
+    }
+}
+
+/// `GET /api/v1/calls/live` with `Accept: text/event-stream` through nginx, read as a browser's
+/// `EventSource` reads it.
+struct EventStream {
+    /// The answer's `X-Request-Id`, which the replica's log line names.
+    request_id: String,
+    lines: std::io::Lines<std::io::BufReader<ureq::BodyReader<'static>>>,
+    source: EventSource,
+}
+
+impl EventStream {
+    /// No bound on the whole exchange (a stream stays open), but on each read: 30 s is three
+    /// heartbeats missed.
+    fn agent() -> ureq::Agent {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(5)))
+            .timeout_recv_response(Some(Duration::from_secs(20)))
+            .timeout_per_read(Some(Duration::from_secs(30)))
+            .build()
+            .into()
+    }
+
+    /// Opens the stream (with `Last-Event-ID` when there is one): an error unless it is one.
+    fn open(agent: &ureq::Agent, key: &str, last_id: Option<&str>) -> Result<Self> {
+        let mut request = agent
+            .get(format!("http://{LB}{LIVE}"))
+            .header("Authorization", format!("Bearer {key}"))
+            .header("Accept", "text/event-stream");
+        if let Some(id) = last_id {
+            request = request.header("Last-Event-ID", id);
+        }
+        let answer = request
+            .call()
+            .with_context(|| format!("GET {LIVE} failed"))?;
+        let header = |name: &str| {
+            answer
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let (status, content_type, request_id) = (
+            answer.status().as_u16(),
+            header("content-type"),
+            header("x-request-id"),
+        );
+        let mut body = answer.into_body();
+        if status != 200 {
+            let error = body.read_to_string().unwrap_or_default();
+            bail!("{LIVE} answered {status}: {}", tail(error.as_bytes()));
+        }
+        if content_type != "text/event-stream" {
+            bail!("{LIVE} answered {content_type:?}, not text/event-stream");
+        }
+        let reader = body.into_with_config().limit(16 << 20).reader();
+        Ok(Self {
+            request_id,
+            lines: std::io::BufReader::new(reader).lines(),
+            source: EventSource::default(),
+        })
+    }
+
+    /// The next block; an error when the stream ends or fails first.
+    fn next_block(&mut self) -> Result<Block> {
+        let mut lines = Vec::new();
+        loop {
+            match self.lines.next() {
+                None => bail!("the stream ended"),
+                Some(Err(err)) => return Err(anyhow::Error::new(err).context("the stream failed")),
+                Some(Ok(line)) if line.is_empty() => {
+                    if !lines.is_empty() {
+                        return Ok(self.source.block(&lines));
+                    }
+                }
+                Some(Ok(line)) => lines.push(line),
+            }
+        }
+    }
+
+    /// The next event `live` (its id, after checking its data are the figures), by `deadline`
+    /// (checked at each block: the heartbeat comes every 10 s).
+    fn next_live(&mut self, deadline: Instant) -> Result<String> {
+        loop {
+            if let Block::Live { id, data } = self.next_block()? {
+                let figures: serde_json::Value = serde_json::from_str(&data)
+                    .context("an event `live` whose data is not JSON")?;
+                if !figures
+                    .get("totals")
+                    .is_some_and(serde_json::Value::is_object)
+                {
+                    let start: String = data.chars().take(200).collect();
+                    bail!("an event `live` without `totals`: {start}");
+                }
+                return Ok(id);
+            }
+            if Instant::now() > deadline {
+                bail!("no event `live` by the deadline");
+            }
+        }
+    }
+}
+
+/// The replica whose log names request `id` (a replica logs a request when its answer starts,
+/// a stream's when it opens).
+fn replica_of(compose: &Compose, id: &str) -> Result<&'static str> {
+    if id.is_empty() {
+        bail!("an answer without X-Request-Id");
+    }
+    let mut found = None;
+    wait_until(Duration::from_secs(10), || {
+        for replica in ["api1", "api2"] {
+            let logs = compose.output(&["logs", "--no-color", replica])?;
+            if String::from_utf8_lossy(&logs.stdout).contains(id) {
+                found = Some(replica);
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })
+    .with_context(|| format!("neither replica logged request {id}"))?;
+    found.with_context(|| format!("neither replica logged request {id}"))
+}
+
+/// A live stream's client, as a browser's `EventSource` is one: opened through nginx on api1,
+/// then read on a thread of its own while api1 is stopped; when the stream ends it waits the
+/// stream's `retry:` and reconnects with `Last-Event-ID`.
+struct LiveClient {
+    /// How the stream on api1 was found.
+    opened: String,
+    /// When `stop api1` began (set by the step that stops it).
+    api1_stopped: Arc<OnceLock<Instant>>,
+    client: std::thread::JoinHandle<Result<Reconnected>>,
+}
+
+/// What the client saw from its first event on.
+struct Reconnected {
+    /// Events `live` read on api1 after the first, and how the stream ended.
+    before_end: usize,
+    ended: Instant,
+    why: String,
+    /// The `Last-Event-ID` sent, the attempts made, and when the one that opened was made.
+    last_id: String,
+    attempts: u32,
+    reconnected: Instant,
+    /// The new stream's request id, and its first event `live`: its id and when it came.
+    request_id: String,
+    event_id: String,
+    event_at: Instant,
+}
+
+impl LiveClient {
+    fn open(compose: &Compose, key: &str, api1_stopped: Arc<OnceLock<Instant>>) -> Result<Self> {
+        let agent = EventStream::agent();
+        // Round robin puts one of two streams opened in a row on api1; one on api2 is closed.
+        let mut on_api2 = 0;
+        let (stream, first_id) = loop {
+            let mut stream = EventStream::open(&agent, key, None)?;
+            let first_id = stream.next_live(Instant::now() + Duration::from_secs(10))?;
+            if stream.source.retry != Some(LIVE_RETRY) {
+                bail!(
+                    "the stream's retry is {:?}, not {} ms",
+                    stream.source.retry,
+                    LIVE_RETRY.as_millis()
+                );
+            }
+            if replica_of(compose, &stream.request_id)? == "api1" {
+                break (stream, first_id);
+            }
+            on_api2 += 1;
+            if on_api2 == 3 {
+                bail!("three streams in a row on api2, none on api1");
+            }
+        };
+        let opened = format!(
+            "a stream on api1 (after {on_api2} on api2), `retry: 5000`, an event `live` at once (id {first_id})"
+        );
+        let client = {
+            let key = key.to_owned();
+            let api1_stopped = Arc::clone(&api1_stopped);
+            std::thread::spawn(move || follow_live(&agent, &key, stream, &api1_stopped))
+        };
+        Ok(Self {
+            opened,
+            api1_stopped,
+            client,
+        })
+    }
+}
+
+/// The client's thread: reads the stream until it ends (api1 stopped), then after its `retry:`
+/// reconnects with `Last-Event-ID` (again after each failure) until an event `live` comes.
+fn follow_live(
+    agent: &ureq::Agent,
+    key: &str,
+    mut stream: EventStream,
+    api1_stopped: &OnceLock<Instant>,
+) -> Result<Reconnected> {
+    let opened = Instant::now();
+    let mut before_end = 0;
+    let why = loop {
+        match stream.next_block() {
+            Ok(Block::Live { .. }) => before_end += 1,
+            Ok(Block::Other) => {}
+            Err(err) => break format!("{err:#}"),
+        }
+        // A stream that outlives the stop (the heartbeat keeps it read), or a stop that never
+        // comes.
+        match api1_stopped.get() {
+            Some(stop) if stop.elapsed() > LIVE_BACK_WITHIN => bail!(
+                "the stream on api1 was still open {} after `stop api1` began",
+                seconds(stop.elapsed())
+            ),
+            None if opened.elapsed() > Duration::from_secs(300) => {
+                bail!("api1 was not stopped within 300 s")
+            }
+            _ => {}
+        }
+    };
+    let ended = Instant::now();
+    let Some(&stop) = api1_stopped.get() else {
+        bail!("the stream on api1 ended before api1 was stopped: {why}");
+    };
+    let retry = stream.source.retry.unwrap_or(LIVE_RETRY);
+    let last_id = stream
+        .source
+        .last_id
+        .clone()
+        .context("no `id:` read before the stream ended")?;
+    drop(stream);
+    let mut failures = Vec::new();
+    loop {
+        std::thread::sleep(retry);
+        let reconnected = Instant::now();
+        let attempt = EventStream::open(agent, key, Some(&last_id)).and_then(|mut stream| {
+            let event_id = stream.next_live(stop + LIVE_BACK_WITHIN)?;
+            Ok((stream.request_id.clone(), event_id))
+        });
+        match attempt {
+            Ok((request_id, event_id)) => {
+                return Ok(Reconnected {
+                    before_end,
+                    ended,
+                    why,
+                    last_id,
+                    attempts: u32::try_from(failures.len())
+                        .unwrap_or(u32::MAX)
+                        .saturating_add(1),
+                    reconnected,
+                    request_id,
+                    event_id,
+                    event_at: Instant::now(),
+                });
+            }
+            Err(err) => failures.push(format!("{err:#}")),
+        }
+        if stop.elapsed() + retry > LIVE_BACK_WITHIN {
+            bail!(
+                "the stream ended {} after `stop api1` began ({why}); {} reconnections with \
+                 Last-Event-ID {last_id} brought no event `live`: {}",
+                seconds(ended.saturating_duration_since(stop)),
+                failures.len(),
+                failures.join("; ")
+            );
+        }
+    }
+}
+
+/// What the live stream's client saw while api1 was stopped: its stream on api1 ended, it
+/// reconnected after the stream's `retry:` with `Last-Event-ID`, through nginx to api2, and an
+/// event `live` came within [`LIVE_BACK_WITHIN`] of the stop.
+fn live_stream_goes_on(compose: &Compose, live: Result<LiveClient>) -> Result<String> {
+    let live = live.context("no live stream could be opened on api1")?;
+    let Some(&stop) = live.api1_stopped.get() else {
+        bail!("{}; api1 was never stopped", live.opened);
+    };
+    let seen = live
+        .client
+        .join()
+        .map_err(|_| anyhow::anyhow!("the stream's client panicked"))?
+        .with_context(|| live.opened.clone())?;
+    let replica = replica_of(compose, &seen.request_id)?;
+    let summary = format!(
+        "{}; {} more events `live` on it, then `{}` {} after `stop api1` began; reconnected {} \
+         later with Last-Event-ID {} ({} attempt(s)), to {replica}: an event `live` (id {}) {} \
+         after the stop",
+        live.opened,
+        seen.before_end,
+        seen.why,
+        seconds(seen.ended.saturating_duration_since(stop)),
+        seconds(seen.reconnected.saturating_duration_since(seen.ended)),
+        seen.last_id,
+        seen.attempts,
+        seen.event_id,
+        seconds(seen.event_at.saturating_duration_since(stop)),
+    );
+    if replica != "api2" {
+        bail!("{summary}: not api2");
+    }
+    if seen.event_at.saturating_duration_since(stop) > LIVE_BACK_WITHIN {
+        bail!("{summary}: later than {} s", LIVE_BACK_WITHIN.as_secs());
+    }
+    Ok(summary)
+}
+
 /// Postgres stopped for 60 s under a request loop, as docs/operations.md's table says: an answer
 /// cached just before (call statistics, kept 10 minutes) and the key seen just before keep
 /// answering 200; an answer that needs the database is 503 `portal database unavailable` with
@@ -1599,4 +1981,51 @@ fn sigterm_in_flight(compose: &Compose, key: &str, today: Day) -> Result<String>
         seconds(answered.saturating_duration_since(signalled)),
         seconds(stopped_after)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn an_event_source_reads_the_blocks_of_a_live_stream() {
+        let mut source = EventSource::default();
+        assert_eq!(source.block(&lines("retry: 5000")), Block::Other);
+        assert_eq!(source.retry, Some(Duration::from_secs(5)));
+        assert_eq!(
+            source.block(&lines("event: live\nid: 17\ndata: {\"totals\":{}}")),
+            Block::Live {
+                id: "17".to_owned(),
+                data: "{\"totals\":{}}".to_owned()
+            }
+        );
+        // The fields in any order, the space after the colon optional, data on several lines.
+        assert_eq!(
+            source.block(&lines("id:18\ndata: a\nevent:live\ndata:b")),
+            Block::Live {
+                id: "18".to_owned(),
+                data: "a\nb".to_owned()
+            }
+        );
+        // A heartbeat and another event change nothing but the last id.
+        assert_eq!(source.block(&lines(": keep-alive")), Block::Other);
+        assert_eq!(
+            source.block(&lines("event: unavailable\nid: 19\ndata: {}")),
+            Block::Other
+        );
+        assert_eq!(source.last_id.as_deref(), Some("19"));
+        assert_eq!(source.retry, Some(Duration::from_secs(5)));
+        // An event `live` without an id of its own keeps the last one.
+        assert_eq!(
+            source.block(&lines("event: live\ndata: x")),
+            Block::Live {
+                id: "19".to_owned(),
+                data: "x".to_owned()
+            }
+        );
+    }
 }

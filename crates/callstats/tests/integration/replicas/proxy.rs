@@ -5,7 +5,8 @@
 //! per-client bound and for replicas it cannot reach (with `Retry-After`); a trickled head cut,
 //! `/metrics` and `/readyz` not offered, no retry of a replica's 503, nginx's own status and
 //! health on a listener of its own, and the client's address in `X-Forwarded-For`: the peer's,
-//! or the one the trusted front proxy wrote (real-ip.conf), never one a client wrote.
+//! or the one the trusted front proxy wrote (real-ip.conf), never one a client wrote. A live
+//! stream (`/calls/live` as Server-Sent Events) passes as the replica writes it, never buffered.
 //!
 //! Needs `nginx` (`apt-get install nginx`); skips without it unless
 //! `CALLSTATS_TEST_REQUIRE_SERVICES=1`.
@@ -714,5 +715,87 @@ async fn nginx_goes_on_to_the_other_replica_when_one_refuses_or_does_not_accept_
     }
     drop((queued, full));
     live.stop().await;
+    sim.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_passes_a_live_stream_on_as_the_replica_writes_it() {
+    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
+    let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
+    let replicas = [
+        Replica::start(&db, None, &sim.base_url()),
+        Replica::start(&db, None, &sim.base_url()),
+    ];
+    let Some(nginx) = Nginx::start("live", &[&replicas[0].base, &replicas[1].base]) else {
+        return;
+    };
+    let client = crate::replicas::client();
+    // Twice: round robin opens one stream on each replica.
+    for _ in 0..2 {
+        let asked = Instant::now();
+        let mut response = client
+            .get(format!("http://127.0.0.1:{}/api/v1/calls/live", nginx.port))
+            .bearer_auth(key.expose())
+            .header("Accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|value| value.to_str().unwrap().to_owned())
+        };
+        assert_eq!(header("content-type").as_deref(), Some("text/event-stream"));
+        assert_eq!(header("cache-control").as_deref(), Some("no-store"));
+        assert!(
+            header("x-ratelimit-limit").is_some(),
+            "the service's own answer"
+        );
+        // The stream never ends, so only a proxy that passes each write on at once lets its first
+        // blocks through: `retry:`, then the figures as an event `live` (a buffering nginx would
+        // hold them until its buffer filled, many events later).
+        let mut read = String::new();
+        let mut blocks: Vec<String> = Vec::new();
+        let is_live = |block: &String| block.lines().any(|line| line == "event: live");
+        while !blocks.iter().any(is_live) {
+            if let Some(end) = read.find("\n\n") {
+                let block: String = read.drain(..end + 2).collect();
+                blocks.push(block.trim_end_matches('\n').to_owned());
+                continue;
+            }
+            let chunk =
+                tokio::time::timeout_at((asked + Duration::from_secs(5)).into(), response.chunk())
+                    .await
+                    .unwrap_or_else(|_| {
+                        panic!("no event `live` within 5 s through nginx: {blocks:?} {read:?}")
+                    })
+                    .unwrap()
+                    .unwrap_or_else(|| panic!("the stream ended: {blocks:?} {read:?}"));
+            read.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+        assert_eq!(blocks[0], "retry: 5000", "{blocks:?}");
+        let block = blocks.iter().find(|block| is_live(block)).unwrap();
+        assert!(
+            block.lines().any(|line| line
+                .strip_prefix("id: ")
+                .is_some_and(|id| id.parse::<u64>().is_ok())),
+            "{block:?}"
+        );
+        let data = block
+            .lines()
+            .find_map(|line| line.strip_prefix("data: "))
+            .unwrap_or_else(|| panic!("no data line: {block:?}"));
+        let body: serde_json::Value =
+            serde_json::from_str(data).unwrap_or_else(|err| panic!("not JSON ({err}): {data}"));
+        assert!(body["totals"].is_object(), "{body}");
+        drop(response);
+    }
+    drop(nginx);
+    let [a, b] = replicas;
+    a.stop().await;
+    b.stop().await;
     sim.stop().await;
 }
