@@ -4,9 +4,10 @@
 //! streams send it on.
 //!
 //! - [`LiveFeed`] polls and shares. With Redis, the replicas that have someone asking or
-//!   listening each try to claim the next poll ([`LiveRelay::claim_poll`]); the one that gets
-//!   it asks the platform and publishes the frame, and every replica receives it through the
-//!   relay's subscription. Without Redis the replica polls for itself.
+//!   listening each try to claim the next poll
+//!   ([`LiveRelay::claim_poll`](callstats_domain::ports::LiveRelay::claim_poll)); the one that
+//!   gets it asks the platform and publishes the frame, and every replica receives it through
+//!   the relay's subscription. Without Redis the replica polls for itself.
 //! - [`LiveStreams`] keeps the open streams: their per-key slots, the check of their keys
 //!   (a revoked or expired key's streams end within 10 s), the drop of a stream that stopped
 //!   reading, and their end at shutdown.
