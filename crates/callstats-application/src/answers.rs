@@ -89,6 +89,8 @@ pub struct Outcome {
 #[derive(Clone)]
 pub struct Answers {
     inner: Arc<Inner>,
+    /// The open live streams; `None` where the service has no live figures.
+    live: Option<LiveStreams>,
 }
 
 struct Inner {
@@ -99,8 +101,6 @@ struct Inner {
     /// When entries expire and how long they have left: the domain's clock, as everywhere.
     clock: Arc<dyn Clock>,
     flights: Arc<Flights<String, Result<CachedAnswer, DomainError>>>,
-    /// The open live streams; `None` where the service has no live figures.
-    live: Option<LiveStreams>,
     /// `callstats_cache_lookups_total`, resolved at the first lookup: the recorder is installed
     /// before the server serves (`callstats serve`), and resolving the labelled counters on
     /// every request cost an allocation, a hash and a registry lookup.
@@ -161,25 +161,22 @@ impl Answers {
                 computing,
                 clock,
                 flights: Flights::new(|cause| Err(DomainError::Internal(cause))),
-                live: None,
                 lookups: OnceLock::new(),
             }),
+            live: None,
         }
     }
 
-    /// Opens live streams on `streams` (/calls/live with `Accept: text/event-stream`). Call
-    /// before the answers are shared.
+    /// Opens live streams on `streams` (/calls/live with `Accept: text/event-stream`).
     #[must_use]
     pub fn with_live_streams(mut self, streams: LiveStreams) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.live = Some(streams);
-        }
+        self.live = Some(streams);
         self
     }
 
     /// Ends every open live stream: the replica is stopping.
     pub fn end_live_streams(&self) {
-        if let Some(streams) = &self.inner.live {
+        if let Some(streams) = &self.live {
             streams.shut_down();
         }
     }
@@ -210,7 +207,7 @@ impl Answers {
             count_refusal(&err);
             return (quota, days, Err(err));
         }
-        let opened = match (&self.inner.live, caller.key_digest()) {
+        let opened = match (&self.live, caller.key_digest()) {
             (Some(streams), Some(digest)) => streams.open(&admitted.key, digest).await,
             _ => Err(DomainError::NotFound(LiveError::NotReported.to_string())),
         };
