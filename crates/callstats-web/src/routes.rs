@@ -223,7 +223,11 @@ async fn calls_live(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     if event_stream_preferred(req.headers()) {
-        return live_stream(&state, &req).await;
+        // Caught as `answer` catches a handler's panic: a 500, not a dropped connection.
+        return AssertUnwindSafe(live_stream(&state, &req))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(ApiError::internal(panic_message(panic.as_ref()))));
     }
     answer(&state, &req, Some(&UnvalidatedRequest::CallsLive)).await
 }
