@@ -103,6 +103,7 @@ impl LiveFeed {
         }
     }
 
+    /// How the figures are polled and streamed.
     #[must_use]
     pub fn settings(&self) -> LiveSettings {
         self.inner.settings
