@@ -18,7 +18,7 @@ mod streams;
 
 pub use feed::{LiveFeed, LiveSettings};
 pub use frame::Frame;
-pub use streams::{LiveEvent, LiveStream, LiveStreams, StreamRefused};
+pub use streams::{LiveEvent, LiveStream, LiveStreams};
 
 /// Sets the live figures' series to zero, so that they exist (and their panel and alert have
 /// data) before the first stream or poll. Call once the metrics recorder is installed.

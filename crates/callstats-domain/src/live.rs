@@ -4,7 +4,7 @@
 //!
 //! The snapshot holds what the platform said; [`live_response`] turns it into what a partner
 //! reads: instants in UTC to the millisecond, names from the roster, totals, the queues ordered
-//! by callers waiting, the agents by number. [`LiveResponse::same_figures`] says whether two
+//! by callers waiting, the agents by number. [`LiveResponse::figures_digest`] says whether two
 //! answers differ in anything but the instant they were taken at, which is what a stream sends
 //! an event for.
 
@@ -301,16 +301,10 @@ pub struct LiveAgentEntry {
 }
 
 impl LiveResponse {
-    /// Whether `other` shows the same figures: everything but `as_of`, so a poll that finds
-    /// the centre as it was is no change. A caller who is still waiting makes every poll a
-    /// change, since their wait (`oldest_wait_seconds`) has grown.
-    #[must_use]
-    pub fn same_figures(&self, other: &Self) -> bool {
-        self.figures_digest() == other.figures_digest()
-    }
-
     /// A digest of everything but `as_of`: two answers show the same figures exactly when
-    /// their digests are equal, which replicas compare without the answers themselves.
+    /// their digests are equal, which replicas compare without the answers themselves. A poll
+    /// that finds the centre as it was is no change; a caller who is still waiting makes every
+    /// poll a change, since their wait (`oldest_wait_seconds`) has grown.
     #[must_use]
     pub fn figures_digest(&self) -> String {
         let figures = Self {
@@ -341,14 +335,17 @@ impl LiveBody {
         Self(json)
     }
 
-    /// A body as another replica wrote it; `None` unless it is one JSON object.
+    /// A body as another replica wrote it (JSON already checked by its parser); `None` unless
+    /// it is one JSON object.
     #[must_use]
-    pub fn from_json(json: String) -> Option<Self> {
-        json.trim_start()
-            .starts_with('{')
-            .then(|| serde_json::value::RawValue::from_string(json).ok())
-            .flatten()
-            .map(Self)
+    pub fn from_raw(json: Box<serde_json::value::RawValue>) -> Option<Self> {
+        json.get().starts_with('{').then_some(Self(json))
+    }
+
+    /// The JSON, to write it into another document as it is.
+    #[must_use]
+    pub fn as_raw(&self) -> &serde_json::value::RawValue {
+        &self.0
     }
 
     /// The JSON text.
@@ -711,20 +708,29 @@ mod tests {
         .unwrap();
         let second = live_response(&later, &roster);
         assert_ne!(first.as_of, second.as_of);
-        assert!(first.same_figures(&second));
+        assert_eq!(first.figures_digest(), second.figures_digest());
 
         let mut waited = example().queues().to_vec();
         waited[0].oldest_wait_seconds = Some(14.0);
         let grown = LiveSnapshot::new(AS_OF, waited, example().agents().to_vec()).unwrap();
-        assert!(!first.same_figures(&live_response(&grown, &roster)));
+        assert_ne!(
+            first.figures_digest(),
+            live_response(&grown, &roster).figures_digest()
+        );
 
         let mut moved = example().agents().to_vec();
         moved[1].state = AgentState::Away;
         let changed = LiveSnapshot::new(AS_OF, example().queues().to_vec(), moved).unwrap();
-        assert!(!first.same_figures(&live_response(&changed, &roster)));
+        assert_ne!(
+            first.figures_digest(),
+            live_response(&changed, &roster).figures_digest()
+        );
 
         let renamed = [operator("101", "Aziza K.", None)];
-        assert!(!first.same_figures(&live_response(&example(), &renamed)));
+        assert_ne!(
+            first.figures_digest(),
+            live_response(&example(), &renamed).figures_digest()
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@ use callstats_domain::DomainError;
 use callstats_domain::live::{LiveBody, LiveError, LiveResponse};
 use callstats_domain::ports::{StoreError, UpstreamError};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// What one poll found: the figures, or why there are none. Frames are ordered by `id`.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,15 +60,15 @@ impl Failure {
     }
 }
 
-/// A frame on the relay: JSON, the body kept as written.
+/// A frame on the relay: JSON, the body kept as written. Written from borrowed parts
+/// (`Wire<&str, &RawValue>`), read into owned ones (`Wire<String, Box<RawValue>>`).
 #[derive(Serialize, Deserialize)]
-struct Wire<'a> {
+struct Wire<Text, Body> {
     id: u64,
-    #[serde(borrow)]
-    figures: std::borrow::Cow<'a, str>,
-    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
-    body: Option<&'a serde_json::value::RawValue>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    figures: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<Body>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     failure: Option<Failure>,
 }
 
@@ -96,16 +97,13 @@ impl Frame {
     #[must_use]
     pub fn encode(&self) -> bytes::Bytes {
         let (body, failure) = match &self.outcome {
-            Ok(body) => (
-                serde_json::value::RawValue::from_string(body.as_str().to_owned()).ok(),
-                None,
-            ),
+            Ok(body) => (Some(body.as_raw()), None),
             Err(failure) => (None, Some(failure.clone())),
         };
         let wire = Wire {
             id: self.id,
-            figures: self.figures.as_str().into(),
-            body: body.as_deref(),
+            figures: self.figures.as_str(),
+            body,
             failure,
         };
         // Strings, numbers and a body that is JSON already: writing it cannot fail.
@@ -115,15 +113,15 @@ impl Frame {
     /// A frame as another replica encoded it; `None` for bytes that are not one.
     #[must_use]
     pub fn decode(bytes: &[u8]) -> Option<Self> {
-        let wire: Wire<'_> = serde_json::from_slice(bytes).ok()?;
+        let wire: Wire<String, Box<RawValue>> = serde_json::from_slice(bytes).ok()?;
         let outcome = match (wire.body, wire.failure) {
-            (Some(body), None) => Ok(LiveBody::from_json(body.get().to_owned())?),
+            (Some(body), None) => Ok(LiveBody::from_raw(body)?),
             (None, Some(failure)) => Err(failure),
             _ => return None,
         };
         Some(Self {
             id: wire.id,
-            figures: wire.figures.into_owned(),
+            figures: wire.figures,
             outcome,
         })
     }

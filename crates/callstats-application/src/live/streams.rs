@@ -63,9 +63,6 @@ impl Ended {
     }
 }
 
-/// Why a stream was not opened.
-pub type StreamRefused = DomainError;
-
 /// The open streams of this replica. Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct LiveStreams {
@@ -138,7 +135,7 @@ impl LiveStreams {
         &self,
         key: &ApiKeyRecord,
         digest: KeyDigest,
-    ) -> Result<LiveStream, StreamRefused> {
+    ) -> Result<LiveStream, DomainError> {
         let registry = &self.inner;
         // Subscribed first: a frame that comes while the current one is fetched is not missed.
         let frames = registry.feed.subscribe();
