@@ -30,7 +30,7 @@ async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_an
     })
     .await
     .unwrap();
-    let (base, key, pid) = (demo.base(), demo.key.clone(), demo.pid().to_string());
+    let (base, key, pid) = (demo.base(), demo.key.clone(), demo.pid());
     let client = client();
 
     // Distinct days, so no two requests share an upstream fetch.
@@ -44,8 +44,7 @@ async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_an
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let signalled = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    assert!(signalled.success());
+    terminate(pid);
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     let late = reqwest::Client::builder()
@@ -72,6 +71,28 @@ async fn sigterm_under_load_lets_in_flight_requests_complete_refuses_new_ones_an
         .await
         .unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+/// Sends SIGTERM to `pid`; the instant it was sent.
+fn terminate(pid: u32) -> Instant {
+    let signalled = Instant::now();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    signalled
+}
+
+/// The demo exits 0, less than 10 s after the SIGTERM `signalled` though its shutdown timeout
+/// is 20 s.
+fn exits_0_within_10_seconds(demo: &mut Demo, signalled: Instant) {
+    assert_eq!(demo.wait_for_exit(Duration::from_secs(30)).code(), Some(0));
+    let stopped = signalled.elapsed();
+    assert!(
+        stopped < Duration::from_secs(10),
+        "stopped {stopped:?} after the signal, with a 20 s shutdown timeout"
+    );
 }
 
 /// Reads from `stream` until the server closes it (at most 20 s); gives how long that took.
@@ -109,15 +130,7 @@ fn sigterm_closes_idle_connections_at_once_rather_than_waiting_for_their_timeout
     let mut silent = TcpStream::connect(("127.0.0.1", demo.port)).unwrap();
     std::thread::sleep(Duration::from_millis(200));
 
-    let signalled = Instant::now();
-    let pid = demo.pid().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let signalled = terminate(demo.pid());
     for (what, stream) in [("idle", &mut idle), ("silent", &mut silent)] {
         let waited = closed_after(stream);
         assert!(
@@ -125,13 +138,7 @@ fn sigterm_closes_idle_connections_at_once_rather_than_waiting_for_their_timeout
             "{what}: closed after {waited:?}"
         );
     }
-    let status = demo.wait_for_exit(Duration::from_secs(30));
-    assert_eq!(status.code(), Some(0));
-    let stopped = signalled.elapsed();
-    assert!(
-        stopped < Duration::from_secs(10),
-        "stopped {stopped:?} after the signal, with a 20 s shutdown timeout"
-    );
+    exits_0_within_10_seconds(&mut demo, signalled);
 }
 
 #[test]
@@ -159,25 +166,12 @@ fn sigterm_ends_an_open_live_stream_at_once_and_the_process_exits_within_the_dra
     }
     assert!(read.starts_with(b"HTTP/1.1 200 OK"), "{read:?}");
 
-    let signalled = Instant::now();
-    let pid = demo.pid().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let signalled = terminate(demo.pid());
     let waited = closed_after(&mut stream);
     assert!(
         waited < Duration::from_secs(3),
         "closed after {waited:?}; logs:\n{}",
         demo.log_text()
     );
-    assert_eq!(demo.wait_for_exit(Duration::from_secs(30)).code(), Some(0));
-    let stopped = signalled.elapsed();
-    assert!(
-        stopped < Duration::from_secs(10),
-        "stopped {stopped:?} after the signal, with a 20 s shutdown timeout"
-    );
+    exits_0_within_10_seconds(&mut demo, signalled);
 }
