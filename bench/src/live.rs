@@ -34,6 +34,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use xtask::process::{get, in_scratch_dir, require};
 use xtask::serve::{Portal, Server, binary, sim};
+use xtask::sse::{Block, EventSource};
 
 use crate::harness::days::today;
 use crate::harness::metrics::{counter, gauge};
@@ -469,7 +470,7 @@ fn listen(
 ) -> Heard {
     let mut heard = Heard::default();
     let mut events = match ask(socket, port, key) {
-        Ok(body) => Events::new(body),
+        Ok(body) => EventSource::new(body),
         Err(err) => {
             let _ = opened.send(Err(format!("{err:#}")));
             return heard;
@@ -477,8 +478,9 @@ fn listen(
     };
     let mut first = true;
     loop {
-        let event = match events.next() {
-            Ok(Some(event)) => event,
+        let (name, data) = match events.next_block() {
+            Ok(Some(Block::Event { name, data, .. })) => (name, data),
+            Ok(Some(Block::Other)) => continue,
             Ok(None) | Err(_) => {
                 if first {
                     let _ = opened.send(Err("the stream ended before its first event".to_owned()));
@@ -487,13 +489,14 @@ fn listen(
                 return heard;
             }
         };
-        match event.name.as_str() {
+        let read_at = OffsetDateTime::now_utc();
+        match name.as_str() {
             "live" if first => {
                 first = false;
                 let _ = opened.send(Ok(()));
             }
-            "live" if shared.recording.load(Ordering::SeqCst) => match as_of(&event.data) {
-                Some(as_of) => heard.delays.push((as_of, event.read_at - as_of)),
+            "live" if shared.recording.load(Ordering::SeqCst) => match as_of(&data) {
+                Some(as_of) => heard.delays.push((as_of, read_at - as_of)),
                 None => heard.unreadable += 1,
             },
             "unavailable" => heard.unavailable += 1,
@@ -608,75 +611,6 @@ impl<R: BufRead> Read for Chunked<R> {
     }
 }
 
-/// One Server-Sent Event.
-#[derive(Debug)]
-struct Event {
-    /// Its `event:` (`message` without one).
-    name: String,
-    /// Its `data:` lines, joined by line breaks.
-    data: String,
-    /// When its first `data:` line was read.
-    read_at: OffsetDateTime,
-}
-
-/// The events of a stream's body.
-struct Events<R> {
-    body: R,
-    line: Vec<u8>,
-}
-
-impl<R: BufRead> Events<R> {
-    fn new(body: R) -> Self {
-        Self {
-            body,
-            line: Vec::new(),
-        }
-    }
-
-    /// The next event, or `None` once the body ends; comments and `retry:` are skipped.
-    fn next(&mut self) -> io::Result<Option<Event>> {
-        let (mut name, mut data, mut read_at) = (None, None::<String>, None);
-        loop {
-            self.line.clear();
-            if self.body.read_until(b'\n', &mut self.line)? == 0 {
-                return Ok(None);
-            }
-            let line = String::from_utf8_lossy(&self.line);
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if let (Some(data), Some(read_at)) = (data.take(), read_at) {
-                    return Ok(Some(Event {
-                        name: name.unwrap_or_else(|| "message".to_owned()),
-                        data,
-                        read_at,
-                    }));
-                }
-                name = None;
-                continue;
-            }
-            if line.starts_with(':') {
-                continue;
-            }
-            let (field, value) = line.split_once(':').unwrap_or((line, ""));
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match field {
-                "event" => name = Some(value.to_owned()),
-                "data" => match &mut data {
-                    Some(data) => {
-                        data.push('\n');
-                        data.push_str(value);
-                    }
-                    None => {
-                        read_at = Some(OffsetDateTime::now_utc());
-                        data = Some(value.to_owned());
-                    }
-                },
-                _ => {}
-            }
-        }
-    }
-}
-
 /// The `as_of` of a `live` event's data. The service writes it first: it is read from there
 /// without parsing the rest, for every listener parsing a whole body at once on this
 /// machine would delay their own reads (and the server's writes). Anywhere else, the whole body
@@ -726,22 +660,11 @@ mod tests {
     }
 
     #[test]
-    fn events_are_read_with_their_name_and_data_and_comments_skipped() {
-        let body = "retry: 5000\n\nid: 7\nevent: live\ndata: {\"as_of\":\"2026-11-28T12:22:38.171Z\"}\n\n\
-                    : keep-alive\n\ndata: a\r\ndata: b\r\n\r\nevent: cut";
-        let mut events = Events::new(Cursor::new(body));
-        let live = events.next().unwrap().unwrap();
-        assert_eq!(live.name, "live");
+    fn as_of_is_read_from_the_start_of_the_data_or_from_the_whole_body() {
         assert_eq!(
-            as_of(&live.data).unwrap(),
+            as_of("{\"as_of\":\"2026-11-28T12:22:38.171Z\"}").unwrap(),
             time::macros::datetime!(2026-11-28 12:22:38.171 UTC)
         );
-        let message = events.next().unwrap().unwrap();
-        assert_eq!(
-            (message.name.as_str(), message.data.as_str()),
-            ("message", "a\nb")
-        );
-        assert!(events.next().unwrap().is_none());
         assert_eq!(
             as_of("{\"queues\":[], \"as_of\": \"2026-11-28T12:22:38Z\"}").unwrap(),
             time::macros::datetime!(2026-11-28 12:22:38 UTC)

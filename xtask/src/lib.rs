@@ -1,11 +1,12 @@
 //! What the tasks of `cargo xtask` and the benchmarks (`callstats-bench`, bench/) share: the
 //! workspace and cargo, child processes and loopback HTTP ([`process`]), and the service started
 //! on loopback from a build ([`serve`]: the sim, a seeded portal, `callstats serve` and
-//! `callstats demo`). The CI tasks and the benchmarks start the service the same way, so the
+//! `callstats demo`), and the reader of the live figures' event stream ([`sse`]). The CI tasks and the benchmarks start the service the same way, so the
 //! two cannot drift apart.
 
 pub mod process;
 pub mod serve;
+pub mod sse;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

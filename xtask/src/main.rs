@@ -14,7 +14,7 @@ mod schemathesis;
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 // The library's modules under the names the tasks use (`crate::process`, `crate::serve`).
-use xtask::{cargo, process, serve, workspace};
+use xtask::{cargo, process, serve, sse, workspace};
 
 /// Project automation for callstats.
 #[derive(Debug, Parser)]

@@ -12,7 +12,7 @@
 //! for every recording rule and every query of deploy/grafana/callstats.json: each must return
 //! data. A metric renamed in the code leaves a rule or a panel without data, and fails here.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufReader, Write as _};
 use std::path::Path;
 use std::process::Command;
 use std::sync::mpsc;
@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::process::{free_port, get, in_scratch_dir, require, spawn, wait_for_port};
 use crate::serve::{Portal, binary, sim};
+use crate::sse::{Block, EventSource};
 
 /// How long the load runs before the queries.
 const LOAD: Duration = Duration::from_secs(20);
@@ -178,24 +179,15 @@ fn live_stream(port: u16, key: &str) -> Result<()> {
     if !content_type.starts_with("text/event-stream") {
         bail!("/api/v1/calls/live with Accept: text/event-stream answered {content_type:?}");
     }
-    let lines = BufReader::new(answer.into_body().into_reader()).lines();
+    let mut source = EventSource::new(BufReader::new(answer.into_body().into_reader()));
     let (first, event) = mpsc::channel();
     std::thread::spawn(move || {
-        // An event is its lines up to a blank one; `event:` names it, `data:` lines are its data.
-        let (mut name, mut data) = (String::new(), Vec::<String>::new());
-        for line in lines {
-            let Ok(line) = line else { return };
-            let line = line.trim_end_matches('\r');
-            if line.is_empty() {
-                if name == "live" && !data.is_empty() {
-                    // Only the first is awaited: a send after it fails, and is of no matter.
-                    let _ = first.send(data.join("\n"));
-                }
-                (name, data) = (String::new(), Vec::new());
-            } else if let Some(value) = line.strip_prefix("event:") {
-                value.trim_start().clone_into(&mut name);
-            } else if let Some(value) = line.strip_prefix("data:") {
-                data.push(value.strip_prefix(' ').unwrap_or(value).to_owned());
+        while let Ok(Some(block)) = source.next_block() {
+            if let Block::Event { name, data, .. } = block
+                && name == "live"
+            {
+                // Only the first is awaited: a send after it fails, and is of no matter.
+                let _ = first.send(data);
             }
         }
     });

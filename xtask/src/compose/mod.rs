@@ -26,7 +26,6 @@ mod documented;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash as _, Hasher as _};
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,6 +37,7 @@ use callstats_domain::calendar::Day;
 
 use crate::process::target_dir;
 use crate::serve::seconds;
+use crate::sse::{Block, EventSource};
 use documented::Documented;
 
 #[derive(Debug, clap::Args)]
@@ -1182,71 +1182,12 @@ fn under_load(
     Ok(summary)
 }
 
-/// What an `EventSource` keeps of a stream between its blocks: the last `retry:` and `id:`.
-#[derive(Debug, Default)]
-struct EventSource {
-    retry: Option<Duration>,
-    last_id: Option<String>,
-}
-
-/// One block of a Server-Sent Events stream (its lines up to a blank one).
-#[derive(Debug, PartialEq)]
-enum Block {
-    /// An event `live`: its id and its data.
-    Live { id: String, data: String },
-    /// Anything else: a `retry:` alone, a comment (the heartbeat), another event.
-    Other,
-}
-
-impl EventSource {
-    /// Reads one block's `lines` as the HTML standard's event stream parser does (`field: value`,
-    /// the space after the colon dropped; a line starting with a colon a comment).
-    fn block(&mut self, lines: &[String]) -> Block {
-        let (mut event, mut data, mut id) = (None, None::<String>, None);
-        for line in lines {
-            if line.starts_with(':') {
-                continue;
-            }
-            let (field, value) = line.split_once(':').unwrap_or((line.as_str(), ""));
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match field {
-                "event" => event = Some(value.to_owned()),
-                "data" => match &mut data {
-                    Some(data) => {
-                        data.push('\n');
-                        data.push_str(value);
-                    }
-                    None => data = Some(value.to_owned()),
-                },
-                "id" if !value.contains('\0') => id = Some(value.to_owned()),
-                "retry" => {
-                    if let Ok(millis) = value.parse() {
-                        self.retry = Some(Duration::from_millis(millis));
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Some(id) = id {
-            self.last_id = Some(id);
-        }
-        match (event.as_deref(), data) {
-            (Some("live"), Some(data)) => Block::Live {
-                id: self.last_id.clone().unwrap_or_default(),
-                data,
-            },
-            _ => Block::Other,
-        }
-    }
-}
-
 /// `GET /api/v1/calls/live` with `Accept: text/event-stream` through nginx, read as a browser's
 /// `EventSource` reads it.
 struct EventStream {
     /// The answer's `X-Request-Id`, which the replica's log line names.
     request_id: String,
-    lines: std::io::Lines<std::io::BufReader<ureq::BodyReader<'static>>>,
-    source: EventSource,
+    source: EventSource<std::io::BufReader<ureq::BodyReader<'static>>>,
 }
 
 impl EventStream {
@@ -1298,25 +1239,16 @@ impl EventStream {
         let reader = body.into_with_config().limit(16 << 20).reader();
         Ok(Self {
             request_id,
-            lines: std::io::BufReader::new(reader).lines(),
-            source: EventSource::default(),
+            source: EventSource::new(std::io::BufReader::new(reader)),
         })
     }
 
     /// The next block; an error when the stream ends or fails first.
     fn next_block(&mut self) -> Result<Block> {
-        let mut lines = Vec::new();
-        loop {
-            match self.lines.next() {
-                None => bail!("the stream ended"),
-                Some(Err(err)) => return Err(anyhow::Error::new(err).context("the stream failed")),
-                Some(Ok(line)) if line.is_empty() => {
-                    if !lines.is_empty() {
-                        return Ok(self.source.block(&lines));
-                    }
-                }
-                Some(Ok(line)) => lines.push(line),
-            }
+        match self.source.next_block() {
+            Ok(Some(block)) => Ok(block),
+            Ok(None) => bail!("the stream ended"),
+            Err(err) => Err(anyhow::Error::new(err).context("the stream failed")),
         }
     }
 
@@ -1324,7 +1256,9 @@ impl EventStream {
     /// (checked at each block: the heartbeat comes every 10 s).
     fn next_live(&mut self, deadline: Instant) -> Result<String> {
         loop {
-            if let Block::Live { id, data } = self.next_block()? {
+            if let Block::Event { name, data, id } = self.next_block()?
+                && name == "live"
+            {
                 let figures: serde_json::Value = serde_json::from_str(&data)
                     .context("an event `live` whose data is not JSON")?;
                 if !figures
@@ -1334,7 +1268,7 @@ impl EventStream {
                     let start: String = data.chars().take(200).collect();
                     bail!("an event `live` without `totals`: {start}");
                 }
-                return Ok(id);
+                return Ok(id.unwrap_or_default());
             }
             if Instant::now() > deadline {
                 bail!("no event `live` by the deadline");
@@ -1442,8 +1376,8 @@ fn follow_live(
     let mut before_end = 0;
     let why = loop {
         match stream.next_block() {
-            Ok(Block::Live { .. }) => before_end += 1,
-            Ok(Block::Other) => {}
+            Ok(Block::Event { name, .. }) if name == "live" => before_end += 1,
+            Ok(_) => {}
             Err(err) => break format!("{err:#}"),
         }
         // A stream that outlives the stop (the heartbeat keeps it read), or a stop that never
@@ -1981,51 +1915,4 @@ fn sigterm_in_flight(compose: &Compose, key: &str, today: Day) -> Result<String>
         seconds(answered.saturating_duration_since(signalled)),
         seconds(stopped_after)
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lines(text: &str) -> Vec<String> {
-        text.lines().map(str::to_owned).collect()
-    }
-
-    #[test]
-    fn an_event_source_reads_the_blocks_of_a_live_stream() {
-        let mut source = EventSource::default();
-        assert_eq!(source.block(&lines("retry: 5000")), Block::Other);
-        assert_eq!(source.retry, Some(Duration::from_secs(5)));
-        assert_eq!(
-            source.block(&lines("event: live\nid: 17\ndata: {\"totals\":{}}")),
-            Block::Live {
-                id: "17".to_owned(),
-                data: "{\"totals\":{}}".to_owned()
-            }
-        );
-        // The fields in any order, the space after the colon optional, data on several lines.
-        assert_eq!(
-            source.block(&lines("id:18\ndata: a\nevent:live\ndata:b")),
-            Block::Live {
-                id: "18".to_owned(),
-                data: "a\nb".to_owned()
-            }
-        );
-        // A heartbeat and another event change nothing but the last id.
-        assert_eq!(source.block(&lines(": keep-alive")), Block::Other);
-        assert_eq!(
-            source.block(&lines("event: unavailable\nid: 19\ndata: {}")),
-            Block::Other
-        );
-        assert_eq!(source.last_id.as_deref(), Some("19"));
-        assert_eq!(source.retry, Some(Duration::from_secs(5)));
-        // An event `live` without an id of its own keeps the last one.
-        assert_eq!(
-            source.block(&lines("event: live\ndata: x")),
-            Block::Live {
-                id: "19".to_owned(),
-                data: "x".to_owned()
-            }
-        );
-    }
 }
