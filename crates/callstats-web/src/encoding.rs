@@ -8,7 +8,7 @@
 use std::io::Write as _;
 
 use actix_web::HttpRequest;
-use actix_web::http::header::{AcceptEncoding, Encoding, Header as _};
+use actix_web::http::header::{ACCEPT_ENCODING, AcceptEncoding, Encoding, Header as _};
 use bytes::Bytes;
 use callstats_application::{ComputePool, ETag};
 use quick_cache::Weighter;
@@ -37,6 +37,9 @@ impl Coding {
     /// codings still gets identity: every client reads it, and so does one that sends no
     /// `Accept-Encoding`.
     pub(crate) fn negotiate(req: &HttpRequest) -> Self {
+        if !req.headers().contains_key(ACCEPT_ENCODING) {
+            return Self::Identity;
+        }
         let supported = [Encoding::gzip(), Encoding::brotli(), Encoding::identity()];
         match AcceptEncoding::parse(req)
             .ok()
@@ -159,7 +162,6 @@ mod tests {
 
     use std::io::Read as _;
 
-    use actix_web::http::header::ACCEPT_ENCODING;
     use actix_web::test::TestRequest;
 
     use super::*;

@@ -8,11 +8,15 @@ use callstats_domain::representation::{Acceptable, EVENT_STREAM_MEDIA_TYPE, JSON
 
 use crate::problem::PROBLEM_JSON;
 
-/// The media ranges of a request's `Accept`; `None` without one, or when it does not parse or
-/// names nothing (then it prefers nothing, and the answer is what it is without it).
+/// The media ranges of a request's `Accept`; `None` without one, when it is `*/*` alone (what
+/// most clients send), or when it does not parse or names nothing: each of these prefers
+/// nothing, and the answer is what it is without `Accept`.
 fn ranges(headers: &HeaderMap) -> Option<Vec<QualityItem<Mime>>> {
-    if !headers.contains_key(ACCEPT) {
-        return None;
+    let mut values = headers.get_all(ACCEPT);
+    match (values.next(), values.next()) {
+        (None, _) => return None,
+        (Some(only), None) if only == "*/*" => return None,
+        _ => {}
     }
     from_comma_delimited::<_, QualityItem<Mime>>(headers.get_all(ACCEPT))
         .ok()
@@ -103,13 +107,17 @@ mod tests {
 
     use super::*;
 
-    fn of(accept: &[&str]) -> Acceptable {
+    /// The headers of a request with one `Accept` header for each of `accept`.
+    fn accepting(accept: &[&str]) -> HeaderMap {
         let mut req = TestRequest::default();
         for value in accept {
             req = req.append_header((ACCEPT, *value));
         }
-        let req = req.to_http_request();
-        acceptable(req.headers())
+        req.to_http_request().headers().clone()
+    }
+
+    fn of(accept: &[&str]) -> Acceptable {
+        acceptable(&accepting(accept))
     }
 
     fn with(json: bool, csv_preferred: bool) -> Acceptable {
@@ -132,6 +140,7 @@ mod tests {
             (&["text/*"], with(false, true)),
             (&["text/csv, */*;q=0.1"], with(true, true)),
             (&["text/csv", "*/*;q=0.1"], with(true, true)),
+            (&["*/*", "text/csv"], with(true, true)),
             (&["text/csv, */*"], with(true, true)),
             (&["application/json, text/csv"], with(true, false)),
             (&["text/csv;q=0.5, application/json"], with(true, false)),
@@ -161,10 +170,29 @@ mod tests {
             ("*/*", false),
             ("text/csv, application/problem+json", true),
         ] {
-            let req = TestRequest::default()
-                .insert_header((ACCEPT, accept))
-                .to_http_request();
-            assert_eq!(problem_preferred(req.headers()), want, "{accept}");
+            assert_eq!(problem_preferred(&accepting(&[accept])), want, "{accept}");
         }
+    }
+
+    #[test]
+    fn an_event_stream_is_asked_for_by_name_and_never_by_a_wildcard() {
+        for (accept, want) in [
+            ("text/event-stream", true),
+            ("text/event-stream, application/json;q=0.9", true),
+            ("application/json, text/event-stream;q=0.5", false),
+            ("text/event-stream;q=0", false),
+            ("*/*", false),
+            ("text/*", false),
+        ] {
+            assert_eq!(
+                event_stream_preferred(&accepting(&[accept])),
+                want,
+                "{accept}"
+            );
+        }
+        assert!(event_stream_preferred(&accepting(&[
+            "*/*",
+            "text/event-stream"
+        ])));
     }
 }
