@@ -1,6 +1,6 @@
-//! `Accept`, read once for both negotiations it drives: problem details for errors
+//! `Accept`, read by actix's parser for both negotiations it drives: problem details for errors
 //! ([`crate::problem`]) and the representation of a data answer (JSON, or CSV on the endpoints
-//! that have it). Both compare the same qualities, read by actix's parser.
+//! that have it), which compare the same qualities.
 
 use actix_web::http::header::{ACCEPT, HeaderMap, Quality, QualityItem, from_comma_delimited};
 use actix_web::mime::{Mime, STAR};
