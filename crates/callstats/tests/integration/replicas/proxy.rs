@@ -323,20 +323,53 @@ fn trickled_head_is_cut(nginx: &Nginx, key: Option<&str>) {
     assert!(waited < Duration::from_secs(15), "cut after {waited:?}");
 }
 
+/// Two replicas of one SQLite database in front of the sim, and a key with scope `calls`.
+struct Stand {
+    _db: TestDatabase,
+    key: String,
+    sim: callstats_sim::RunningSim,
+    replicas: [Replica; 2],
+}
+
+impl Stand {
+    /// The stand, and nginx (named `name`) in front of both replicas; `None` when nginx is not
+    /// installed and the services are not required.
+    async fn start(name: &str) -> Option<(Self, Nginx)> {
+        let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
+        let (key, _) = key(&admin(&db).await, "calls", 1000).await;
+        let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
+        let replicas = [
+            Replica::start(&db, None, &sim.base_url()),
+            Replica::start(&db, None, &sim.base_url()),
+        ];
+        let nginx = Nginx::start(name, &[&replicas[0].base, &replicas[1].base])?;
+        let stand = Self {
+            _db: db,
+            key: key.expose().to_owned(),
+            sim,
+            replicas,
+        };
+        Some((stand, nginx))
+    }
+
+    async fn stop(self) {
+        let [a, b] = self.replicas;
+        a.stop().await;
+        b.stop().await;
+        self.sim.stop().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_answers_the_edge_before_a_request_exists_and_passes_the_rest() {
-    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
-    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
-    let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
-    let replicas = [
-        Replica::start(&db, None, &sim.base_url()),
-        Replica::start(&db, None, &sim.base_url()),
-    ];
-    let Some(nginx) = Nginx::start("edge", &[&replicas[0].base, &replicas[1].base]) else {
+    let Some((stand, nginx)) = Stand::start("edge").await else {
         return;
     };
-    let key = key.expose().to_owned();
-    let bases = [replicas[0].base.clone(), replicas[1].base.clone()];
+    let key = stand.key.clone();
+    let bases = [
+        stand.replicas[0].base.clone(),
+        stand.replicas[1].base.clone(),
+    ];
     tokio::task::spawn_blocking(move || {
         let replicas = bases;
         // Heads nginx refuses, each as JSON with a request id and nosniff.
@@ -434,10 +467,7 @@ async fn nginx_answers_the_edge_before_a_request_exists_and_passes_the_rest() {
     })
     .await
     .unwrap();
-    let [a, b] = replicas;
-    a.stop().await;
-    b.stop().await;
-    sim.stop().await;
+    stand.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -720,14 +750,7 @@ async fn nginx_goes_on_to_the_other_replica_when_one_refuses_or_does_not_accept_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_passes_a_live_stream_on_as_the_replica_writes_it() {
-    let db = TestDatabase::create(Backend::Sqlite).await.unwrap();
-    let (key, _) = key(&admin(&db).await, "calls", 1000).await;
-    let sim = callstats_sim::spawn_sim(callstats_sim::SimOptions::default()).unwrap();
-    let replicas = [
-        Replica::start(&db, None, &sim.base_url()),
-        Replica::start(&db, None, &sim.base_url()),
-    ];
-    let Some(nginx) = Nginx::start("live", &[&replicas[0].base, &replicas[1].base]) else {
+    let Some((stand, nginx)) = Stand::start("live").await else {
         return;
     };
     let client = crate::replicas::client();
@@ -736,7 +759,7 @@ async fn nginx_passes_a_live_stream_on_as_the_replica_writes_it() {
         let asked = Instant::now();
         let mut response = client
             .get(format!("http://127.0.0.1:{}/api/v1/calls/live", nginx.port))
-            .bearer_auth(key.expose())
+            .bearer_auth(&stand.key)
             .header("Accept", "text/event-stream")
             .send()
             .await
@@ -794,8 +817,5 @@ async fn nginx_passes_a_live_stream_on_as_the_replica_writes_it() {
         drop(response);
     }
     drop(nginx);
-    let [a, b] = replicas;
-    a.stop().await;
-    b.stop().await;
-    sim.stop().await;
+    stand.stop().await;
 }
