@@ -153,8 +153,10 @@ fn consumer() -> Result<()> {
 }
 
 /// Writes the figure tables of docs/behaviour.md from the document the API serves, then the
-/// document to docs/openapi.json (a test keeps each equal to the code). The document embeds
-/// docs/behaviour.md, so when the tables change the task runs again on a build that has them.
+/// document to docs/openapi.json (a test keeps each equal to the code). The document does not
+/// embed docs/behaviour.md (its `info.description` is the web crate's `openapi/summary.md`), so
+/// the tables do not change it: when they change, the task runs once more, which finds them
+/// written and writes the document.
 fn openapi() -> Result<()> {
     let bytes = callstats_web::openapi::document_bytes();
     let document = serde_json::from_slice(&bytes).context("the document is not JSON")?;
