@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::representation::{self, Acceptable, Representation};
 use bytes::Bytes;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
@@ -24,7 +25,6 @@ use callstats_domain::live::LiveError;
 use callstats_domain::model::KeyInfo;
 use callstats_domain::params::ParamError;
 use callstats_domain::ports::{Clock, ResponseCache};
-use callstats_domain::representation::{Acceptable, Representation};
 use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
 use callstats_domain::use_cases::{Admitted, CallStats, Caller, Counted, Gatekeeper, Response};
 
@@ -259,7 +259,7 @@ impl Answers {
                 (Ok(_), None) => Ok(Answer::Key(access.ping(&admitted.key))),
                 (Ok(form), Some((key, request))) => {
                     let csv_file_name = match form {
-                        Representation::Csv => request.csv_file_name(),
+                        Representation::Csv => representation::csv_file_name(&request),
                         Representation::Json => None,
                     };
                     match self.cached(cached.as_ref()) {
@@ -301,7 +301,10 @@ impl Answers {
             asked.validate_with(admitted.view, earliest).map(|valid| {
                 valid.map(|request| {
                     let form = *representation.as_ref().unwrap_or(&Representation::Json);
-                    (self.inner.stats.cache_key(&request, form), request)
+                    (
+                        representation::cache_key_as(self.inner.stats.cache_key(&request), form),
+                        request,
+                    )
                 })
             })
         });
@@ -487,13 +490,10 @@ impl Inner {
         let now = self.clock.now();
         // The other form of an endpoint with CSV is written from the same computation and
         // cached beside it, so that the JSON and the CSV of one request never disagree.
-        let other = request
-            .endpoint()
-            .has_csv()
-            .then_some(match representation {
-                Representation::Json => Representation::Csv,
-                Representation::Csv => Representation::Json,
-            });
+        let other = representation::has_csv(request.endpoint()).then_some(match representation {
+            Representation::Json => Representation::Csv,
+            Representation::Csv => Representation::Json,
+        });
         // The statistics, the JSON or CSV, its validator (a SHA-256 of the body) and the stored
         // form (a copy of it): all of it proportional to the body, none of it on a request
         // thread.
@@ -522,7 +522,7 @@ impl Inner {
         }
         self.cache.put(key, stored, ttl).await;
         if let Some((form, other_stored)) = other_stored {
-            let other_key = self.stats.cache_key(request, form);
+            let other_key = representation::cache_key_as(self.stats.cache_key(request), form);
             self.cache.put(&other_key, other_stored, ttl).await;
         }
         Ok(entry)

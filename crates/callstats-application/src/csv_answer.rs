@@ -12,9 +12,9 @@
 
 use std::borrow::Cow;
 
+use crate::representation::CsvRow;
 use bytes::Bytes;
 use callstats_domain::DomainError;
-use callstats_domain::representation::CsvRow;
 use callstats_domain::use_cases::Response;
 use serde::Serialize;
 use serde_json::Value;

@@ -18,7 +18,6 @@
 //!   the one place where the panics of spawned work stop.
 //! - [`replica_lock`]: work done once across replicas (a lock per entry in the shared tier).
 //! - [`warmer`]: the recent days held before anyone asks, by one replica for all.
-//! - [`SystemClock`]: the real clock behind the domain's `Clock` port.
 //!
 //! Depends on the domain (its types and ports) and on Tokio's timers and semaphores; never on
 //! the web framework, a database, an HTTP client or Redis, which reach it only as ports.
@@ -34,6 +33,7 @@ pub mod fair_queue;
 pub mod live;
 mod log_throttle;
 pub mod replica_lock;
+pub mod representation;
 pub mod single_flight;
 pub mod warmer;
 
@@ -43,6 +43,3 @@ pub use cached_answer::{CachedAnswer, ETag};
 pub use call_days::{Backfilled, CallDaySettings, CallDayStore, Warmed};
 pub use compute::ComputePool;
 pub use warmer::{Warmer, WarmerSettings};
-
-/// The real clock, kept under this name for the wiring.
-pub use callstats_domain::clock::SystemClock;

@@ -1,7 +1,7 @@
-//! What is happening now (decisions §12.6): the call platform's `/live` asked at most once per
-//! poll interval for the whole deployment, and only while someone asks or listens; each poll's
-//! outcome (a frame) handed to every replica, where `/calls/live` answers from it and the open
-//! streams send it on.
+//! What is happening now (docs/behaviour.md, "Live"): the call platform's `/live` asked at most
+//! once per poll interval for the whole deployment, and only while someone asks or listens; each
+//! poll's outcome (a frame) handed to every replica, where `/calls/live` answers from it and the
+//! open streams send it on.
 //!
 //! - [`LiveFeed`] polls and shares. With Redis, the replicas that have someone asking or
 //!   listening each try to claim the next poll

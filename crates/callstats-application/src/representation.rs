@@ -6,9 +6,12 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use crate::error::DomainError;
-use crate::model::{AgentEntry, IntervalEntry, OffDay, Operator, QueueEntry, Script, TrendBucket};
-use crate::request::{ApiRequest, Endpoint};
+use callstats_domain::calendar::DateRange;
+use callstats_domain::error::DomainError;
+use callstats_domain::model::{
+    AgentEntry, IntervalEntry, OffDay, Operator, QueueEntry, Script, TrendBucket,
+};
+use callstats_domain::request::{ApiRequest, Endpoint};
 
 /// The media type of JSON answers, as a 406 names it.
 pub const JSON_MEDIA_TYPE: &str = "application/json";
@@ -53,13 +56,13 @@ impl Representation {
     /// it is preferred, else JSON when acceptable; a 406 when the `Accept` excludes every
     /// representation the endpoint has.
     pub fn choose(endpoint: Endpoint, accept: Acceptable) -> Result<Self, DomainError> {
-        if accept.csv_preferred && endpoint.has_csv() {
+        if accept.csv_preferred && has_csv(endpoint) {
             Ok(Self::Csv)
         } else if accept.json {
             Ok(Self::Json)
         } else {
             Err(DomainError::NotAcceptable {
-                representations: if endpoint.has_csv() {
+                representations: if has_csv(endpoint) {
                     "application/json, text/csv"
                 } else if matches!(endpoint, Endpoint::CallsLive) {
                     LIVE_REPRESENTATIONS
@@ -71,85 +74,83 @@ impl Representation {
     }
 }
 
-impl Endpoint {
-    /// Whether the endpoint answers CSV too.
-    #[must_use]
-    pub const fn has_csv(self) -> bool {
-        self.csv_columns().is_some()
-    }
+/// Whether the endpoint answers CSV too.
+#[must_use]
+pub const fn has_csv(endpoint: Endpoint) -> bool {
+    csv_columns(endpoint).is_some()
+}
 
-    /// The header row of the endpoint's CSV answers; `None` for an endpoint without CSV.
-    #[must_use]
-    pub const fn csv_columns(self) -> Option<&'static [&'static str]> {
-        match self {
-            Self::CallsAgents => Some(AgentEntry::COLUMNS),
-            Self::CallsIntervals => Some(IntervalEntry::COLUMNS),
-            Self::CallsTrend => Some(TrendBucket::COLUMNS),
-            Self::CallsQueues => Some(QueueEntry::COLUMNS),
-            Self::Operators => Some(Operator::COLUMNS),
-            Self::Schedule => Some(OffDay::COLUMNS),
-            Self::ScriptsStats => Some(Script::COLUMNS),
-            Self::Ping
-            | Self::CallsSummary
-            | Self::CallsLive
-            | Self::KpiMonths
-            | Self::KpiMonth => None,
-        }
-    }
-
-    /// The JSON array whose entries are the CSV rows; `None` for an endpoint without CSV.
-    #[must_use]
-    pub const fn csv_rows_field(self) -> Option<&'static str> {
-        match self {
-            Self::CallsAgents => Some("agents"),
-            Self::CallsIntervals => Some("intervals"),
-            Self::CallsTrend => Some("buckets"),
-            Self::CallsQueues => Some("queues"),
-            Self::Operators => Some("operators"),
-            Self::Schedule => Some("off_days"),
-            Self::ScriptsStats => Some("scripts"),
-            Self::Ping
-            | Self::CallsSummary
-            | Self::CallsLive
-            | Self::KpiMonths
-            | Self::KpiMonth => None,
-        }
+/// The header row of the endpoint's CSV answers; `None` for an endpoint without CSV.
+#[must_use]
+pub const fn csv_columns(endpoint: Endpoint) -> Option<&'static [&'static str]> {
+    match endpoint {
+        Endpoint::CallsAgents => Some(AgentEntry::COLUMNS),
+        Endpoint::CallsIntervals => Some(IntervalEntry::COLUMNS),
+        Endpoint::CallsTrend => Some(TrendBucket::COLUMNS),
+        Endpoint::CallsQueues => Some(QueueEntry::COLUMNS),
+        Endpoint::Operators => Some(Operator::COLUMNS),
+        Endpoint::Schedule => Some(OffDay::COLUMNS),
+        Endpoint::ScriptsStats => Some(Script::COLUMNS),
+        Endpoint::Ping
+        | Endpoint::CallsSummary
+        | Endpoint::CallsLive
+        | Endpoint::KpiMonths
+        | Endpoint::KpiMonth => None,
     }
 }
 
-impl ApiRequest {
-    /// The cache key of the answer in `representation`: a CSV answer is an entry of its own,
-    /// with its own validator. `#` never appears in a JSON answer's key (values are
-    /// percent-encoded).
-    #[must_use]
-    pub fn cache_key_as(&self, representation: Representation) -> Cow<'static, str> {
-        match representation {
-            Representation::Json => self.cache_key(),
-            Representation::Csv => Cow::Owned(format!("{}#csv", self.cache_key())),
-        }
+/// The JSON array whose entries are the CSV rows; `None` for an endpoint without CSV.
+#[must_use]
+pub const fn csv_rows_field(endpoint: Endpoint) -> Option<&'static str> {
+    match endpoint {
+        Endpoint::CallsAgents => Some("agents"),
+        Endpoint::CallsIntervals => Some("intervals"),
+        Endpoint::CallsTrend => Some("buckets"),
+        Endpoint::CallsQueues => Some("queues"),
+        Endpoint::Operators => Some("operators"),
+        Endpoint::Schedule => Some("off_days"),
+        Endpoint::ScriptsStats => Some("scripts"),
+        Endpoint::Ping
+        | Endpoint::CallsSummary
+        | Endpoint::CallsLive
+        | Endpoint::KpiMonths
+        | Endpoint::KpiMonth => None,
     }
+}
 
-    /// The file name of the answer's CSV (`Content-Disposition`): the endpoint's path with
-    /// `-` for `/`, then the period used (`start_end`, after clamping) or the month; `None`
-    /// for an endpoint without CSV.
-    #[must_use]
-    pub fn csv_file_name(&self) -> Option<String> {
-        let period = |name: &str, range: &crate::calendar::DateRange| {
-            format!("{name}-{}_{}.csv", range.start(), range.end())
-        };
-        match self {
-            Self::CallsAgents { range, .. } => Some(period("calls-agents", range)),
-            Self::CallsQueues { range, .. } => Some(period("calls-queues", range)),
-            Self::CallsIntervals { range, .. } => Some(period("calls-intervals", range)),
-            Self::CallsTrend { range, .. } => Some(period("calls-trend", range)),
-            Self::Operators => Some("operators.csv".to_owned()),
-            Self::Schedule { month } => Some(format!("schedule-{month}.csv")),
-            Self::ScriptsStats { .. } => Some("scripts-stats.csv".to_owned()),
-            Self::CallsSummary { .. }
-            | Self::CallsLive
-            | Self::KpiMonths
-            | Self::KpiMonth { .. } => None,
-        }
+/// The cache key of an answer in `representation`, from the key of its JSON (`json_key`): a CSV
+/// answer is an entry of its own, with its own validator. `#` never appears in a JSON answer's
+/// key (values are percent-encoded).
+#[must_use]
+pub fn cache_key_as(
+    json_key: Cow<'static, str>,
+    representation: Representation,
+) -> Cow<'static, str> {
+    match representation {
+        Representation::Json => json_key,
+        Representation::Csv => Cow::Owned(format!("{json_key}#csv")),
+    }
+}
+
+/// The file name of `request`'s CSV answer (`Content-Disposition`): the endpoint's path with
+/// `-` for `/`, then the period used (`start_end`, after clamping) or the month; `None` for an
+/// endpoint without CSV.
+#[must_use]
+pub fn csv_file_name(request: &ApiRequest) -> Option<String> {
+    let period =
+        |name: &str, range: &DateRange| format!("{name}-{}_{}.csv", range.start(), range.end());
+    match request {
+        ApiRequest::CallsAgents { range, .. } => Some(period("calls-agents", range)),
+        ApiRequest::CallsQueues { range, .. } => Some(period("calls-queues", range)),
+        ApiRequest::CallsIntervals { range, .. } => Some(period("calls-intervals", range)),
+        ApiRequest::CallsTrend { range, .. } => Some(period("calls-trend", range)),
+        ApiRequest::Operators => Some("operators.csv".to_owned()),
+        ApiRequest::Schedule { month } => Some(format!("schedule-{month}.csv")),
+        ApiRequest::ScriptsStats { .. } => Some("scripts-stats.csv".to_owned()),
+        ApiRequest::CallsSummary { .. }
+        | ApiRequest::CallsLive
+        | ApiRequest::KpiMonths
+        | ApiRequest::KpiMonth { .. } => None,
     }
 }
 
@@ -264,13 +265,14 @@ impl CsvRow for Script {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::calendar::{Day, LocalDateTime};
-    use crate::model::{
+    use callstats_domain::calendar::{Day, LocalDateTime};
+    use callstats_domain::model::{
         AgentNumber, LocalizedText, OffDayKind, OffDaySource, QueueName, SpeedOfAnswerPercentiles,
     };
-    use crate::request::UnvalidatedRequest;
-    use crate::scope::KpiView;
+    use callstats_domain::request::UnvalidatedRequest;
+    use callstats_domain::scope::KpiView;
+
+    use super::*;
 
     fn request(endpoint: Endpoint, query: &str) -> ApiRequest {
         UnvalidatedRequest::from_query(endpoint, query, "")
@@ -319,7 +321,7 @@ mod tests {
     fn seven_endpoints_have_csv() {
         let with: Vec<_> = Endpoint::ALL
             .into_iter()
-            .filter(|e| e.has_csv())
+            .filter(|e| has_csv(*e))
             .map(Endpoint::path)
             .collect();
         assert_eq!(
@@ -340,40 +342,34 @@ mod tests {
     fn a_csv_answer_has_its_own_cache_key_and_a_file_name_of_the_period_used() {
         let agents = request(Endpoint::CallsAgents, "start=2026-01-01&end=2026-11-20");
         assert_eq!(
-            agents.cache_key_as(Representation::Json),
+            cache_key_as(agents.cache_key(), Representation::Json),
             agents.cache_key()
         );
         assert_eq!(
-            agents.cache_key_as(Representation::Csv),
+            cache_key_as(agents.cache_key(), Representation::Csv),
             format!("{}#csv", agents.cache_key())
         );
         assert_eq!(
-            agents.csv_file_name().as_deref(),
+            csv_file_name(&agents).as_deref(),
             Some("calls-agents-2026-10-21_2026-11-20.csv")
         );
         assert_eq!(
-            request(Endpoint::CallsIntervals, "start=2026-11-24")
-                .csv_file_name()
-                .as_deref(),
+            csv_file_name(&request(Endpoint::CallsIntervals, "start=2026-11-24")).as_deref(),
             Some("calls-intervals-2026-11-24_2026-11-24.csv")
         );
         assert_eq!(
-            request(Endpoint::Schedule, "month=2026-11")
-                .csv_file_name()
-                .as_deref(),
+            csv_file_name(&request(Endpoint::Schedule, "month=2026-11")).as_deref(),
             Some("schedule-2026-11.csv")
         );
         assert_eq!(
-            request(Endpoint::ScriptsStats, "limit=5")
-                .csv_file_name()
-                .as_deref(),
+            csv_file_name(&request(Endpoint::ScriptsStats, "limit=5")).as_deref(),
             Some("scripts-stats.csv")
         );
         assert_eq!(
-            ApiRequest::Operators.csv_file_name().as_deref(),
+            csv_file_name(&ApiRequest::Operators).as_deref(),
             Some("operators.csv")
         );
-        assert_eq!(ApiRequest::KpiMonths.csv_file_name(), None);
+        assert_eq!(csv_file_name(&ApiRequest::KpiMonths), None);
     }
 
     /// The names of `row`'s JSON fields, nested objects flattened with a dot.

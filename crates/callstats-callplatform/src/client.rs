@@ -7,13 +7,13 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use callstats_domain::breaker::{Breaker, Transition};
 use callstats_domain::calendar::DateRange;
 use callstats_domain::call_day::{FetchedCalls, MAX_QUEUES_PER_DAY};
 use callstats_domain::error::cause_chain;
 use callstats_domain::live::{LiveError, LiveSnapshot};
 use callstats_domain::ports::{CallPlatform, UpstreamError};
-use callstats_domain::redact;
+use callstats_infra::breaker::{Breaker, Transition};
+use callstats_infra::redact;
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
 use tracing::Instrument as _;

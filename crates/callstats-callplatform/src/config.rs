@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use callstats_domain::limits::DayBounds;
-use callstats_domain::redact;
+use callstats_infra::redact;
 
 /// The bearer token the upstream wants. It cannot be printed: `Debug` shows `[redacted]`, and
 /// there is no `Display`; only the adapter reads it, to build the `Authorization` header.

@@ -1,5 +1,5 @@
-//! Who may call: API key format and digest, the two header forms, expiry and revocation,
-//! Origin pinning and the per-minute quota arithmetic.
+//! Who may call: API key format and digest, expiry and revocation, Origin pinning and the
+//! per-minute quota arithmetic. Reading a key or an Origin from a request is the web layer's.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -179,121 +179,18 @@ pub struct ApiKeyRecord {
 /// Why a request is not authenticated (401).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Unauthorized {
-    #[error("missing API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'")]
-    Missing,
-    #[error("malformed Authorization header: expected 'Bearer <key>'")]
-    MalformedAuthorization,
-    #[error("conflicting API keys: 'Authorization' and 'X-API-Key' carry different keys")]
-    Conflicting,
-    /// A key header sent more than once (its name).
-    #[error("more than one '{0}' header: send the API key in one header field")]
-    Repeated(&'static str),
+    /// The request carries no key that can be read (none, a malformed one, one sent twice, two
+    /// that differ), in the words of the protocol that carried it: the web layer reads the
+    /// headers and says which.
+    #[error("{0}")]
+    NotPresented(&'static str),
+    /// A key that is not in the key format, or that no stored key has.
     #[error("invalid API key")]
     Invalid,
     #[error("API key revoked")]
     Revoked,
     #[error("API key expired")]
     Expired,
-}
-
-/// One of the key headers (`Authorization`, `X-API-Key`) as a request carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum KeyHeader<'a> {
-    #[default]
-    Absent,
-    /// One field of that name, with its value.
-    Once(&'a str),
-    /// Two fields or more of that name, whatever their values.
-    Repeated,
-}
-
-impl<'a> KeyHeader<'a> {
-    /// The value, `None` when absent; refused when repeated, `name` naming the header.
-    fn value(self, name: &'static str) -> Result<Option<&'a str>, Unauthorized> {
-        match self {
-            Self::Absent => Ok(None),
-            Self::Once(value) => Ok(Some(value)),
-            Self::Repeated => Err(Unauthorized::Repeated(name)),
-        }
-    }
-}
-
-impl<'a> From<Option<&'a str>> for KeyHeader<'a> {
-    fn from(value: Option<&'a str>) -> Self {
-        value.map_or(Self::Absent, Self::Once)
-    }
-}
-
-/// Extracts the presented key from the two header forms.
-///
-/// Each header may be sent once: two fields of one name are refused even when their values
-/// agree, since which of them counts would depend on who reads them (the first wins in one
-/// reader, the last in a gateway), as two headers carrying different keys are.
-/// `Authorization` must use the Bearer scheme (case-insensitive); when both headers are present
-/// they must carry the same key. An `Authorization` of another scheme (say `Basic`, added by a
-/// gateway) is ignored when `X-API-Key` is present, and malformed otherwise. A value that is not
-/// in the key format is `Invalid` at once.
-pub fn presented_key<'a>(
-    authorization: KeyHeader<'a>,
-    x_api_key: KeyHeader<'a>,
-) -> Result<PresentedKey<'a>, Unauthorized> {
-    let authorization = authorization.value("Authorization")?;
-    let header = x_api_key.value("X-API-Key")?.map(str::trim);
-    let bearer = match authorization.map(bearer_token) {
-        None => None,
-        Some(Ok(token)) => Some(token),
-        Some(Err(NotBearer::OtherScheme)) if header.is_some() => None,
-        Some(Err(_)) => return Err(Unauthorized::MalformedAuthorization),
-    };
-    let raw = match (bearer, header) {
-        (Some(a), Some(b)) if a != b => return Err(Unauthorized::Conflicting),
-        (Some(key), _) | (None, Some(key)) => key,
-        (None, None) => return Err(Unauthorized::Missing),
-    };
-    PresentedKey::parse(raw).ok_or(Unauthorized::Invalid)
-}
-
-/// Why an `Authorization` value carries no Bearer token.
-enum NotBearer {
-    /// Its scheme (the text before the first white space) is not `Bearer`.
-    OtherScheme,
-    /// It is `Bearer`, without a token after one space.
-    Malformed,
-}
-
-/// The token of a `Bearer <token>` value (scheme case-insensitive).
-fn bearer_token(value: &str) -> Result<&str, NotBearer> {
-    // What clients send is read a byte at a time; anything else as `any_bearer_token` reads it,
-    // which finds the same token in such a value (a test compares the two). The general way
-    // trims Unicode white space a character at a time, on every request.
-    plain_bearer_token(value).map_or_else(|| any_bearer_token(value), Ok)
-}
-
-/// The token of `value` when it is `Bearer`, one space and a token that begins and ends with
-/// visible ASCII: nothing to trim.
-fn plain_bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = (value.get(..7)?, value.get(7..)?);
-    let bytes = token.as_bytes();
-    let visible = |byte: Option<&u8>| byte.is_some_and(u8::is_ascii_graphic);
-    (scheme.eq_ignore_ascii_case("bearer ") && visible(bytes.first()) && visible(bytes.last()))
-        .then_some(token)
-}
-
-/// The token of any `Authorization` value: white space trimmed around it and its token, the
-/// scheme the text before the first white space.
-fn any_bearer_token(value: &str) -> Result<&str, NotBearer> {
-    let value = value.trim();
-    let scheme = value
-        .split(|c: char| c.is_ascii_whitespace())
-        .next()
-        .unwrap_or_default();
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(NotBearer::OtherScheme);
-    }
-    value
-        .split_once(' ')
-        .map(|(_, token)| token.trim())
-        .ok_or(NotBearer::Malformed)
 }
 
 impl ApiKeyRecord {
@@ -311,30 +208,25 @@ impl ApiKeyRecord {
     /// Origin pinning: a pinned key accepts a request whose `Origin` host is exactly the pinned
     /// domain (case-insensitive), or one without `Origin` (a partner's backend).
     #[must_use]
-    pub fn origin_allowed(&self, origin: Option<&str>) -> bool {
+    pub fn origin_allowed(&self, origin: RequestOrigin<'_>) -> bool {
         match (&self.allowed_origin, origin) {
-            (None, _) | (Some(_), None) => true,
-            (Some(domain), Some(origin)) => {
-                origin_host(origin).is_some_and(|host| host.eq_ignore_ascii_case(domain))
-            }
+            (None, _) | (Some(_), RequestOrigin::Absent) => true,
+            (Some(domain), RequestOrigin::Host(host)) => host.eq_ignore_ascii_case(domain),
+            (Some(_), RequestOrigin::Unreadable) => false,
         }
     }
 }
 
-/// The host of an Origin header value (`scheme://host[:port]`); `None` for `null` or garbage.
-#[must_use]
-pub fn origin_host(origin: &str) -> Option<&str> {
-    let (_, authority) = origin.trim().split_once("://")?;
-    let authority = authority.split(['/', '?', '#']).next()?;
-    if authority.contains('@') {
-        return None;
-    }
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split_once(']')?.0
-    } else {
-        authority.split(':').next()?
-    };
-    (!host.is_empty()).then_some(host)
+/// Where a request says it comes from (a browser's `Origin`), as the web layer read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RequestOrigin<'a> {
+    /// It says nothing: a partner's backend.
+    #[default]
+    Absent,
+    /// The host it names.
+    Host(&'a str),
+    /// It names no host (`null`, or a value that does not parse): a pinned key refuses it.
+    Unreadable,
 }
 
 /// Where a request comes from, as the anonymous per-IP quota counts it. Written out only when
@@ -443,14 +335,6 @@ mod tests {
     use super::*;
     use time::macros::datetime;
 
-    /// [`presented_key`] of one field of each header given.
-    fn presented<'a>(
-        authorization: Option<&'a str>,
-        x_api_key: Option<&'a str>,
-    ) -> Result<PresentedKey<'a>, Unauthorized> {
-        presented_key(authorization.into(), x_api_key.into())
-    }
-
     const KEY: &str = "cs_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 
     #[test]
@@ -541,149 +425,6 @@ mod tests {
     }
 
     #[test]
-    fn key_is_read_from_either_header_form() {
-        assert_eq!(
-            presented(Some(&format!("Bearer {KEY}")), None)
-                .unwrap()
-                .expose(),
-            KEY
-        );
-        assert_eq!(
-            presented(Some(&format!("bearer {KEY}")), None)
-                .unwrap()
-                .expose(),
-            KEY
-        );
-        assert_eq!(presented(None, Some(KEY)).unwrap().expose(), KEY);
-        assert_eq!(
-            presented(Some(&format!("Bearer {KEY}")), Some(KEY))
-                .unwrap()
-                .expose(),
-            KEY
-        );
-    }
-
-    #[test]
-    fn missing_malformed_and_conflicting_credentials_are_unauthorized() {
-        assert_eq!(presented(None, None), Err(Unauthorized::Missing));
-        assert_eq!(
-            presented(Some(&format!("Basic {KEY}")), None),
-            Err(Unauthorized::MalformedAuthorization)
-        );
-        assert_eq!(
-            presented(Some(KEY), None),
-            Err(Unauthorized::MalformedAuthorization)
-        );
-        assert_eq!(
-            presented(Some("Bearer nope"), None),
-            Err(Unauthorized::Invalid)
-        );
-        let other = KEY.replace('A', "B");
-        assert_eq!(
-            presented(Some(&format!("Bearer {KEY}")), Some(&other)),
-            Err(Unauthorized::Conflicting)
-        );
-    }
-
-    #[test]
-    fn a_key_header_sent_twice_is_unauthorized_whatever_the_values_and_the_other_header() {
-        let bearer = format!("Bearer {KEY}");
-        for other in [
-            KeyHeader::Absent,
-            KeyHeader::Once(KEY),
-            KeyHeader::Once(&bearer),
-            KeyHeader::Repeated,
-        ] {
-            assert_eq!(
-                presented_key(KeyHeader::Repeated, other),
-                Err(Unauthorized::Repeated("Authorization")),
-                "{other:?}"
-            );
-        }
-        for other in [KeyHeader::Absent, KeyHeader::Once(&bearer)] {
-            assert_eq!(
-                presented_key(other, KeyHeader::Repeated),
-                Err(Unauthorized::Repeated("X-API-Key")),
-                "{other:?}"
-            );
-        }
-        assert_eq!(
-            Unauthorized::Repeated("X-API-Key").to_string(),
-            "more than one 'X-API-Key' header: send the API key in one header field"
-        );
-    }
-
-    #[test]
-    fn a_plain_bearer_value_gives_the_token_any_value_gives() {
-        let key = format!("Bearer {KEY}");
-        assert_eq!(plain_bearer_token(&key), Some(KEY));
-        let mut read = std::collections::BTreeSet::new();
-        for scheme in [
-            "Bearer", "bearer", "BEARER", "Bearer\t", "Bearer ", "Basic", "Bear", "",
-        ] {
-            for gap in ["", " ", "  ", "\t", "\u{a0}"] {
-                for token in [
-                    KEY, "x", "a b", " x", "x ", "x\u{a0}", "\u{e9}x", "x\u{e9}", "",
-                ] {
-                    for end in ["", " ", "\u{2003}"] {
-                        let value = format!("{scheme}{gap}{token}{end}");
-                        if let Some(plain) = plain_bearer_token(&value) {
-                            read.insert(value.clone());
-                            assert_eq!(any_bearer_token(&value).ok(), Some(plain), "{value:?}");
-                        }
-                    }
-                }
-            }
-        }
-        // Only `Bearer `, `bearer ` and `BEARER ` before a token that begins and ends with
-        // visible ASCII (`KEY`, `x`, `a b`), with nothing after it.
-        assert_eq!(read.len(), 3 * 3, "{read:?}");
-    }
-
-    #[test]
-    fn an_authorization_that_is_not_bearer_is_ignored_beside_x_api_key() {
-        let other = KEY.replace('A', "B");
-        for authorization in [
-            "Basic Z2F0ZXdheTpzZWNyZXQ=",
-            "basic",
-            "Digest username=\"gateway\"",
-            KEY,
-            &other,
-            "",
-        ] {
-            assert_eq!(
-                presented(Some(authorization), Some(KEY)).map(|key| key.digest()),
-                Ok(ApiKeySecret::parse(KEY).unwrap().digest()),
-                "{authorization}"
-            );
-            assert_eq!(
-                presented(Some(authorization), None),
-                Err(Unauthorized::MalformedAuthorization),
-                "{authorization} alone"
-            );
-        }
-        // A Bearer header is never ignored: it must agree with X-API-Key and be well formed.
-        for bearer in [format!("Bearer {other}"), "bearer nope".to_owned()] {
-            assert_eq!(
-                presented(Some(&bearer), Some(KEY)),
-                Err(Unauthorized::Conflicting),
-                "{bearer}"
-            );
-        }
-        for bearer in ["Bearer", "Bearer ", "Bearer\tx"] {
-            assert_eq!(
-                presented(Some(bearer), Some(KEY)),
-                Err(Unauthorized::MalformedAuthorization),
-                "{bearer:?}"
-            );
-        }
-        assert_eq!(
-            presented(Some("Basic Z2F0ZXdheTpzZWNyZXQ="), Some("nope")),
-            Err(Unauthorized::Invalid)
-        );
-    }
-
-    #[test]
     fn the_current_quota_reports_the_window_without_counting() {
         let bucket = QuotaBucket::new(&QuotaSubject::Key(1), datetime!(2026-11-21 06:15:20 UTC));
         let at = |count| QuotaStatus::current(5, count, &bucket);
@@ -723,32 +464,24 @@ mod tests {
     }
 
     #[test]
-    fn pinned_key_accepts_only_its_domain_or_no_origin() {
+    fn pinned_key_accepts_only_its_host_or_no_origin() {
         let pinned = ApiKeyRecord {
             allowed_origin: Some("dash.example.uz".into()),
             ..record()
         };
-        assert!(pinned.origin_allowed(None));
-        assert!(pinned.origin_allowed(Some("https://dash.example.uz")));
-        assert!(pinned.origin_allowed(Some("https://DASH.example.uz:8443")));
+        assert!(pinned.origin_allowed(RequestOrigin::Absent));
+        assert!(pinned.origin_allowed(RequestOrigin::Host("dash.example.uz")));
+        assert!(pinned.origin_allowed(RequestOrigin::Host("DASH.example.uz")));
         for other in [
-            "https://evil.example.uz",
-            "https://dash.example.uz.evil.com",
-            "null",
-            "dash.example.uz",
-            "https://dash.example.uz@evil.com",
-            "https://x.dash.example.uz",
+            RequestOrigin::Host("evil.example.uz"),
+            RequestOrigin::Host("dash.example.uz.evil.com"),
+            RequestOrigin::Host("x.dash.example.uz"),
+            RequestOrigin::Unreadable,
         ] {
-            assert!(!pinned.origin_allowed(Some(other)), "{other}");
+            assert!(!pinned.origin_allowed(other), "{other:?}");
         }
-        assert!(record().origin_allowed(Some("https://anything.example")));
-    }
-
-    #[test]
-    fn origin_host_handles_ipv6_and_ports() {
-        assert_eq!(origin_host("http://[::1]:8080"), Some("::1"));
-        assert_eq!(origin_host("http://localhost:3000"), Some("localhost"));
-        assert_eq!(origin_host("http://"), None);
+        assert!(record().origin_allowed(RequestOrigin::Host("anything.example")));
+        assert!(record().origin_allowed(RequestOrigin::Unreadable));
     }
 
     #[test]

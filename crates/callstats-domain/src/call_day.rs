@@ -1,13 +1,11 @@
 //! The calls of one Tashkent day, as the call-day store keeps them (docs/behaviour.md, "Call
 //! records"): what the statistics read, in the upstream's order, 24 bytes a call.
 //!
-//! A `CallRecord` takes 88 bytes (an inline agent number and queue, a direction, Unix seconds,
-//! a duration and a wait). A day keeps each distinct agent number and queue once, and a call as
-//! its second of the day, its direction, its queue's index (in the 14 bits the second leaves
-//! free), an index into the agent table, its duration and its wait: a 5,000-call weekday is
-//! 120 KB instead of 440 KB. (Before waits and queues a call took 16 bytes; the wait is the 8
-//! more, the queue costs nothing.) The duration and the wait stay `f64`, so every figure is the one the
-//! upstream's numbers give, to the last bit.
+//! A day keeps each distinct agent number and queue once, and a call as its second of the day,
+//! its direction, its queue's index (in the 14 bits the second leaves free), an index into the
+//! agent table, its duration and its wait, where a `CallRecord` holds an agent number and a
+//! queue of its own (docs/operations.md, "Sizing", has what a day takes). The duration and the
+//! wait stay `f64`, so every figure is the one the upstream's numbers give, to the last bit.
 
 use std::collections::HashMap;
 

@@ -2,20 +2,16 @@
 //! the outside world implements, and the use cases that combine them.
 //!
 //! This crate must stay pure: no web framework, no database, no HTTP client, no cache client,
-//! no randomness. Adapters depend on it, never the reverse; time and I/O reach the use cases
-//! only through the traits in [`ports`] ([`clock::SystemClock`] is the real clock the wiring
-//! hands in, kept here so that no adapter needs the serving layer for it).
+//! no clock, no randomness. Adapters depend on it, never the reverse; time and I/O reach the use
+//! cases only through the traits in [`ports`] (the real clock is `callstats-infra`'s).
 //!
 //! Testing the statistics, with the kit of the `mock` feature: docs/testing.md.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod access;
-pub mod breaker;
 pub mod calendar;
 pub mod call_day;
-pub mod call_day_encoding;
-pub mod clock;
 pub mod error;
 pub mod identifiers;
 pub mod limits;
@@ -25,8 +21,6 @@ pub mod model;
 mod openapi;
 pub mod params;
 pub mod ports;
-pub mod redact;
-pub mod representation;
 pub mod request;
 pub mod rollup;
 pub mod scope;

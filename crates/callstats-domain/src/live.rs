@@ -1,4 +1,4 @@
-//! What is happening now (decisions §12.6): the call platform's live snapshot as the
+//! What is happening now (docs/behaviour.md, "Live"): the call platform's live snapshot as the
 //! [`CallPlatform::live`](crate::ports::CallPlatform::live) port returns it, validated on
 //! construction, and the body of `/calls/live` assembled from it and the roster.
 //!
@@ -115,7 +115,7 @@ pub struct AgentNow {
     pub queue: Option<QueueName>,
 }
 
-/// A snapshot that breaks the contract (decisions §12.6): the platform is then treated as
+/// A snapshot that breaks the contract (docs/behaviour.md, "Live"): the platform is then treated as
 /// unavailable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LiveRuleBroken {

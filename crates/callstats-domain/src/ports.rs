@@ -222,7 +222,7 @@ pub trait CallPlatform: Send + Sync + 'static {
     /// about what it will cost held).
     async fn calls(&self, range: DateRange) -> Result<FetchedCalls, UpstreamError>;
 
-    /// What is happening now: the platform's live snapshot (decisions §12.6), or
+    /// What is happening now: the platform's live snapshot (docs/behaviour.md, "Live"), or
     /// [`LiveError::NotReported`] from a platform that reports none, as this default says.
     async fn live(&self) -> Result<LiveSnapshot, LiveError> {
         Err(LiveError::NotReported)
@@ -375,8 +375,8 @@ pub trait QuotaCounter: Send + Sync + 'static {
     async fn add_within(&self, bucket: &QuotaBucket, amount: u64, limit: u64) -> Result<u64, u64>;
 }
 
-/// The live figures as the replicas share them (decisions §12.6): the application's poller,
-/// which asks the call platform at most once per poll interval for the whole deployment.
+/// The live figures as the replicas share them (docs/behaviour.md, "Live"): the application's
+/// poller, which asks the call platform at most once per poll interval for the whole deployment.
 #[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]
 pub trait LiveSource: Send + Sync + 'static {
@@ -386,8 +386,8 @@ pub trait LiveSource: Send + Sync + 'static {
     async fn now(&self) -> Result<LiveBody, crate::DomainError>;
 }
 
-/// What the replicas share of the live figures (decisions §12.6): the right to poll the call
-/// platform, once a window for the whole deployment, and each poll's frame, handed to every
+/// What the replicas share of the live figures (docs/behaviour.md, "Live"): the right to poll the
+/// call platform, once a window for the whole deployment, and each poll's frame, handed to every
 /// replica. Frames are opaque bytes here: the application encodes them.
 #[cfg_attr(all(any(test, feature = "mock"), not(doc)), mockall::automock)]
 #[async_trait]

@@ -18,7 +18,7 @@ use crate::scope::{KpiView, Scope};
 
 /// Lifetime of cached call statistics.
 pub const CALLS_TTL: Duration = Duration::from_secs(600);
-/// Lifetime of the cached live figures (decisions §12.6).
+/// Lifetime of the cached live figures (docs/behaviour.md, "Live").
 pub const LIVE_TTL: Duration = Duration::from_secs(5);
 /// Lifetime of cached portal data.
 pub const PORTAL_TTL: Duration = Duration::from_secs(60);
@@ -315,7 +315,7 @@ pub enum ApiRequest {
         rules: ServiceRules,
         queue: Option<QueueName>,
     },
-    /// What is happening now (decisions §12.6); no parameters.
+    /// What is happening now (docs/behaviour.md, "Live"); no parameters.
     CallsLive,
     KpiMonths,
     KpiMonth {

@@ -10,11 +10,8 @@
 //! whose rounded-down second is below `N`), each capped just past the largest threshold and
 //! short-abandon bound, so any pair of them reads its counts from the same rollup.
 
-use serde::{Deserialize, Serialize};
-
 use crate::calendar::Day;
 use crate::call_day::{CallDay, DayCall, Held, HeldDay};
-use crate::call_day_encoding::{held_byte, held_of};
 use crate::model::QueueName;
 use crate::params::{Direction, ShortAbandon, SlThreshold};
 use crate::stats::service_level::longer;
@@ -125,6 +122,23 @@ impl DayRollup {
     pub fn all_groups(&self) -> &[RollupGroup] {
         &self.groups
     }
+
+    /// A rollup from what [`DayRollup::of`] made of a day, as an encoding outside the process
+    /// kept it: `groups` by direction, then queue (`None` first, then by name).
+    #[must_use]
+    pub const fn from_parts(
+        day: Day,
+        fetched_at_ms: i64,
+        held: Held,
+        groups: Vec<RollupGroup>,
+    ) -> Self {
+        Self {
+            day,
+            fetched_at_ms,
+            held,
+            groups,
+        }
+    }
 }
 
 impl HeldDay for DayRollup {
@@ -224,116 +238,6 @@ impl AsRef<Self> for DayRollup {
     }
 }
 
-/// The version byte of an encoded rollup; an entry of any other version is a miss.
-pub const ENCODING_VERSION: u8 = 1;
-
-/// A rollup as it is stored after the version byte.
-#[derive(Serialize, Deserialize)]
-struct StoredRollup<'a> {
-    day: i64,
-    fetched_at_ms: i64,
-    held: u8,
-    #[serde(borrow)]
-    groups: Vec<StoredGroup<'a>>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct StoredGroup<'a> {
-    outbound: bool,
-    #[serde(borrow)]
-    queue: Option<&'a str>,
-    offered: u64,
-    answered: u64,
-    answered_duration_sum: f64,
-    answered_with_wait: u64,
-    answered_wait_sum: f64,
-    longest_wait: Option<f64>,
-    /// Second, answered, unanswered, the unanswered waits' sum.
-    waits: Vec<(u16, u32, u32, f64)>,
-}
-
-/// Writes `rollup` as a version byte and the rollup in postcard, for the database beside its
-/// day: a trend over days held there reads a few kilobytes a day instead of the day.
-#[must_use]
-pub fn encode(rollup: &DayRollup) -> Vec<u8> {
-    let stored = StoredRollup {
-        day: rollup.day.number(),
-        fetched_at_ms: rollup.fetched_at_ms,
-        held: held_byte(rollup.held),
-        groups: rollup
-            .groups
-            .iter()
-            .map(|group| StoredGroup {
-                outbound: group.direction == Direction::Outbound,
-                queue: group.queue.as_ref().map(QueueName::as_str),
-                offered: group.offered,
-                answered: group.answered,
-                answered_duration_sum: group.answered_duration_sum,
-                answered_with_wait: group.answered_with_wait,
-                answered_wait_sum: group.answered_wait_sum,
-                longest_wait: group.longest_wait,
-                waits: group
-                    .waits
-                    .iter()
-                    .map(|w| (w.second, w.answered, w.unanswered, w.unanswered_wait_sum))
-                    .collect(),
-            })
-            .collect(),
-    };
-    // Serialising into a Vec cannot fail; an empty entry would read back as a miss anyway.
-    postcard::to_extend(&stored, vec![ENCODING_VERSION]).unwrap_or_default()
-}
-
-/// Reads an encoded rollup of `day`; `None` for anything that is not one (another version,
-/// corrupt bytes, another day, a queue name no day holds).
-#[must_use]
-pub fn decode(bytes: &[u8], day: Day) -> Option<DayRollup> {
-    let (&version, body) = bytes.split_first()?;
-    if version != ENCODING_VERSION {
-        return None;
-    }
-    let stored: StoredRollup<'_> = postcard::from_bytes(body).ok()?;
-    if stored.day != day.number() {
-        return None;
-    }
-    let groups = stored
-        .groups
-        .into_iter()
-        .map(|group| {
-            Some(RollupGroup {
-                direction: if group.outbound {
-                    Direction::Outbound
-                } else {
-                    Direction::Inbound
-                },
-                queue: group.queue.map(QueueName::new).transpose().ok()?,
-                offered: group.offered,
-                answered: group.answered,
-                answered_duration_sum: group.answered_duration_sum,
-                answered_with_wait: group.answered_with_wait,
-                answered_wait_sum: group.answered_wait_sum,
-                longest_wait: group.longest_wait,
-                waits: group
-                    .waits
-                    .into_iter()
-                    .map(|(second, answered, unanswered, sum)| WaitSecond {
-                        second,
-                        answered,
-                        unanswered,
-                        unanswered_wait_sum: sum,
-                    })
-                    .collect(),
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(DayRollup {
-        day,
-        fetched_at_ms: stored.fetched_at_ms,
-        held: held_of(stored.held)?,
-        groups,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,19 +303,5 @@ mod tests {
             (sales.answered_with_wait, sales.longest_wait),
             (2, Some(20.0))
         );
-    }
-
-    #[test]
-    fn a_rollup_reads_back_as_it_was_written_and_anything_else_is_a_miss() {
-        let rollup = DayRollup::of(&sample());
-        let bytes = encode(&rollup);
-        assert_eq!(bytes.first(), Some(&ENCODING_VERSION));
-        assert_eq!(decode(&bytes, rollup.day()), Some(rollup.clone()));
-        assert_eq!(decode(&bytes, day("2026-11-03")), None);
-        let mut other = bytes.clone();
-        other[0] = ENCODING_VERSION + 1;
-        assert_eq!(decode(&other, rollup.day()), None);
-        assert_eq!(decode(&bytes[..bytes.len() / 2], rollup.day()), None);
-        assert_eq!(decode(b"", rollup.day()), None);
     }
 }

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use crate::access::{
-    ApiKeyRecord, ClientAddress, KeyDigest, KeyHeader, QuotaBucket, QuotaStatus, QuotaSubject,
-    presented_key,
+    ApiKeyRecord, ClientAddress, KeyDigest, PresentedKey, QuotaBucket, QuotaStatus, QuotaSubject,
+    RequestOrigin, Unauthorized,
 };
 use crate::calendar::{self, DateRange, Day, Month};
 use crate::call_day::CallDay;
@@ -26,7 +26,6 @@ use crate::ports::{
     CallDaySource, Clock, Found, KeyLookup, KeyStore, LiveSource, PortalStore, QuotaCounter,
     RequestLedger,
 };
-use crate::representation::Representation;
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::{self, AggregateMinRows, PriorWeight};
@@ -34,12 +33,12 @@ use crate::stats::{self, AggregateMinRows, PriorWeight};
 /// Default per-minute quota of requests without a valid key, per client IP.
 pub const DEFAULT_ANON_RATE_LIMIT: u32 = 60;
 
-/// What a request presents about its caller.
-#[derive(Debug, Clone, Copy, Default)]
+/// What a request presents about its caller, as the web layer read it from the request.
+#[derive(Debug, Clone, Copy)]
 pub struct Caller<'a> {
-    pub authorization: KeyHeader<'a>,
-    pub x_api_key: KeyHeader<'a>,
-    pub origin: Option<&'a str>,
+    /// The key presented, in the key format; or why none can be read.
+    pub key: Result<PresentedKey<'a>, Unauthorized>,
+    pub origin: RequestOrigin<'a>,
     /// Peer address, or the first `X-Forwarded-For` hop behind a trusted proxy.
     pub client_ip: ClientAddress,
 }
@@ -48,9 +47,7 @@ impl Caller<'_> {
     /// The digest of the key the caller presents, if it presents one of the right form.
     #[must_use]
     pub fn key_digest(&self) -> Option<KeyDigest> {
-        presented_key(self.authorization, self.x_api_key)
-            .ok()
-            .map(|key| key.digest())
+        self.key.ok().map(|key| key.digest())
     }
 }
 
@@ -294,7 +291,7 @@ impl Gatekeeper {
         caller: &Caller<'_>,
         now: time::OffsetDateTime,
     ) -> Result<ApiKeyRecord, DomainError> {
-        let digest = presented_key(caller.authorization, caller.x_api_key)?.digest();
+        let digest = caller.key?.digest();
         let found = match self.keys.find_seen_key(&digest).await? {
             KeyLookup::Found(key) => Some(key),
             KeyLookup::Absent => None,
@@ -307,7 +304,7 @@ impl Gatekeeper {
                 }
             }
         };
-        let key = found.ok_or(crate::access::Unauthorized::Invalid)?;
+        let key = found.ok_or(Unauthorized::Invalid)?;
         key.check_usable(now)?;
         Ok(key)
     }
@@ -460,13 +457,13 @@ impl CallStats {
         self.settings.history.earliest(Day::of(now))
     }
 
-    /// The response-cache key of `request` in `form`: [`ApiRequest::cache_key_as`], plus the
+    /// The response-cache key of `request`'s answer: [`ApiRequest::cache_key`], plus the
     /// small-group bound for an aggregate KPI body when it hides anything, so that a body made
     /// under one bound is never served under another (replicas sharing a cache while the
     /// setting changes, or a cache that outlives a restart).
     #[must_use]
-    pub fn cache_key(&self, request: &ApiRequest, form: Representation) -> Cow<'static, str> {
-        let key = request.cache_key_as(form);
+    pub fn cache_key(&self, request: &ApiRequest) -> Cow<'static, str> {
+        let key = request.cache_key();
         let min_rows = self.settings.kpi_aggregate_min_rows;
         match request {
             ApiRequest::KpiMonth {

@@ -3,7 +3,6 @@
 // Test code (clippy.toml: unwrap, expect, indexing and panics allowed in tests).
 #![cfg(test)]
 
-use callstats_domain::access::{KeyHeader, origin_host, presented_key};
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::model::{AgentNumber, CallRecord, KpiOperatorRow, QueueName};
@@ -367,17 +366,39 @@ proptest! {
     }
 
     #[test]
-    fn parsers_never_panic_on_arbitrary_text(raw in any::<String>()) {
-        let _ = Day::parse(&raw);
-        let _ = Month::parse(&raw);
-        let _ = LocalDateTime::parse(&raw);
-        let _ = Direction::parse(&raw);
-        let _ = ScriptsLimit::parse(&raw);
-        let _ = Shift::parse(&raw);
-        let _ = presented_key(KeyHeader::Once(&raw), KeyHeader::Once(&raw));
-        let _ = presented_key(KeyHeader::Once(&raw), KeyHeader::Absent);
-        let _ = origin_host(&raw);
-        let _ = AgentNumber::new(&raw);
+    fn what_a_parser_accepts_reads_back_from_its_own_text(
+        raw in prop_oneof![
+            any::<String>(),
+            "[0-9]{4}-[01][0-9]-[0-3][0-9]",
+            "[0-9]{4}-[01][0-9]",
+            "[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9](:[0-6][0-9])?",
+            "(inbound|outbound|Inbound| inbound|[a-z]{0,8})",
+            "[+ -]?[0-9]{1,4}",
+            "[0-9A-Za-z ʻ.-]{0,70}",
+        ],
+    ) {
+        if let Ok(day) = Day::parse(&raw) {
+            prop_assert_eq!(Day::parse(&day.to_string()).ok(), Some(day));
+        }
+        if let Ok(month) = Month::parse(&raw) {
+            prop_assert_eq!(Month::parse(&month.to_string()).ok(), Some(month));
+        }
+        if let Ok(at) = LocalDateTime::parse(&raw) {
+            prop_assert_eq!(LocalDateTime::parse(&at.to_string()).ok(), Some(at));
+        }
+        if let Ok(direction) = Direction::parse(&raw) {
+            prop_assert_eq!(direction.as_str(), raw.as_str(), "case-sensitive, no spaces");
+        }
+        if let Ok(limit) = ScriptsLimit::parse(&raw) {
+            prop_assert!(raw.bytes().all(|b| b.is_ascii_digit()), "digits only: {raw:?}");
+            prop_assert_eq!(ScriptsLimit::parse(&limit.get().to_string()).ok(), Some(limit));
+        }
+        if let Ok(shift) = Shift::parse(&raw) {
+            prop_assert_eq!(shift.as_str(), raw.as_str());
+        }
+        if let Ok(agent) = AgentNumber::new(&raw) {
+            prop_assert_eq!(AgentNumber::new(agent.as_str()).ok(), Some(agent));
+        }
     }
 
     #[test]

@@ -1,10 +1,9 @@
-//! The real clock behind the [`Clock`] port, here so that every adapter and the synthetic
-//! platform can take it without depending on the serving layer. Reading the time is the one
-//! thing it does; nothing in the domain calls it, the wiring hands it in.
+//! The real clock behind the domain's [`Clock`] port, which the wiring hands to the use cases,
+//! the adapters and the synthetic platform. Reading the time is the one thing it does.
 
 use time::OffsetDateTime;
 
-use crate::ports::Clock;
+use callstats_domain::ports::Clock;
 
 /// The system's clock, in UTC.
 #[derive(Debug, Clone, Copy, Default)]

@@ -15,7 +15,7 @@ const NOT_SHOWN: &str = "[a URL that does not parse, not shown]";
 /// scheme `user`), is not shown at all: what cannot be parsed cannot be known to hold no secret.
 ///
 /// ```
-/// use callstats_domain::redact;
+/// use callstats_infra::redact;
 ///
 /// assert_eq!(
 ///     redact::url("postgres://app:s3cret@db:5432/portal?sslpassword=k3y&sslmode=require"),

@@ -1,11 +1,10 @@
 //! The shared tier of the call-day store: every replica sees the days any of them fetched.
 //!
-//! A day is one Redis string `{prefix}day:{YYYY-MM-DD}` holding the day in the domain's
-//! versioned encoding (`callstats_domain::call_day_encoding`). The missing days of a request are read with one
-//! `MGET`. An entry that is not this version, does not decode,
-//! or holds another day is a miss, never an error: the day is fetched again and overwritten.
-//! `SET NX PX` on `{prefix}daylock:{YYYY-MM-DD}` lets one replica fetch a day while the
-//! others wait for its entry.
+//! A day is one Redis string `{prefix}day:{YYYY-MM-DD}` holding the day in the domain's versioned
+//! encoding (`callstats_infra::encoding::call_day`). The missing days of a request are read with
+//! one `MGET`. An entry that is not this version, does not decode, or holds another day is a miss,
+//! never an error: the day is fetched again and overwritten. `SET NX PX` on
+//! `{prefix}daylock:{YYYY-MM-DD}` lets one replica fetch a day while the others wait for its entry.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +12,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
-use callstats_domain::call_day_encoding::{decode, encode};
 use callstats_domain::ports::CallDayCache;
+use callstats_infra::encoding::call_day::{decode, encode};
 
 use crate::{Redis, lock_token};
 

@@ -16,10 +16,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use callstats_domain::access::QuotaBucket;
-use callstats_domain::breaker::{Breaker, Permit, Transition};
 use callstats_domain::ports::{Found, QuotaCounter, RequestLedger, ResponseCache};
-use callstats_domain::redact;
 use callstats_in_process::MemoryQuota;
+use callstats_infra::breaker::{Breaker, Permit, Transition};
+use callstats_infra::redact;
 use redis::aio::ConnectionManager;
 
 mod call_days;

@@ -25,9 +25,9 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use callstats_domain::calendar::Day;
-use callstats_domain::clock::SystemClock;
 use callstats_domain::ports::Clock;
 use callstats_domain::tz;
+use callstats_infra::clock::SystemClock;
 use callstats_synthetic::{
     CachedGenerator, DEFAULT_CALLS_PER_DAY, DEFAULT_SEED, Generator, SyntheticCall,
 };

@@ -2,15 +2,15 @@
 //! created by `migrate` on both backends and written through the same diesel code.
 //!
 //! A row holds the day in the domain's versioned encoding
-//! ([`callstats_domain::call_day_encoding`]), compressed with zstd at level 3, the smallest
-//! row of the codecs compared for a day of calls (figures in docs/operations.md, "Call
-//! days"). A row whose `version` is not the encoding's, that does not decompress or decode,
-//! or holds another day is left out of a read (a miss: the day is fetched again and its row replaced). A row larger
-//! than [`MAX_ROW_BYTES`] is refused, and reading decompresses at most [`MAX_DECODED_BYTES`].
+//! ([`callstats_infra::encoding::call_day`]), compressed with zstd at level 3, the smallest row of
+//! the codecs compared for a day of calls (figures in docs/operations.md, "Call days"). A row whose
+//! `version` is not the encoding's, that does not decompress or decode, or holds another day is
+//! left out of a read (a miss: the day is fetched again and its row replaced). A row larger than
+//! [`MAX_ROW_BYTES`] is refused, and reading decompresses at most [`MAX_DECODED_BYTES`].
 //!
-//! Beside the day, the row holds the day's rollup ([`callstats_domain::rollup`], uncompressed:
-//! a few kilobytes), which a trend reads instead of the day. A row without one (written before
-//! the column) or with one that does not decode is left out of a read of rollups.
+//! Beside the day, the row holds the day's rollup ([`callstats_infra::encoding::rollup`],
+//! uncompressed: a few kilobytes), which a trend reads instead of the day. A row without one
+//! (written before the column) or with one that does not decode is left out of a read of rollups.
 
 use std::io::Read as _;
 use std::sync::Arc;
@@ -18,9 +18,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use callstats_domain::calendar::Day;
 use callstats_domain::call_day::CallDay;
-use callstats_domain::call_day_encoding::{self, VERSION};
 use callstats_domain::ports::{CallDayArchive, StoreError};
-use callstats_domain::rollup::{self, DayRollup};
+use callstats_domain::rollup::DayRollup;
+use callstats_infra::encoding::call_day::{self as call_day_encoding, VERSION};
+use callstats_infra::encoding::rollup;
 use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use diesel::upsert::excluded;

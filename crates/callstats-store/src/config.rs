@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use callstats_domain::redact;
+use callstats_infra::redact;
 
 /// Default pool size for Postgres: enough for a small server on two cores.
 pub const DEFAULT_POSTGRES_POOL_SIZE: usize = 8;

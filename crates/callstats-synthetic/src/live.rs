@@ -1,5 +1,5 @@
-//! What the synthetic platform shows is happening now (decisions §12.6), read off the very calls
-//! it serves, so the live figures and the records agree and follow the same hourly load.
+//! What the synthetic platform shows is happening now (docs/behaviour.md, "Live"), read off the
+//! very calls it serves, so the live figures and the records agree and follow the same hourly load.
 //!
 //! - A caller waits in their call's queue from the call's start for its `wait_seconds` (until
 //!   an agent answers, or until they hang up).

@@ -70,12 +70,7 @@ impl ResponseError for ApiError {
                         .headers_mut()
                         .insert(RETRY_AFTER, HeaderValue::from(seconds));
                 }
-                if matches!(
-                    err,
-                    DomainError::StoreUnavailable(_)
-                        | DomainError::UpstreamUnavailable(_)
-                        | DomainError::BodyTooLarge { .. }
-                ) {
+                if logs_its_cause(err) {
                     response
                         .extensions_mut()
                         .insert(FailureCause(err.cause_chain()));
@@ -92,6 +87,27 @@ impl ResponseError for ApiError {
             );
         }
         response
+    }
+}
+
+/// Whether the log line of an answer with `err` shows its cause: a failure of the service's
+/// own (a port that failed, an answer past the body bound), never the client's mistake.
+const fn logs_its_cause(err: &DomainError) -> bool {
+    match err {
+        DomainError::StoreUnavailable(_)
+        | DomainError::UpstreamUnavailable(_)
+        | DomainError::BodyTooLarge { .. } => true,
+        DomainError::BadRequest(_)
+        | DomainError::Unauthorized(_)
+        | DomainError::OriginNotAllowed
+        | DomainError::MissingScope(_)
+        | DomainError::NotFound(_)
+        | DomainError::NotAcceptable { .. }
+        | DomainError::RateLimited(_)
+        | DomainError::TooManyStreams { .. }
+        | DomainError::DayBudgetExceeded(_)
+        | DomainError::UpstreamBusy { .. }
+        | DomainError::Internal(_) => false,
     }
 }
 
@@ -148,7 +164,7 @@ mod tests {
     fn each_domain_error_has_its_status_and_the_quota_headers() {
         for (err, status) in [
             (
-                DomainError::Unauthorized(Unauthorized::Missing),
+                DomainError::Unauthorized(Unauthorized::NotPresented(crate::caller::MISSING_KEY)),
                 StatusCode::UNAUTHORIZED,
             ),
             (DomainError::NotFound("x".into()), StatusCode::NOT_FOUND),
@@ -182,7 +198,7 @@ mod tests {
             DomainError::BadRequest(ParamError::Repeated {
                 param: Param::query("start"),
             }),
-            DomainError::Unauthorized(Unauthorized::Missing),
+            DomainError::Unauthorized(Unauthorized::NotPresented(crate::caller::MISSING_KEY)),
             DomainError::OriginNotAllowed,
             DomainError::MissingScope(Scope::Calls),
             DomainError::NotFound("x".into()),

@@ -4,7 +4,7 @@
 
 use actix_web::http::header::{ACCEPT, HeaderMap, Quality, QualityItem, from_comma_delimited};
 use actix_web::mime::{Mime, STAR};
-use callstats_domain::representation::{Acceptable, EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE};
+use callstats_application::representation::{Acceptable, EVENT_STREAM_MEDIA_TYPE, JSON_MEDIA_TYPE};
 
 use crate::problem::PROBLEM_JSON;
 

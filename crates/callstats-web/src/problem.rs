@@ -41,9 +41,10 @@ impl From<&DomainError> for ErrorBody {
     fn from(err: &DomainError) -> Self {
         Self {
             error: err.to_string(),
-            required_scope: match err {
-                DomainError::MissingScope(scope) => Some(*scope),
-                _ => None,
+            required_scope: if let DomainError::MissingScope(scope) = err {
+                Some(*scope)
+            } else {
+                None
             },
         }
     }
@@ -287,10 +288,7 @@ impl Problem {
     pub fn of_status(status: StatusCode) -> Self {
         Self::ALL
             .into_iter()
-            .filter(|problem| {
-                !problem.from_the_proxy()
-                    && !matches!(problem, Self::UpstreamBusy | Self::OriginNotAllowed)
-            })
+            .filter(|problem| problem.of_a_bare_status())
             .find(|problem| problem.status() == status)
             .unwrap_or(if status.is_server_error() {
                 Self::Internal
@@ -302,10 +300,37 @@ impl Problem {
     /// Whether only the reverse proxy answers it (the service never does).
     #[must_use]
     pub const fn from_the_proxy(self) -> bool {
-        matches!(
-            self,
-            Self::MalformedRequest | Self::TooManyConnections | Self::Unavailable
-        )
+        match self {
+            Self::MalformedRequest | Self::TooManyConnections | Self::Unavailable => true,
+            Self::BadRequest
+            | Self::Unauthorized
+            | Self::OriginNotAllowed
+            | Self::MissingScope
+            | Self::NotFound
+            | Self::MethodNotAllowed
+            | Self::NotAcceptable
+            | Self::ContentTooLarge
+            | Self::UriTooLong
+            | Self::HeadersTooLarge
+            | Self::RateLimited
+            | Self::DayBudgetExceeded
+            | Self::TooManyStreams
+            | Self::UpstreamBusy
+            | Self::UpstreamUnavailable
+            | Self::AnswerTooLarge
+            | Self::StoreUnavailable
+            | Self::Internal => false,
+        }
+    }
+
+    /// Whether an answer the framework made with its status may be of this type: one the
+    /// service answers itself, but for the two it only ever answers knowing the cause (an
+    /// Origin refused, a platform busy).
+    const fn of_a_bare_status(self) -> bool {
+        match self {
+            Self::UpstreamBusy | Self::OriginNotAllowed => false,
+            other => !other.from_the_proxy(),
+        }
     }
 
     /// Its `type` URI, relative to the service's address.

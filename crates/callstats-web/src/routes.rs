@@ -214,7 +214,7 @@ async fn calls_trend(
     tag = "calls",
     responses((status = 200, description = "The live figures, or with `Accept: text/event-stream` a stream of them.", content(
         (LiveResponse = "application/json"),
-        (String = "text/event-stream", example = json!("retry: 5000\n\nevent: live\nid: 1795241700000\ndata: {\"as_of\":\"2026-11-21T04:15:22.000Z\",…}\n\n: keep-alive\n\n"))
+        (String = "text/event-stream", example = json!("retry: 5000\n\nid: 1795241700000\nevent: live\ndata: {\"as_of\":\"2026-11-21T04:15:22.000Z\",…}\n\n: keep-alive\n\n"))
     )))
 )]
 #[get("/calls/live")]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use anyhow::{Context as _, anyhow};
 use callstats_application::live::{LiveFeed, LiveSettings, LiveStreams};
 use callstats_application::{
-    Answers, Backfill, BackfillSettings, CallDaySettings, CallDayStore, Computing, SystemClock,
-    Warmer, WarmerSettings,
+    Answers, Backfill, BackfillSettings, CallDaySettings, CallDayStore, Computing, Warmer,
+    WarmerSettings,
 };
 use callstats_callplatform::{HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::Day;
@@ -23,6 +23,7 @@ use callstats_in_process::{
     KeyCache, LocalLiveRelay, LocalStreamSlots, MAX_KEY_CACHE_TTL, MemoryCache, MemoryCallDays,
     MemoryLedger, MemoryQuota, SoleLease,
 };
+use callstats_infra::clock::SystemClock;
 use callstats_redis::{
     Redis, RedisCache, RedisCallDays, RedisLease, RedisLiveRelay, RedisQuota, RedisSettings,
     RedisStreamSlots,

@@ -1,6 +1,6 @@
 //! Settings that must never be printed (the upstream token, URLs that may carry a password):
 //! `Debug` shows `[redacted]`, there is no `Display`, and the value is read with `expose`. A
-//! message that names such a URL shows it through `callstats_domain::redact::url`.
+//! message that names such a URL shows it through `callstats_infra::redact::url`.
 
 use std::convert::Infallible;
 use std::fmt;

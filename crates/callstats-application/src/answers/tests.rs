@@ -4,7 +4,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use callstats_domain::access::{ApiKeyRecord, ApiKeySecret, KeyHeader, Unauthorized};
+use callstats_domain::access::{
+    ApiKeyRecord, ApiKeySecret, ClientAddress, PresentedKey, RequestOrigin, Unauthorized,
+};
 use callstats_domain::model::{Operator, OperatorsResponse};
 use callstats_domain::ports::{
     Found, KeyLookup, KeyStore, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
@@ -118,15 +120,17 @@ fn found(count: u64, answer: Option<Bytes>) -> Found {
     }
 }
 
-fn caller(authorization: &str) -> Caller<'_> {
+/// A caller presenting `key` (the plaintext).
+fn caller(key: &str) -> Caller<'_> {
     Caller {
-        authorization: KeyHeader::Once(authorization),
-        ..Caller::default()
+        key: PresentedKey::parse(key).ok_or(Unauthorized::Invalid),
+        origin: RequestOrigin::Absent,
+        client_ip: ClientAddress::Unknown,
     }
 }
 
 async fn serve(answers: &Answers, endpoint: Endpoint, query: &str) -> Outcome {
-    let bearer = format!("Bearer {}", secret().expose());
+    let bearer = secret().expose().to_owned();
     let asked = UnvalidatedRequest::from_query(endpoint, query, "").unwrap();
     answers
         .serve(&caller(&bearer), Some(&asked), Acceptable::JSON)
@@ -229,7 +233,8 @@ async fn a_miss_read_with_the_count_is_computed_and_stored() {
     ledger.expect_count().returning(|_, _, _| found(1, None));
     let stored = Arc::new(Mutex::new(Vec::new()));
     let mut cache = MockResponseCache::new();
-    // UnvalidatedRequest again only after taking the lock, in case another replica stored it meanwhile.
+    // UnvalidatedRequest again only after taking the lock, in case another replica stored it
+    // meanwhile.
     cache.expect_get().times(1).returning(|_| None);
     cache.expect_try_lock().times(1).returning(|_, _| true);
     cache.expect_unlock().times(1).return_const(());
@@ -450,7 +455,7 @@ async fn a_csv_answer_is_an_entry_of_its_own_with_its_own_validator_and_file_nam
     cache
         .expect_put()
         .returning(move |key, bytes, _| log.lock().unwrap().push((key.to_owned(), bytes)));
-    let bearer = format!("Bearer {}", secret().expose());
+    let bearer = secret().expose().to_owned();
     let served = answers(portal("operators", &reads), ledger, cache)
         .serve(
             &caller(&bearer),
@@ -493,7 +498,7 @@ async fn an_accept_excluding_json_is_a_406_after_admission_and_parameters_withou
         ledger,
         MockResponseCache::new(),
     );
-    let bearer = format!("Bearer {}", secret().expose());
+    let bearer = secret().expose().to_owned();
     let asked = UnvalidatedRequest::from_query(Endpoint::KpiMonths, "", "").unwrap();
     let served = answers
         .serve(&caller(&bearer), Some(&asked), Acceptable::CSV_ONLY)
@@ -545,7 +550,7 @@ async fn a_key_the_key_cache_knows_gets_its_cached_answer_and_a_miss_is_computed
             Computing::default(),
         )
     };
-    let bearer = format!("Bearer {}", secret().expose());
+    let bearer = secret().expose().to_owned();
     let asked = UnvalidatedRequest::Operators;
     let caller = caller(&bearer);
     let hit = || {
@@ -676,10 +681,9 @@ async fn with_the_portal_database_down_a_key_seen_before_gets_its_cached_answers
         matches!(uncached.answer, Err(DomainError::StoreUnavailable(_))),
         "{uncached:?}"
     );
-    let never_seen = format!(
-        "Bearer {}",
-        ApiKeySecret::from_random_bytes(&[8; 32]).expose()
-    );
+    let never_seen = ApiKeySecret::from_random_bytes(&[8; 32])
+        .expose()
+        .to_owned();
     let asked = UnvalidatedRequest::from_query(Endpoint::Operators, "", "").unwrap();
     let unchecked = answers
         .serve(&caller(&never_seen), Some(&asked), Acceptable::JSON)

@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 use super::feed::LiveFeed;
 use super::frame::Frame;
 
-/// How often a stream sends a comment, events or not (§12.6 asks for one at least every 15 s).
+/// How often a stream sends a comment, events or not (docs/behaviour.md, "The stream": one at least
+/// every 15 s).
 pub const HEARTBEAT: Duration = Duration::from_secs(10);
 /// How often the open streams' keys are read again from the key store itself (not the key
 /// cache): with the read, a revoked or expired key's streams end within 10 s.

@@ -1,5 +1,6 @@
-//! The contract's optional `GET {base}/live` on the wire (decisions §12.6), both sides: the
-//! answer the adapter reads into the domain's [`LiveSnapshot`], and the answer the sim writes.
+//! The contract's optional `GET {base}/live` on the wire (docs/call-platform.md, "What is happening
+//! now"), both sides: the answer the adapter reads into the domain's [`LiveSnapshot`], and the
+//! answer the sim writes.
 //!
 //! ```text
 //! 200 {"as_of": "2026-11-21T09:15:22+05:00",

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use super::*;
-use crate::access::{ApiKeySecret, KeyHeader, Unauthorized};
+use crate::access::{ApiKeySecret, PresentedKey, RequestOrigin, Unauthorized};
 use crate::calendar::Day;
 use crate::limits::OverBudget;
 use crate::model::{
@@ -29,8 +29,9 @@ fn secret() -> ApiKeySecret {
     ApiKeySecret::from_random_bytes(&[7; 32])
 }
 
+/// The plaintext of the key [`key`] stores, as a request presents it.
 fn bearer() -> String {
-    format!("Bearer {}", secret().expose())
+    secret().expose().to_owned()
 }
 
 fn key(scopes: &str) -> ApiKeyRecord {
@@ -142,11 +143,16 @@ fn gatekeeper(store: MockKeyStore, quota: MockQuotaCounter) -> Gatekeeper {
     )
 }
 
-fn caller(authorization: Option<&str>) -> Caller<'_> {
+/// The web layer's words for a request without a key.
+const NO_KEY: Unauthorized = Unauthorized::NotPresented("no key");
+
+/// A caller presenting `key` (the plaintext), or none.
+fn caller(key: Option<&str>) -> Caller<'_> {
     Caller {
-        authorization: authorization.into(),
-        x_api_key: KeyHeader::Absent,
-        origin: None,
+        key: key.map_or(Err(NO_KEY), |raw| {
+            PresentedKey::parse(raw).ok_or(Unauthorized::Invalid)
+        }),
+        origin: RequestOrigin::Absent,
         client_ip: IP,
     }
 }
@@ -210,7 +216,7 @@ async fn a_key_is_identified_then_counted_with_its_cached_answer_read_on_the_sam
     );
     // Not from an Origin the key is not pinned to.
     let elsewhere = Caller {
-        origin: Some("https://elsewhere.example"),
+        origin: RequestOrigin::Host("elsewhere.example"),
         ..caller(Some(&bearer))
     };
     let mut peeks = MockQuotaCounter::new();
@@ -240,30 +246,13 @@ async fn a_key_is_identified_then_counted_with_its_cached_answer_read_on_the_sam
     assert!(matches!(over.verdict, Err(DomainError::RateLimited(_))));
     assert_eq!((over.quota.remaining, over.cached), (0, None));
     // Another key: the store finds nothing, and the client's quota counts it.
-    let other = format!(
-        "Bearer {}",
-        ApiKeySecret::from_random_bytes(&[8; 32]).expose()
-    );
+    let other = ApiKeySecret::from_random_bytes(&[8; 32])
+        .expose()
+        .to_owned();
     let refused = access.identify(&caller(Some(&other))).await.unwrap_err();
     assert_eq!(
         refused.error,
         DomainError::Unauthorized(Unauthorized::Invalid)
-    );
-}
-
-#[tokio::test]
-async fn admit_reads_the_x_api_key_header_too() {
-    let (access, _) = access_with(Some(key("calls")), 1);
-    let raw = secret().expose().to_owned();
-    let caller = Caller {
-        x_api_key: KeyHeader::Once(&raw),
-        ..caller(None)
-    };
-    assert!(
-        admit(&access, &caller, Endpoint::CallsAgents)
-            .await
-            .key
-            .is_ok()
     );
 }
 
@@ -280,10 +269,7 @@ async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup
         .return_const(1_u64);
     let access = gatekeeper(store, quota);
     let admission = admit(&access, &caller(None), Endpoint::Ping).await;
-    assert_eq!(
-        admission.key,
-        Err(DomainError::Unauthorized(Unauthorized::Missing))
-    );
+    assert_eq!(admission.key, Err(DomainError::Unauthorized(NO_KEY)));
     assert_eq!((admission.quota.limit, admission.quota.remaining), (60, 59));
 }
 
@@ -326,53 +312,6 @@ async fn unknown_revoked_and_expired_keys_are_401() {
 }
 
 #[tokio::test]
-async fn conflicting_headers_are_401() {
-    let (access, _) = access_with(Some(key("calls")), 1);
-    let auth = bearer();
-    let other = ApiKeySecret::from_random_bytes(&[8; 32])
-        .expose()
-        .to_owned();
-    let caller = Caller {
-        x_api_key: KeyHeader::Once(&other),
-        ..caller(Some(&auth))
-    };
-    assert_eq!(
-        admit(&access, &caller, Endpoint::Ping).await.key,
-        Err(Unauthorized::Conflicting.into())
-    );
-}
-
-#[tokio::test]
-async fn a_key_header_sent_twice_is_401_even_with_the_same_valid_key() {
-    let (access, seen) = access_with(Some(key("calls")), 1);
-    let raw = secret().expose().to_owned();
-    let repeated = [
-        Caller {
-            x_api_key: KeyHeader::Repeated,
-            ..caller(None)
-        },
-        Caller {
-            authorization: KeyHeader::Repeated,
-            x_api_key: KeyHeader::Once(&raw),
-            ..caller(None)
-        },
-    ];
-    for (caller, name) in repeated.iter().zip(["X-API-Key", "Authorization"]) {
-        assert_eq!(
-            admit(&access, caller, Endpoint::Ping).await.key,
-            Err(Unauthorized::Repeated(name).into())
-        );
-    }
-    assert!(
-        seen.lock()
-            .unwrap()
-            .iter()
-            .all(|name| !name.starts_with("key:")),
-        "no key's quota spent"
-    );
-}
-
-#[tokio::test]
 async fn anonymous_quota_turns_401_into_429_once_exceeded() {
     let (access, _) = access_with(None, 61);
     let admission = admit(&access, &caller(None), Endpoint::Ping).await;
@@ -400,7 +339,7 @@ fn access_that_must_not_count(key_count: u64) -> Gatekeeper {
 async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_the_keys() {
     let auth = bearer();
     let evil = Caller {
-        origin: Some("https://evil.example"),
+        origin: RequestOrigin::Host("evil.example"),
         ..caller(Some(&auth))
     };
     for (key_count, remaining) in [(0_u64, 5_u32), (3, 2), (5, 0), (9, 0)] {
@@ -441,7 +380,7 @@ async fn a_valid_key_refused_for_its_origin_counts_against_no_quota_and_reports_
 async fn a_pinned_key_from_its_own_domain_is_counted_and_limited_as_usual() {
     let auth = bearer();
     let own = Caller {
-        origin: Some("https://dash.example.uz"),
+        origin: RequestOrigin::Host("dash.example.uz"),
         ..caller(Some(&auth))
     };
     let (access, seen) = access_with(Some(key("calls")), 1);
@@ -457,41 +396,6 @@ async fn a_pinned_key_from_its_own_domain_is_counted_and_limited_as_usual() {
         admit(&access, &own, Endpoint::CallsSummary).await.key,
         Err(DomainError::RateLimited(q)) if q.limit == 5
     ));
-}
-
-#[tokio::test]
-async fn a_basic_authorization_beside_a_valid_x_api_key_is_ignored() {
-    let (access, seen) = access_with(Some(key("calls")), 1);
-    let raw = secret().expose().to_owned();
-    for authorization in [
-        "Basic Z2F0ZXdheTpzZWNyZXQ=",
-        "Digest username=\"gw\"",
-        "basic",
-    ] {
-        let caller = Caller {
-            x_api_key: KeyHeader::Once(&raw),
-            ..caller(Some(authorization))
-        };
-        let admission = admit(&access, &caller, Endpoint::CallsSummary).await;
-        assert_eq!(admission.key.map(|key| key.id), Ok(42), "{authorization}");
-    }
-    let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 3);
-    assert!(
-        seen.iter().all(|name| name.starts_with("key:42:")),
-        "counted against the key's quota: {seen:?}"
-    );
-    // Without X-API-Key a Basic header is still a malformed credential.
-    assert_eq!(
-        admit(
-            &access,
-            &caller(Some("Basic Z2F0ZXdheTpzZWNyZXQ=")),
-            Endpoint::Ping
-        )
-        .await
-        .key,
-        Err(Unauthorized::MalformedAuthorization.into())
-    );
 }
 
 #[tokio::test]
@@ -774,19 +678,18 @@ fn the_small_group_bound_keys_aggregate_kpi_bodies_apart_and_leaves_other_keys_a
         shift: None,
         view: KpiView::Aggregate,
     };
-    let json = Representation::Json;
     assert_eq!(
-        default.cache_key(&aggregate, json),
+        default.cache_key(&aggregate),
         aggregate.cache_key(),
         "the default bound hides nothing: the key the specification's answer always had"
     );
     assert_eq!(
-        five.cache_key(&aggregate, json),
+        five.cache_key(&aggregate),
         "v1/kpi/2026-11?granularity=aggregate&min_rows=5"
     );
     assert_ne!(
-        with_bound(6).cache_key(&aggregate, json),
-        five.cache_key(&aggregate, json)
+        with_bound(6).cache_key(&aggregate),
+        five.cache_key(&aggregate)
     );
     let detail = ApiRequest::KpiMonth {
         month: month("2026-11"),
@@ -795,7 +698,7 @@ fn the_small_group_bound_keys_aggregate_kpi_bodies_apart_and_leaves_other_keys_a
     };
     let operators = request(Endpoint::Operators, "", "");
     for other in [detail, operators] {
-        assert_eq!(five.cache_key(&other, json), other.cache_key());
+        assert_eq!(five.cache_key(&other), other.cache_key());
     }
 }
 

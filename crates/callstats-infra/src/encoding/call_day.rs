@@ -1,15 +1,16 @@
 //! The compact, versioned encoding of a held [`CallDay`], shared by every tier that stores days
 //! outside the process (Redis, the database's `call_days` table): a version byte and the day in
-//! postcard (varints: about 15 bytes a call without a wait, 24 with one and a queue; 120 KB for
-//! a 5,000-call weekday whose calls all waited in a queue). Bytes that are not this version, do
-//! not decode, or hold another day read as `None`: a miss, never an error.
+//! postcard, whose varints keep a call to a few bytes (docs/operations.md, "Sizing", has the
+//! sizes). Bytes that are not this version, do not decode, or hold another day read as `None`:
+//! a miss, never an error.
 
+use callstats_domain::calendar::Day;
+use callstats_domain::call_day::{CallDay, DayCall};
+use callstats_domain::identifiers::{AgentNumber, QueueName};
+use callstats_domain::params::Direction;
 use serde::{Deserialize, Serialize};
 
-use crate::calendar::Day;
-use crate::call_day::{CallDay, DayCall, Held};
-use crate::model::{AgentNumber, QueueName};
-use crate::params::Direction;
+use super::{held_byte, held_of};
 
 /// The entry format; an entry of any other version is a miss. 2: the fetch time in
 /// milliseconds and whether the day was settled. 3: each call's wait and queue, and the day's
@@ -102,25 +103,6 @@ pub fn decode(bytes: &[u8], day: Day) -> Option<CallDay> {
     CallDay::from_parts(day, stored.fetched_at_ms, held, agents, queues, calls).ok()
 }
 
-/// How an entry writes whether a day is final: 0 settled, 1 provisional, 2 not begun.
-pub(crate) const fn held_byte(held: Held) -> u8 {
-    match held {
-        Held::Settled => 0,
-        Held::Provisional => 1,
-        Held::NotBegun => 2,
-    }
-}
-
-/// [`held_byte`] read back; `None` for a byte no version writes.
-pub(crate) const fn held_of(byte: u8) -> Option<Held> {
-    match byte {
-        0 => Some(Held::Settled),
-        1 => Some(Held::Provisional),
-        2 => Some(Held::NotBegun),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(
@@ -129,9 +111,11 @@ mod tests {
         reason = "tests: a panic is a failed test"
     )]
 
+    use callstats_domain::call_day::Held;
+    use callstats_domain::model::CallRecord;
+    use callstats_domain::tz;
+
     use super::*;
-    use crate::model::CallRecord;
-    use crate::tz;
 
     fn day(raw: &str) -> Day {
         Day::parse(raw).unwrap()

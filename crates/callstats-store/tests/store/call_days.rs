@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use callstats_domain::call_day::{CallDay, Held, HeldDay as _};
-use callstats_domain::call_day_encoding::VERSION;
 use callstats_domain::model::{AgentNumber, CallRecord, QueueName};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayArchive;
 use callstats_domain::rollup::DayRollup;
 use callstats_domain::tz;
+use callstats_infra::encoding::call_day::VERSION;
 use callstats_store::StoredCallDays;
 use callstats_store::backend_tests;
 use callstats_store::config::Access;

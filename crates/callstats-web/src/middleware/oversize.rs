@@ -6,7 +6,7 @@
 use actix_web::dev::ServiceRequest;
 use actix_web::http::header::CONTENT_LENGTH;
 use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
-use callstats_domain::representation::Acceptable;
+use callstats_application::representation::Acceptable;
 
 use crate::caller::caller;
 use crate::document::{count_document_request, keyless};

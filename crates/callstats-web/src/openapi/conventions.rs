@@ -2,7 +2,7 @@
 //! answers, and the HTTP conventions' headers (docs/behaviour.md).
 
 use callstats_application::csv_answer::csv_table;
-use callstats_domain::representation::{CSV_MEDIA_TYPE, EVENT_STREAM_MEDIA_TYPE};
+use callstats_application::representation::{self, CSV_MEDIA_TYPE, EVENT_STREAM_MEDIA_TYPE};
 use callstats_domain::request::Endpoint;
 use serde_json::Value;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
@@ -97,7 +97,13 @@ fn event_stream_schema() -> Schema {
     ObjectBuilder::new()
         .schema_type(Type::String)
         .description(Some(
-            "Server-Sent Events (text/event-stream, UTF-8): `retry: 5000` first; then events, each              an `id:` line (the poll's instant in milliseconds, growing), an `event:` line and one              `data:` line, ended by a blank line; and a comment `: keep-alive` every 10 s. Event              `live`: `data` is one `LiveResponse` (#/components/schemas/LiveResponse) as JSON,              sent at once and whenever the figures change. Event `unavailable`: `data` is an              `ErrorBody` (#/components/schemas/ErrorBody), sent once when the figures can no              longer be had; a `live` event follows when they can.",
+            "Server-Sent Events (text/event-stream, UTF-8): `retry: 5000` first; then events, \
+             each an `id:` line (the poll's instant in milliseconds, growing), an `event:` line \
+             and one `data:` line, ended by a blank line; and a comment `: keep-alive` every 10 \
+             s. Event `live`: `data` is one `LiveResponse` (#/components/schemas/LiveResponse) as \
+             JSON, sent at once and whenever the figures change. Event `unavailable`: `data` is \
+             an `ErrorBody` (#/components/schemas/ErrorBody), sent once when the figures can no \
+             longer be had; a `live` event follows when they can.",
         ))
         .examples([Value::from(
             "retry: 5000\n\nid: 1795241700000\nevent: live\ndata: {\"as_of\":\"2026-11-21T06:15:00.000Z\",\"timezone\":\"+05:00\",…}\n\n: keep-alive\n\n",
@@ -110,8 +116,8 @@ const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality a
 /// The `text/csv` content of a CSV endpoint's 200: its columns, and an example made from the
 /// JSON example's first rows by the service's own CSV writer.
 fn csv_content(endpoint: Endpoint, examples: &[(&str, Value)]) -> Option<Content> {
-    let columns = endpoint.csv_columns()?;
-    let field = endpoint.csv_rows_field()?;
+    let columns = representation::csv_columns(endpoint)?;
+    let field = representation::csv_rows_field(endpoint)?;
     let rows: Vec<Value> = examples
         .first()
         .and_then(|(_, example)| example.get(field)?.as_array().cloned())

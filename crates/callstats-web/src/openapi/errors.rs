@@ -1,9 +1,10 @@
 //! The error answers of each operation: their descriptions and examples, the service's own
 //! messages (made by the domain's errors) and those the reverse proxy answers itself.
 
+use callstats_application::representation::{self, LIVE_REPRESENTATIONS};
 use callstats_domain::DomainError;
 use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
-use callstats_domain::calendar::Day;
+use callstats_domain::calendar::{DATE_FORM, Day};
 use callstats_domain::error::{
     BODY_TOO_LARGE_RETRY_AFTER_SECS, RATE_LIMITED_RETRY_AFTER_SECS, STORE_RETRY_AFTER_SECS,
     STREAMS_RETRY_AFTER_SECS, UPSTREAM_RETRY_AFTER_SECS,
@@ -12,18 +13,16 @@ use callstats_domain::limits::{
     DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
 };
 use callstats_domain::live::LiveError;
-use callstats_domain::params::{PeriodQuery, SummaryQuery};
-use callstats_domain::representation::LIVE_REPRESENTATIONS;
+use callstats_domain::params::{Param, ParamError, PeriodQuery, SummaryQuery};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::Scope;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Response, ResponseBuilder};
 
 use super::examples::set_examples;
 use crate::middleware::Oversize;
 use crate::problem::{ErrorBody, PROBLEM_JSON, Problem, ProblemDetails};
-use actix_web::http::StatusCode;
 
 pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Response {
     let quota = QuotaStatus::after(
@@ -31,92 +30,70 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         121,
         &QuotaBucket::new(&QuotaSubject::Key(1), time::OffsetDateTime::UNIX_EPOCH),
     );
-    let message = |err: DomainError| json!({ "error": err.to_string() });
     let scope = endpoint
         .and_then(Endpoint::required_scope)
         .unwrap_or(Scope::Calls);
-    let takes_parameters = !matches!(
-        endpoint,
-        None | Some(
-            Endpoint::Ping | Endpoint::CallsLive | Endpoint::KpiMonths | Endpoint::Operators
-        )
-    );
     let live = endpoint == Some(Endpoint::CallsLive);
-    let calls = matches!(
-        endpoint,
-        Some(
-            Endpoint::CallsSummary
-                | Endpoint::CallsAgents
-                | Endpoint::CallsQueues
-                | Endpoint::CallsIntervals
-                | Endpoint::CallsTrend
-        )
-    );
-    let (description, examples): (&str, Vec<(&str, Value)>) = match status {
+    let (takes_parameters, calls) = endpoint.map_or((false, false), its_inputs);
+    let (description, examples): (&str, Vec<(&str, Example)>) = match status {
         400 if calls => (
             "A parameter is missing or malformed (the message names it, the expected form and the value received), or the period (after the 31-day clamp, 7 days on /calls/intervals, 366 on /calls/trend) starts before the history horizon (the message names the earliest start allowed), or so does the earlier period of `compare`; or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
             vec![
-                (
-                    "bad parameter",
-                    json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
-                ),
-                ("before the horizon", message(before_horizon())),
-                ("malformed head", json!({ "error": PROXY_MALFORMED })),
+                ("bad parameter", Example::Service(bad_start())),
+                ("before the horizon", Example::Service(before_horizon())),
+                ("malformed head", Example::Proxy(PROXY_MALFORMED)),
             ],
         ),
         400 if takes_parameters => (
             "A parameter is missing or malformed (the message names it, the expected form and the value received); or, from the reverse proxy before a request exists, a malformed request head (without the rate-limit and cache headers; the connection is closed).",
             vec![
-                (
-                    "bad parameter",
-                    json!({ "error": "invalid query parameter 'start' \"2026-02-30\": expected a calendar date YYYY-MM-DD" }),
-                ),
-                ("malformed head", json!({ "error": PROXY_MALFORMED })),
+                ("bad parameter", Example::Service(bad_start())),
+                ("malformed head", Example::Proxy(PROXY_MALFORMED)),
             ],
         ),
         400 => (
             "A malformed request head, answered by the reverse proxy before a request exists: without the rate-limit and cache headers; the connection is closed.",
-            vec![("malformed head", json!({ "error": PROXY_MALFORMED }))],
+            vec![("malformed head", Example::Proxy(PROXY_MALFORMED))],
         ),
         401 => (
             "The key is missing, malformed, unknown, revoked or expired, or the two key headers disagree.",
             vec![
-                ("missing key", message(Unauthorized::Missing.into())),
-                ("expired key", message(Unauthorized::Expired.into())),
+                (
+                    "missing key",
+                    Example::Service(Unauthorized::NotPresented(crate::caller::MISSING_KEY).into()),
+                ),
+                (
+                    "expired key",
+                    Example::Service(Unauthorized::Expired.into()),
+                ),
             ],
         ),
         403 => (
             "The key is pinned to another domain than the request's Origin, or lacks the endpoint's scope (then `required_scope` names it).",
             vec![
-                ("origin", message(DomainError::OriginNotAllowed)),
-                (
-                    "scope",
-                    json!({
-                        "error": DomainError::MissingScope(scope).to_string(),
-                        "required_scope": scope,
-                    }),
-                ),
+                ("origin", Example::Service(DomainError::OriginNotAllowed)),
+                ("scope", Example::Service(DomainError::MissingScope(scope))),
             ],
         ),
         404 if endpoint.is_none() => (
             "No such problem type.",
             vec![(
                 "unknown",
-                message(DomainError::NotFound("no such problem type: nope".into())),
+                Example::Service(DomainError::NotFound("no such problem type: nope".into())),
             )],
         ),
         404 if live => (
             "The call platform reports no live figures (its `/live` answers 404).",
             vec![(
                 "not reported",
-                message(DomainError::NotFound(LiveError::NotReported.to_string())),
+                Example::Service(DomainError::NotFound(LiveError::NotReported.to_string())),
             )],
         ),
         404 => (
             "No published KPI sheet for the month, or none of the requested shift (the message lists the shifts that exist).",
             vec![(
                 "no sheet",
-                message(DomainError::NotFound(
+                Example::Service(DomainError::NotFound(
                     "no published KPI sheet for 2026-08".into(),
                 )),
             )],
@@ -125,8 +102,8 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             "The request's `Accept` excludes every representation the endpoint has (JSON, and CSV on the endpoints with CSV), checked after the parameters; `error` names them. Never problem details: an `Accept` that names `application/problem+json` accepts JSON.",
             vec![(
                 "not acceptable",
-                message(DomainError::NotAcceptable {
-                    representations: if endpoint.is_some_and(Endpoint::has_csv) {
+                Example::Service(DomainError::NotAcceptable {
+                    representations: if endpoint.is_some_and(representation::has_csv) {
                         "application/json, text/csv"
                     } else if live {
                         LIVE_REPRESENTATIONS
@@ -139,114 +116,120 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
         413 => (
             "A declared request body over 64 KiB; a GET needs none. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
             vec![
-                ("body", json!({ "error": Oversize::Body.message() })),
-                ("from the proxy", json!({ "error": PROXY_BODY })),
+                ("body", Example::Oversize(Oversize::Body)),
+                ("from the proxy", Example::Proxy(PROXY_BODY)),
             ],
         ),
         414 => (
             "A request target (path and query) over 8 KiB. Answered by the reverse proxy (without the rate-limit and cache headers), or by the service after admission.",
             vec![
-                ("target", json!({ "error": Oversize::Target.message() })),
-                ("from the proxy", json!({ "error": PROXY_TARGET })),
+                ("target", Example::Oversize(Oversize::Target)),
+                ("from the proxy", Example::Proxy(PROXY_TARGET)),
             ],
         ),
         431 => (
             "Request headers over 16 KiB in all (names and values), answered after admission; or a header field over 8 KiB, answered by the reverse proxy before a request exists (without the rate-limit and cache headers; the connection is closed).",
             vec![
-                ("headers", json!({ "error": Oversize::Headers.message() })),
-                ("from the proxy", json!({ "error": PROXY_HEAD })),
+                ("headers", Example::Oversize(Oversize::Headers)),
+                ("from the proxy", Example::Proxy(PROXY_HEAD)),
             ],
         ),
         429 if calls => (
             "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched). Retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
             vec![
-                ("over quota", message(DomainError::RateLimited(quota))),
-                ("over the day budget", message(over_budget())),
-                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+                (
+                    "over quota",
+                    Example::Service(DomainError::RateLimited(quota)),
+                ),
+                ("over the day budget", Example::Service(over_budget())),
+                ("from the proxy", Example::Proxy(PROXY_CONNECTIONS)),
             ],
         ),
         429 if live => (
             "Over the per-minute quota (retry after the window resets); or, asking for the stream, the key holds as many open streams as it may across the deployment (`CALLSTATS_LIVE_STREAMS_PER_KEY`). Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
             vec![
-                ("over quota", message(DomainError::RateLimited(quota))),
+                (
+                    "over quota",
+                    Example::Service(DomainError::RateLimited(quota)),
+                ),
                 (
                     "too many streams",
-                    message(DomainError::TooManyStreams { limit: 4 }),
+                    Example::Service(DomainError::TooManyStreams { limit: 4 }),
                 ),
-                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+                ("from the proxy", Example::Proxy(PROXY_CONNECTIONS)),
             ],
         ),
         429 => (
             "Over the per-minute quota; retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
             vec![
-                ("over quota", message(DomainError::RateLimited(quota))),
-                ("from the proxy", json!({ "error": PROXY_CONNECTIONS })),
+                (
+                    "over quota",
+                    Example::Service(DomainError::RateLimited(quota)),
+                ),
+                ("from the proxy", Example::Proxy(PROXY_CONNECTIONS)),
             ],
         ),
         503 if calls => (
             "The upstream call platform or the portal database is unavailable; or the call platform is busy: the request's days cannot arrive before the fetch deadline, so it is answered at once with `Retry-After` (they stay queued, and asking again then finds them held); or the answer would be larger than the body bound (16 MiB by default); or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
-                ("upstream", message(upstream_unavailable())),
+                ("upstream", Example::Service(upstream_unavailable())),
                 (
                     "busy",
-                    message(DomainError::UpstreamBusy {
+                    Example::Service(DomainError::UpstreamBusy {
                         retry_after_secs: 7,
                     }),
                 ),
-                ("database", message(store_unavailable())),
+                ("database", Example::Service(store_unavailable())),
                 (
                     "too large",
-                    message(DomainError::BodyTooLarge {
+                    Example::Service(DomainError::BodyTooLarge {
                         limit_bytes: 16 << 20,
                     }),
                 ),
-                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+                ("from the proxy", Example::Proxy(PROXY_NO_REPLICA)),
             ],
         ),
         503 if live => (
             "The call platform cannot be asked for its live figures (down, failing, too slow, or an answer that breaks the contract): live figures are never served stale; or the portal database is unavailable and no roster was read before; or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
-                ("upstream", message(upstream_unavailable())),
-                ("database", message(store_unavailable())),
-                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+                ("upstream", Example::Service(upstream_unavailable())),
+                ("database", Example::Service(store_unavailable())),
+                ("from the proxy", Example::Proxy(PROXY_NO_REPLICA)),
             ],
         ),
         503 if endpoint.is_some() => (
             "The portal database is unavailable; or, from the reverse proxy, no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
             vec![
-                ("database", message(store_unavailable())),
-                ("from the proxy", json!({ "error": PROXY_NO_REPLICA })),
+                ("database", Example::Service(store_unavailable())),
+                ("from the proxy", Example::Proxy(PROXY_NO_REPLICA)),
             ],
         ),
         503 => (
             "From the reverse proxy: no replica could be reached (with `Retry-After: 5`, without the rate-limit and cache headers).",
-            vec![("from the proxy", json!({ "error": PROXY_NO_REPLICA }))],
+            vec![("from the proxy", Example::Proxy(PROXY_NO_REPLICA))],
         ),
         _ => (
             "An unexpected failure; the cause is logged with the request id.",
-            vec![("internal", json!({ "error": "internal server error" }))],
+            vec![(
+                "internal",
+                Example::Service(DomainError::Internal("a bug".into())),
+            )],
         ),
     };
-    // The same errors as problem details.
-    let problems: Vec<(&str, Value)> = examples
-        .iter()
+    // Each example as `{error}` and as problem details, its problem type as the service gives it.
+    let (bodies, problems): (Vec<Named<'_>>, Vec<Named<'_>>) = examples
+        .into_iter()
         .filter_map(|(name, example)| {
-            let error = example.get("error")?.as_str()?.to_owned();
-            let problem = problem_of_example(status, name, &error)?;
-            let body = ErrorBody {
-                error,
-                required_scope: (problem == Problem::MissingScope).then_some(scope),
-            };
-            Some((
-                *name,
-                serde_json::to_value(ProblemDetails::new(problem, body)).ok()?,
-            ))
+            let (problem, body) = example.answer()?;
+            let plain = serde_json::to_value(&body).ok()?;
+            let details = serde_json::to_value(ProblemDetails::new(problem, body)).ok()?;
+            Some(((name, plain), (name, details)))
         })
-        .collect();
+        .unzip();
     let mut content = ContentBuilder::new()
         .schema(Some(Ref::from_schema_name("ErrorBody")))
         .build();
-    set_examples(&mut content, examples);
+    set_examples(&mut content, bodies);
     let mut problem_content = ContentBuilder::new()
         .schema(Some(Ref::from_schema_name("ProblemDetails")))
         .build();
@@ -320,22 +303,56 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
     response
 }
 
-/// The problem type of the error example `name` of a `status` answer, whose message is
-/// `error`.
-fn problem_of_example(status: u16, name: &str, error: &str) -> Option<Problem> {
-    if let Some((_, problem)) = PROXY_ERRORS.iter().find(|(message, _)| *message == error) {
-        return Some(*problem);
+/// Whether `endpoint` takes query parameters, and whether it reads call records over a period.
+const fn its_inputs(endpoint: Endpoint) -> (bool, bool) {
+    match endpoint {
+        Endpoint::CallsSummary
+        | Endpoint::CallsAgents
+        | Endpoint::CallsQueues
+        | Endpoint::CallsIntervals
+        | Endpoint::CallsTrend => (true, true),
+        Endpoint::KpiMonth | Endpoint::Schedule | Endpoint::ScriptsStats => (true, false),
+        Endpoint::Ping | Endpoint::CallsLive | Endpoint::KpiMonths | Endpoint::Operators => {
+            (false, false)
+        }
     }
-    Some(match name {
-        "origin" => Problem::OriginNotAllowed,
-        "scope" => Problem::MissingScope,
-        "over the day budget" => Problem::DayBudgetExceeded,
-        "too many streams" => Problem::TooManyStreams,
-        "upstream" => Problem::UpstreamUnavailable,
-        "busy" => Problem::UpstreamBusy,
-        "database" => Problem::StoreUnavailable,
-        "too large" => Problem::AnswerTooLarge,
-        _ => Problem::of_status(StatusCode::from_u16(status).ok()?),
+}
+
+/// An example under its name.
+type Named<'a> = (&'a str, Value);
+
+/// One error example of the document.
+enum Example {
+    /// An error of the service: its body and problem type are what the service answers for it.
+    Service(DomainError),
+    /// A request over one of the bounds the middleware holds.
+    Oversize(Oversize),
+    /// A message the shipped reverse proxy answers itself (one of [`PROXY_ERRORS`]).
+    Proxy(&'static str),
+}
+
+impl Example {
+    /// The problem type and the `{error}` body of the example.
+    fn answer(self) -> Option<(Problem, ErrorBody)> {
+        match self {
+            Self::Service(err) => Some((Problem::of(&err), ErrorBody::from(&err))),
+            Self::Oversize(oversize) => {
+                Some((oversize.problem(), ErrorBody::new(oversize.message())))
+            }
+            Self::Proxy(message) => PROXY_ERRORS
+                .iter()
+                .find(|(proxy, _)| *proxy == message)
+                .map(|(_, problem)| (*problem, ErrorBody::new(message))),
+        }
+    }
+}
+
+/// The 400 of a date that is not one.
+fn bad_start() -> DomainError {
+    DomainError::BadRequest(ParamError::Invalid {
+        param: Param::query("start"),
+        value: "2026-02-30".into(),
+        expected: DATE_FORM,
     })
 }
 

@@ -1,4 +1,5 @@
-//! /calls/live (decisions §12.6): the JSON answer, its lifetime and errors, and the stream.
+//! /calls/live (docs/behaviour.md, "Live"): the JSON answer, its lifetime and errors, and the
+//! stream.
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;

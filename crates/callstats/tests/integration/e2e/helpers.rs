@@ -8,11 +8,11 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use callstats::app::{Assembly, Upstream};
 use callstats::commands::keys::issue;
-use callstats_application::SystemClock;
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::scope::ScopeSet;
 use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_domain::testing::TestClock;
+use callstats_infra::clock::SystemClock;
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 use callstats_store::Store;
 use callstats_store::config::Access;
@@ -122,7 +122,8 @@ impl Answer {
             .to_owned()
     }
 
-    /// The headers every response carries (docs/behaviour.md, Quota and Cache), whatever its status.
+    /// The headers every response carries (docs/behaviour.md, Quota and Cache), whatever its
+    /// status.
     #[track_caller]
     pub fn assert_common_headers(&self, context: &str) {
         assert_eq!(

@@ -118,7 +118,7 @@ pub fn start_with(store: Store, upstream: Upstream, adjust: impl FnOnce(&mut Ass
         },
         computing: callstats_application::Computing::default(),
         live: callstats_application::live::LiveSettings::default(),
-        clock: Arc::new(callstats_application::SystemClock),
+        clock: Arc::new(callstats_infra::clock::SystemClock),
     };
     adjust(&mut service);
     let (base, handle) = serve(service, 2);

@@ -1,6 +1,6 @@
-//! The upstream record's optional `wait_seconds` and `queue` (decisions §10.1), end to end: an
-//! upstream (wiremock) that sends them, one that sends neither, and records that break them,
-//! through the service assembled as `serve` assembles it.
+//! The upstream record's optional `wait_seconds` and `queue` (docs/call-platform.md, "The upstream
+//! contract"), end to end: an upstream (wiremock) that sends them, one that sends neither, and
+//! records that break them, through the service assembled as `serve` assembles it.
 
 use callstats::app::Upstream;
 use callstats_store::config::Access;

@@ -1,6 +1,6 @@
-//! /calls/live across two replicas sharing Redis (decisions §12.6): one poll of the platform
-//! an interval for the whole deployment, every stream fed, the per-key limit counted across
-//! replicas, and a revoked key's stream ended.
+//! /calls/live across two replicas sharing Redis (docs/behaviour.md, "Live"): one poll of the
+//! platform an interval for the whole deployment, every stream fed, the per-key limit counted
+//! across replicas, and a revoked key's stream ended.
 
 use std::time::{Duration, Instant};
 

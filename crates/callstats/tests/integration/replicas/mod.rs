@@ -80,7 +80,7 @@ impl Replica {
             },
             computing: callstats_application::Computing::default(),
             live: callstats_application::live::LiveSettings::default(),
-            clock: std::sync::Arc::new(callstats_application::SystemClock),
+            clock: std::sync::Arc::new(callstats_infra::clock::SystemClock),
         };
         adjust(&mut service);
         let (base, handle) = serve(service, 1);
