@@ -318,7 +318,7 @@ mod tests {
     }
 
     #[test]
-    fn seven_endpoints_have_csv() {
+    fn the_endpoints_with_csv_are_those_answering_one_table() {
         let with: Vec<_> = Endpoint::ALL
             .into_iter()
             .filter(|e| has_csv(*e))

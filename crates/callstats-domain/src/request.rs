@@ -23,7 +23,7 @@ pub const LIVE_TTL: Duration = Duration::from_secs(5);
 /// Lifetime of cached portal data.
 pub const PORTAL_TTL: Duration = Duration::from_secs(60);
 
-/// The twelve endpoints under `/api/v1`.
+/// The endpoints under `/api/v1`, each once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     Ping,
