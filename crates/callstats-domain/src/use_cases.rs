@@ -21,7 +21,7 @@ use crate::model::{
     OperatorsResponse, QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
     TrendResponse,
 };
-use crate::params::{Direction, RosterFilter, ScriptsLimit, Shift, SlThreshold};
+use crate::params::{RosterFilter, ScriptsLimit, Shift};
 use crate::ports::{
     CallDaySource, Clock, Found, KeyLookup, KeyStore, LiveSource, PortalStore, QuotaCounter,
     RequestLedger,
@@ -615,45 +615,6 @@ impl CallStats {
                 Prepared::ready(Response::Scripts(self.scripts(*limit).await?))
             }
         })
-    }
-
-    /// /calls/summary: the calls of `range` in `direction` (of `queue` only, when given),
-    /// counted per day and hour with the service figures at `sl_threshold`. Reads the days of
-    /// `range` ([`CallDaySource::days`], fetched for `requester`); fails as they do.
-    pub async fn call_summary(
-        &self,
-        range: DateRange,
-        direction: Direction,
-        sl_threshold: SlThreshold,
-        queue: Option<&QueueName>,
-        requester: &Requester,
-    ) -> Result<CallSummary, DomainError> {
-        let days = self.calls.days(range, requester).await?;
-        Ok(stats::call_summary(
-            &range,
-            direction,
-            sl_threshold,
-            queue,
-            &days,
-        ))
-    }
-
-    /// /calls/queues: the service figures of each queue over `range` in `direction`. Reads the
-    /// days of `range` ([`CallDaySource::days`]); fails as they do.
-    pub async fn call_queues(
-        &self,
-        range: DateRange,
-        direction: Direction,
-        sl_threshold: SlThreshold,
-        requester: &Requester,
-    ) -> Result<QueuesResponse, DomainError> {
-        let days = self.calls.days(range, requester).await?;
-        Ok(stats::queues_response(
-            &range,
-            direction,
-            sl_threshold,
-            &days,
-        ))
     }
 
     /// /calls/agents: the leaderboard of `range` (of `queue` only, when given; of the agents

@@ -7,12 +7,12 @@ use time::macros::datetime;
 
 use super::*;
 use crate::access::{ApiKeySecret, PresentedKey, RequestOrigin, Unauthorized};
-use crate::calendar::Day;
+use crate::calendar::{Day, Period};
 use crate::limits::OverBudget;
 use crate::model::{
     AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
 };
-use crate::params::Team;
+use crate::params::{Compare, Direction, Team};
 use crate::ports::{
     CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
     MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
@@ -530,6 +530,15 @@ fn requester() -> Requester {
     Requester::key(42)
 }
 
+/// /calls/summary for `query`, through [`CallStats::answer`] as the service asks for it.
+async fn summary(stats: &CallStats, query: &str) -> Result<CallSummary, DomainError> {
+    let asked = request(Endpoint::CallsSummary, query, "");
+    match stats.answer(&asked, &requester()).await? {
+        Response::CallSummary(summary) => Ok(summary),
+        other => panic!("not a summary: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn summary_asks_for_the_days_of_the_requested_range() {
     let mut call_days = MockCallDaySource::new();
@@ -549,17 +558,80 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
                 )],
             ))
         });
-    let summary = stats(MockPortalStore::new(), call_days)
-        .call_summary(
-            wanted,
-            Direction::Inbound,
-            SlThreshold::DEFAULT,
-            None,
-            &requester(),
-        )
-        .await
-        .unwrap();
+    let summary = summary(
+        &stats(MockPortalStore::new(), call_days),
+        "start=2026-11-01&end=2026-11-01",
+    )
+    .await
+    .unwrap();
     assert_eq!(summary.total_calls, 1);
+}
+
+#[tokio::test]
+async fn a_comparison_reads_the_earlier_period_and_counts_it_as_the_period_itself() {
+    let (asked, earlier) = (
+        range("2026-11-02", "2026-11-03"),
+        range("2026-10-31", "2026-11-01"),
+    );
+    let mut call_days = MockCallDaySource::new();
+    call_days
+        .expect_days()
+        .withf(move |r, _| *r == asked)
+        .times(1)
+        .returning(|r, _| {
+            Ok(days_of(
+                r,
+                &[call(
+                    Direction::Inbound,
+                    Some("101"),
+                    "2026-11-02T10:00:00+05:00",
+                    30.0,
+                )],
+            ))
+        });
+    call_days
+        .expect_days()
+        .withf(move |r, _| *r == earlier)
+        .times(1)
+        .returning(|r, _| {
+            Ok(days_of(
+                r,
+                &[
+                    call(
+                        Direction::Inbound,
+                        Some("101"),
+                        "2026-10-31T09:00:00+05:00",
+                        60.0,
+                    ),
+                    call(Direction::Inbound, None, "2026-11-01T09:00:00+05:00", 0.0),
+                    call(
+                        Direction::Outbound,
+                        Some("101"),
+                        "2026-11-01T09:30:00+05:00",
+                        20.0,
+                    ),
+                ],
+            ))
+        });
+    let summary = summary(
+        &stats(MockPortalStore::new(), call_days),
+        "start=2026-11-02&end=2026-11-03&compare=previous_period",
+    )
+    .await
+    .unwrap();
+    assert_eq!(summary.total_calls, 1);
+    let comparison = summary.comparison.unwrap();
+    assert_eq!(comparison.compare, Compare::PreviousPeriod);
+    assert_eq!(comparison.period, Period::from(&earlier));
+    assert_eq!(
+        (
+            comparison.total_calls,
+            comparison.answered_calls,
+            comparison.unanswered_calls
+        ),
+        (2, 1, 1),
+        "the inbound calls of the earlier period only, as the period's own figures count"
+    );
 }
 
 #[tokio::test]
@@ -568,15 +640,11 @@ async fn upstream_failure_is_503_upstream_unavailable() {
     call_days
         .expect_days()
         .returning(|_, _| Err(UpstreamError::new("HTTP 500").into()));
-    let result = stats(MockPortalStore::new(), call_days)
-        .call_summary(
-            range("2026-11-01", "2026-11-01"),
-            Direction::Inbound,
-            SlThreshold::DEFAULT,
-            None,
-            &requester(),
-        )
-        .await;
+    let result = summary(
+        &stats(MockPortalStore::new(), call_days),
+        "start=2026-11-01&end=2026-11-01",
+    )
+    .await;
     assert_eq!(
         result,
         Err(DomainError::UpstreamUnavailable(UpstreamError::new(
@@ -619,15 +687,11 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
         call_days
             .expect_days()
             .returning(move |_, _| Err(error.clone()));
-        let result = stats(MockPortalStore::new(), call_days)
-            .call_summary(
-                range("2026-11-01", "2026-11-01"),
-                Direction::Inbound,
-                SlThreshold::DEFAULT,
-                None,
-                &requester(),
-            )
-            .await;
+        let result = summary(
+            &stats(MockPortalStore::new(), call_days),
+            "start=2026-11-01&end=2026-11-01",
+        )
+        .await;
         assert_eq!(result, Err(expected));
     }
     assert_eq!(
