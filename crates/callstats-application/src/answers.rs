@@ -9,8 +9,9 @@
 //!   a lock per entry, and the replicas that do not get it wait for its bytes.
 //!
 //! The web layer only turns the HTTP request into a [`Caller`] and an [`UnvalidatedRequest`] (the
-//! endpoint with its typed query, not yet validated), awaits [`Answers::serve`] and writes the
-//! [`Outcome`].
+//! endpoint with its typed query, not yet validated), awaits [`ApiUseCases::serve`] and writes
+//! the [`Outcome`]. It sees the application through [`ApiUseCases`] only, which [`Answers`]
+//! implements, so a handler is tested against a mock of it (`MockApiUseCases`, feature `mock`).
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -38,6 +39,67 @@ use crate::csv_answer::csv_within;
 use crate::live::{LiveStream, LiveStreams};
 use crate::replica_lock::{self, Claim, SharedEntry};
 use crate::single_flight::Flights;
+
+/// What the web layer asks of the application: the port its handlers hold, implemented by
+/// [`Answers`] (each method is the inherent one of that name).
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
+#[async_trait]
+pub trait ApiUseCases: Send + Sync + 'static {
+    /// [`Answers::serve`]: admits a request and answers it.
+    async fn serve<'a>(
+        &self,
+        caller: &Caller<'a>,
+        asked: Option<&'a UnvalidatedRequest>,
+        accept: Acceptable,
+    ) -> Outcome;
+
+    /// [`Answers::open_live`]: admits a request for the live stream and opens it.
+    async fn open_live<'a>(
+        &self,
+        caller: &Caller<'a>,
+    ) -> (
+        QuotaStatus,
+        Option<DayBudgetStatus>,
+        Result<LiveStream, DomainError>,
+    );
+
+    /// [`Answers::count_anonymous`]: a request that needs no key, counted against its address.
+    async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus;
+
+    /// [`Answers::end_live_streams`]: the replica is stopping.
+    fn end_live_streams(&self);
+}
+
+#[async_trait]
+impl ApiUseCases for Answers {
+    async fn serve<'a>(
+        &self,
+        caller: &Caller<'a>,
+        asked: Option<&'a UnvalidatedRequest>,
+        accept: Acceptable,
+    ) -> Outcome {
+        Self::serve(self, caller, asked, accept).await
+    }
+
+    async fn open_live<'a>(
+        &self,
+        caller: &Caller<'a>,
+    ) -> (
+        QuotaStatus,
+        Option<DayBudgetStatus>,
+        Result<LiveStream, DomainError>,
+    ) {
+        Self::open_live(self, caller).await
+    }
+
+    async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus {
+        Self::count_anonymous(self, client_ip).await
+    }
+
+    fn end_live_streams(&self) {
+        Self::end_live_streams(self);
+    }
+}
 
 /// How long one replica may hold the right to compute an entry: past the upstream's whole
 /// deadline, so a slow computation is not duplicated.

@@ -37,7 +37,9 @@ pub mod representation;
 pub mod single_flight;
 pub mod warmer;
 
-pub use answers::{Answer, Answers, Body, CacheStatus, Computing, Outcome};
+#[cfg(any(test, feature = "mock"))]
+pub use answers::MockApiUseCases;
+pub use answers::{Answer, Answers, ApiUseCases, Body, CacheStatus, Computing, Outcome};
 pub use backfill::{Backfill, BackfillSettings};
 pub use cached_answer::{CachedAnswer, ETag};
 pub use call_days::{Backfilled, CallDaySettings, CallDayStore, Warmed};

@@ -33,8 +33,3 @@ pub mod testing;
 pub mod tz;
 
 pub use error::DomainError;
-
-/// docs/testing.md, whose Rust examples run as this crate's doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/testing.md")]
-pub struct TestingGuide;

@@ -30,7 +30,7 @@ pub(crate) async fn count_document_request(
     req: &HttpRequest,
 ) -> Result<QuotaStatus, ApiError> {
     let quota = state
-        .answers
+        .use_cases
         .count_anonymous(client_ip(req, state.trust_proxy))
         .await;
     if quota.exceeded {

@@ -26,7 +26,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
 use bytes::Bytes;
-use callstats_application::{Answers, ETag};
+use callstats_application::{ApiUseCases, ComputePool, ETag};
 use utoipa_actix_web::AppExt as _;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -39,7 +39,8 @@ pub const PREFIX: &str = "/api/v1";
 /// Everything the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
-    answers: Answers,
+    /// The application, as the handlers ask it (a mock of it in handler tests).
+    use_cases: Arc<dyn ApiUseCases>,
     trust_proxy: bool,
     readiness: Arc<ops::Readiness>,
     /// The OpenAPI document as served, and its validator.
@@ -52,14 +53,15 @@ pub struct ApiState {
 }
 
 impl ApiState {
-    /// `trust_proxy`: take the client IP from the first `X-Forwarded-For` hop (only behind a
-    /// proxy that sets it) instead of the peer address.
+    /// `compute`: the pool bodies are compressed on (the application's, which answers are
+    /// computed on). `trust_proxy`: take the client IP from the first `X-Forwarded-For` hop
+    /// (only behind a proxy that sets it) instead of the peer address.
     #[must_use]
-    pub fn new(answers: Answers, trust_proxy: bool) -> Self {
+    pub fn new(use_cases: Arc<dyn ApiUseCases>, compute: ComputePool, trust_proxy: bool) -> Self {
         let document = openapi::document_bytes();
-        let compressed = Arc::new(encoding::Compressed::new(answers.compute_pool().clone()));
+        let compressed = Arc::new(encoding::Compressed::new(compute));
         Self {
-            answers,
+            use_cases,
             trust_proxy,
             readiness: Arc::new(ops::Readiness::new(Vec::new())),
             document_etag: ETag::of(&document),
@@ -183,7 +185,7 @@ impl Application {
     ) -> std::io::Result<Self> {
         let port = listener.local_addr()?.port();
         let workers = settings.worker_count();
-        let answers = state.answers.clone();
+        let use_cases = Arc::clone(&state.use_cases);
         let server = HttpServer::new(move || app(state.clone()))
             .workers(workers)
             .max_connections((settings.max_connections / workers).max(1))
@@ -198,7 +200,7 @@ impl Application {
         let stopping = stop_signal();
         tokio::spawn(async move {
             stopping.await;
-            answers.end_live_streams();
+            use_cases.end_live_streams();
         });
         Ok(Self { port, server })
     }
@@ -238,3 +240,9 @@ fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
         }
     }
 }
+
+/// docs/testing.md, whose Rust examples (the domain's use cases and this crate's handlers,
+/// each against mocks) run as this crate's doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/testing.md")]
+pub struct TestingGuide;

@@ -238,7 +238,7 @@ const RECONNECT_AFTER: Duration = Duration::from_secs(5);
 /// /calls/live as Server-Sent Events.
 async fn live_stream(state: &ApiState, req: &HttpRequest) -> Result<HttpResponse, ApiError> {
     let caller = caller(req, state.trust_proxy);
-    let (quota, days, opened) = state.answers.open_live(&caller).await;
+    let (quota, days, opened) = state.use_cases.open_live(&caller).await;
     let stream = match opened {
         Ok(stream) => stream,
         Err(err) => return Err(ApiError::counted(err, quota).with_days(days)),
@@ -459,7 +459,7 @@ async fn admit_and_answer(
 ) -> Result<HttpResponse, ApiError> {
     let caller = caller(req, state.trust_proxy);
     let outcome = state
-        .answers
+        .use_cases
         .serve(&caller, asked, acceptable(req.headers()))
         .await;
     respond(state, req, outcome).await

@@ -273,7 +273,8 @@ impl Assembly {
         .with_live(Arc::new(live));
         let answers = Answers::new(access, stats, shared.cache, self.computing, self.clock)
             .with_live_streams(streams);
-        Ok(ApiState::new(answers, self.trust_proxy)
+        let compute = answers.compute_pool().clone();
+        Ok(ApiState::new(Arc::new(answers), compute, self.trust_proxy)
             .with_probes(probes)
             .with_memory_bound(memory_bound))
     }

@@ -96,7 +96,7 @@ pub(super) async fn refuse_oversized(req: &HttpRequest, oversize: Oversize) -> H
         }
     } else if path.starts_with(PREFIX) {
         let served = state
-            .answers
+            .use_cases
             .serve(&caller(req, state.trust_proxy), None, Acceptable::JSON)
             .await;
         if let Err(err) = served.answer {

@@ -458,7 +458,8 @@ impl TestApp {
             clock.clone(),
         )
         .with_live_streams(streams);
-        let state = ApiState::new(answers, trust_proxy);
+        let compute = answers.compute_pool().clone();
+        let state = ApiState::new(Arc::new(answers), compute, trust_proxy);
         Self {
             store,
             platform,
