@@ -104,27 +104,9 @@ impl Backfill {
     /// The days it holds now: the horizon's days that have settled, newest first.
     #[must_use]
     pub fn horizon(&self) -> Vec<Day> {
-        let now = self.clock.now();
-        let today = Day::of(now);
-        let Some(earliest) = self.history.earliest(today) else {
-            return Vec::new();
-        };
-        let mut days = Vec::new();
-        let mut day = today;
-        while day >= earliest.day {
-            if self.store.settled_at(day, now.unix_timestamp()) {
-                days.push(day);
-            }
-            match day.plus_days(-1) {
-                Some(before) => day = before,
-                None => break,
-            }
-        }
-        days
+        self.store.settled_history(self.history, self.clock.now())
     }
 
-    /// One pass, when this replica holds the lease; `None` when another replica does, or the
-    /// database could not say which days it holds.
     pub async fn pass(&self) -> Option<Filled> {
         if !self.lease.hold(LEASE_TTL).await {
             return None;

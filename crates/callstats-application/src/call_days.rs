@@ -50,7 +50,9 @@ use callstats_domain::calendar::unix_millis;
 use callstats_domain::calendar::{DateRange, Day, runs};
 use callstats_domain::call_day::{CallDay, Held, HeldDay};
 use callstats_domain::error::{cause_chain, whole_seconds};
-use callstats_domain::limits::{DayBudget, DayBudgetStatus, OverBudget, Requester};
+use callstats_domain::limits::{
+    DayBudget, DayBudgetStatus, HistoryFill, HistoryHorizon, OverBudget, Requester,
+};
 use callstats_domain::ports::{
     CallDayArchive, CallDayCache, CallDaySource, CallDaysError, CallPlatform, Clock, QuotaCounter,
     StoreError, UpstreamError, UpstreamFailure,
@@ -58,6 +60,7 @@ use callstats_domain::ports::{
 use callstats_domain::rollup::DayRollup;
 use callstats_domain::tz;
 use futures::future::try_join_all;
+use time::OffsetDateTime;
 
 use crate::fair_queue::{FairQueue, QueueSettings, Slot, Turn};
 use crate::log_throttle::LogThrottle;
@@ -183,6 +186,9 @@ struct Inner {
     shared: Option<Arc<dyn CallDayCache>>,
     /// The durable tier, when days are persisted.
     archive: OnceLock<Arc<dyn CallDayArchive>>,
+    /// The history horizon the backfill fills into the durable tier, and its day fetches a
+    /// minute, when it runs: a refusal for the day budget then says how far it is.
+    backfill: OnceLock<(HistoryHorizon, u32)>,
     /// Which warnings were logged in the last minute.
     warnings: Arc<LogThrottle<Warning>>,
     /// Where the keys' day budgets are counted (with the request quotas).
@@ -260,6 +266,7 @@ impl CallDayStore {
                 local,
                 shared,
                 archive: OnceLock::new(),
+                backfill: OnceLock::new(),
                 warnings: Arc::default(),
                 budget,
                 clock,
@@ -284,6 +291,72 @@ impl CallDayStore {
             tracing::debug!("the call-day store has a durable tier already");
         }
         self
+    }
+
+    /// Tells the store that a backfill fills `history` into the durable tier at `per_minute`
+    /// day fetches a minute, so that a refusal for the day budget says how far it is. Set
+    /// before the store serves; a second call changes nothing.
+    #[must_use]
+    pub fn with_backfill(self, history: HistoryHorizon, per_minute: u32) -> Self {
+        if self.inner.backfill.set((history, per_minute)).is_err() {
+            tracing::debug!("the call-day store knows its backfill already");
+        }
+        self
+    }
+
+    /// The settled days of `history` at `now`, newest first: what the backfill holds in the
+    /// durable tier.
+    #[must_use]
+    pub fn settled_history(&self, history: HistoryHorizon, now: OffsetDateTime) -> Vec<Day> {
+        let today = Day::of(now);
+        let Some(earliest) = history.earliest(today) else {
+            return Vec::new();
+        };
+        let mut days = Vec::new();
+        let mut day = today;
+        while day >= earliest.day {
+            if self.settled_at(day, now.unix_timestamp()) {
+                days.push(day);
+            }
+            match day.plus_days(-1) {
+                Some(before) => day = before,
+                None => break,
+            }
+        }
+        days
+    }
+
+    /// How far the backfill has filled the history horizon, while it is filling it: `None`
+    /// without a backfill, once every settled day is held, or when the durable tier cannot
+    /// say (the refusal then says nothing of it).
+    async fn history_filling(&self) -> Option<HistoryFill> {
+        let inner = &self.inner;
+        let (&(history, per_minute), Some(archive)) = (inner.backfill.get()?, inner.archive.get())
+        else {
+            return None;
+        };
+        let days = self.settled_history(history, inner.clock.now());
+        let (Some(newest), Some(oldest)) = (days.first(), days.last()) else {
+            return None;
+        };
+        let held = archive.held_days(*oldest, *newest).await.ok()?.len();
+        let (held, days) = (u32::try_from(held).ok()?, u32::try_from(days.len()).ok()?);
+        (held < days).then_some(HistoryFill {
+            held,
+            days,
+            per_minute,
+        })
+    }
+
+    /// `result`, a refusal for the day budget saying how far the history is filled.
+    async fn explained<T>(&self, result: Result<T, CallDaysError>) -> Result<T, CallDaysError> {
+        match result {
+            Err(CallDaysError::OverBudget(mut over)) => {
+                over.filling = self.history_filling().await;
+                Err(CallDaysError::OverBudget(over))
+            }
+            other => other,
+        }
     }
 
     /// Whether `day` has settled at Unix second `now`: a fetch now keeps it for good.
@@ -1148,6 +1221,7 @@ fn over_budget(
         key: requester.key_id(),
         needed,
         status: DayBudgetStatus::current(limit, used, bucket),
+        filling: None,
     })
 }
 
@@ -1171,7 +1245,7 @@ impl CallDaySource for CallDayStore {
         range: DateRange,
         requester: &Requester,
     ) -> Result<Vec<Arc<CallDay>>, CallDaysError> {
-        self.collect(range, requester).await
+        self.explained(self.collect(range, requester).await).await
     }
 
     async fn rollups(
@@ -1179,7 +1253,8 @@ impl CallDaySource for CallDayStore {
         range: DateRange,
         requester: &Requester,
     ) -> Result<Vec<Arc<DayRollup>>, CallDaysError> {
-        self.collect_rollups(range, requester).await
+        self.explained(self.collect_rollups(range, requester).await)
+            .await
     }
 }
 

@@ -126,26 +126,75 @@ pub struct OverBudget {
     pub needed: u32,
     /// The key's window as it stands (nothing was counted for the refused request).
     pub status: DayBudgetStatus,
+    /// How far the backfill has filled the history horizon, while it is still filling it: the
+    /// days asked for may then be held without the key's budget a while later.
+    pub filling: Option<HistoryFill>,
 }
 
 impl fmt::Display for OverBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Self { needed, status, .. } = self;
+        let Self {
+            needed,
+            status,
+            filling,
+            ..
+        } = self;
         if *needed > status.limit {
             write!(
                 f,
                 "day budget exceeded: this request needs {needed} days that are not held, more \
                  than the key's day budget of {} day fetches a minute; ask for a shorter period",
                 status.limit
-            )
+            )?;
         } else {
             write!(
                 f,
                 "day budget exceeded: this request needs {needed} days that are not held, and \
                  the key's day budget of {} day fetches a minute has {} left; retry in {} s",
                 status.limit, status.remaining, status.reset_seconds
-            )
+            )?;
         }
+        match filling {
+            Some(filling) => write!(f, "; {filling}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How far the backfill has filled the history horizon: `held` of its `days` settled days,
+/// at `per_minute` day fetches a minute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryFill {
+    pub held: u32,
+    pub days: u32,
+    pub per_minute: u32,
+}
+
+impl HistoryFill {
+    /// The whole minutes the days not held yet take at the backfill's rate, at least 1.
+    #[must_use]
+    pub const fn minutes_left(&self) -> u32 {
+        let left = self.days.saturating_sub(self.held);
+        let minutes = left.div_ceil(if self.per_minute == 0 {
+            1
+        } else {
+            self.per_minute
+        });
+        if minutes == 0 { 1 } else { minutes }
+    }
+}
+
+impl fmt::Display for HistoryFill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the call history is still being filled: {} of its {} settled days are held, and \
+             the rest take about {} min at {} days a minute; days held cost no budget",
+            self.held,
+            self.days,
+            self.minutes_left(),
+            self.per_minute
+        )
     }
 }
 
@@ -312,6 +361,7 @@ mod tests {
             key: 7,
             needed: 31,
             status,
+            filling: None,
         };
         assert_eq!(
             refused.to_string(),
@@ -329,6 +379,49 @@ mod tests {
         assert!(
             never.to_string().contains("ask for a shorter period"),
             "{never}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_while_the_history_fills_says_how_far_it_is_and_how_long_the_rest_takes() {
+        let filling = HistoryFill {
+            held: 112,
+            days: 396,
+            per_minute: 10,
+        };
+        let refused = OverBudget {
+            key: 7,
+            needed: 254,
+            status: DayBudgetStatus {
+                limit: 124,
+                remaining: 124,
+                reset_seconds: 58,
+            },
+            filling: Some(filling),
+        };
+        assert_eq!(
+            refused.to_string(),
+            "day budget exceeded: this request needs 254 days that are not held, more than the \
+             key's day budget of 124 day fetches a minute; ask for a shorter period; the call \
+             history is still being filled: 112 of its 396 settled days are held, and the rest \
+             take about 29 min at 10 days a minute; days held cost no budget"
+        );
+        assert_eq!(
+            HistoryFill {
+                held: 395,
+                ..filling
+            }
+            .minutes_left(),
+            1,
+            "a day left is a minute, not none"
+        );
+        assert_eq!(
+            HistoryFill {
+                per_minute: 0,
+                ..filling
+            }
+            .minutes_left(),
+            284
         );
     }
 

@@ -214,6 +214,7 @@ mod tests {
                     remaining: 12,
                     reset_seconds: 42,
                 },
+                filling: None,
             }),
             DomainError::TooManyStreams { limit: 4 },
             DomainError::UpstreamBusy {

@@ -1608,7 +1608,7 @@ fn backfill(
         archive.clone(),
         lease,
         clock.clone(),
-        callstats_domain::limits::HistoryHorizon::new(10),
+        HistoryHorizon::new(10),
         // 6,000 a minute: 10 ms after each fetch.
         crate::backfill::BackfillSettings {
             per_minute: 6_000,
@@ -1693,4 +1693,63 @@ async fn a_replica_without_the_backfill_lease_fills_nothing() {
             .is_none()
     );
     assert_eq!(platform.fetches(), 0);
+}
+
+#[tokio::test]
+async fn a_refusal_while_the_backfill_fills_the_history_says_how_far_it_is() {
+    let platform = FakePlatform::with_delay(Duration::ZERO);
+    let clock = TestClock::at(NOW);
+    let archive = Arc::new(FakeArchive::default());
+    let small = CallDaySettings {
+        day_budget: DayBudget::new(10),
+        ..settings()
+    };
+    let history = HistoryHorizon::new(30);
+    let store = archived(&platform, &archive, &clock, small).with_backfill(history, 10);
+    store
+        .days(range("2026-11-14", "2026-11-20"), &key(1))
+        .await
+        .unwrap();
+    archive.until_holds("2026-11-14").await;
+    archive.until_holds("2026-11-20").await;
+    // 30 days up to today (2026-11-21), whose own day has not settled: 29 for the backfill.
+    let refused = store.days(range("2026-10-23", "2026-11-13"), &key(2)).await;
+    let Err(CallDaysError::OverBudget(over)) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(
+        over.filling,
+        Some(HistoryFill {
+            held: 7,
+            days: 29,
+            per_minute: 10
+        })
+    );
+    assert!(
+        callstats_domain::DomainError::from(CallDaysError::OverBudget(over))
+            .to_string()
+            .contains("7 of its 29 settled days are held"),
+        "the message says it"
+    );
+    // Without a backfill a refusal says nothing of the history.
+    let refused = archived(&platform, &archive, &clock, small)
+        .days(range("2026-10-23", "2026-11-13"), &key(3))
+        .await;
+    assert!(
+        matches!(refused, Err(CallDaysError::OverBudget(over)) if over.filling.is_none()),
+        "{refused:?}"
+    );
+    // Once every settled day of the horizon is held, nor does one with a backfill.
+    let large = archived(&platform, &archive, &clock, settings());
+    large
+        .days(range("2026-10-23", "2026-11-13"), &key(4))
+        .await
+        .unwrap();
+    archive.until_holds("2026-10-23").await;
+    archive.until_holds("2026-11-13").await;
+    let refused = store.days(range("2026-09-01", "2026-09-30"), &key(5)).await;
+    assert!(
+        matches!(refused, Err(CallDaysError::OverBudget(over)) if over.filling.is_none()),
+        "{refused:?}"
+    );
 }

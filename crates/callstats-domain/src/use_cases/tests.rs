@@ -668,6 +668,7 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
             remaining: 0,
             reset_seconds: 30,
         },
+        filling: None,
     };
     for (error, expected) in [
         (

@@ -10,7 +10,8 @@ use callstats_domain::error::{
     STREAMS_RETRY_AFTER_SECS, UPSTREAM_RETRY_AFTER_SECS,
 };
 use callstats_domain::limits::{
-    DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay, OverBudget,
+    DEFAULT_DAY_FETCHES_PER_MINUTE, DEFAULT_HISTORY_DAYS, DayBudgetStatus, EarliestDay,
+    HistoryFill, OverBudget,
 };
 use callstats_domain::live::LiveError;
 use callstats_domain::params::{Param, ParamError, PeriodQuery, SummaryQuery};
@@ -135,13 +136,17 @@ pub(super) fn error_response(status: u16, endpoint: Option<Endpoint>) -> Respons
             ],
         ),
         429 if calls => (
-            "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched). Retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
+            "Over the per-minute quota; or the call days not held that the request would make the service fetch exceed the key's day budget (nothing was fetched); while the backfill is still filling the history horizon, the message says how far it is and how long the rest takes. Retry after the window resets. Or, from the reverse proxy, over 256 open connections from the client's address (without the rate-limit, cache and `Retry-After` headers).",
             vec![
                 (
                     "over quota",
                     Example::Service(DomainError::RateLimited(quota)),
                 ),
                 ("over the day budget", Example::Service(over_budget())),
+                (
+                    "over the day budget while the history fills",
+                    Example::Service(over_budget_while_filling()),
+                ),
                 ("from the proxy", Example::Proxy(PROXY_CONNECTIONS)),
             ],
         ),
@@ -402,6 +407,25 @@ fn over_budget() -> DomainError {
             remaining: 12,
             reset_seconds: 42,
         },
+        filling: None,
+    })
+}
+
+/// A year's trend asked while the backfill is still filling the history horizon.
+fn over_budget_while_filling() -> DomainError {
+    DomainError::DayBudgetExceeded(OverBudget {
+        key: 1,
+        needed: 254,
+        status: DayBudgetStatus {
+            limit: DEFAULT_DAY_FETCHES_PER_MINUTE,
+            remaining: DEFAULT_DAY_FETCHES_PER_MINUTE,
+            reset_seconds: 58,
+        },
+        filling: Some(HistoryFill {
+            held: 112,
+            days: DEFAULT_HISTORY_DAYS - 4,
+            per_minute: 10,
+        }),
     })
 }
 
