@@ -1,7 +1,8 @@
-//! The thin web layer: the eight GET endpoints under `/api/v1` and the OpenAPI document, served
-//! by actix-web.
+//! The thin web layer: the GET endpoints under `/api/v1` and the OpenAPI document, served by
+//! actix-web.
 //!
-//! Handlers extract, call the application layer's one use case ([`Answers`]) and write bytes;
+//! Handlers extract, call the application through its port ([`ApiUseCases`], which
+//! `callstats_application::Answers` implements) and write bytes;
 //! there is no statistics logic and no caching policy here. Everything reaches the domain
 //! through its ports, so this crate never depends on a database, an HTTP client or Redis.
 
