@@ -615,6 +615,68 @@ fn queue_given(given: &ParamValues) -> Result<Option<QueueName>, ParamError> {
         .transpose()
 }
 
+/// What measures the service figures of the /calls endpoints that show them (summary, queues,
+/// intervals, trend): each endpoint's query holds it, flattened, beside its own parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct ServiceQuery {
+    /// Call direction, case-sensitive; default `inbound`.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
+    pub direction: ParamValues,
+    /// Service-level threshold: an answered call counts toward the service level when its
+    /// wait is at most this many seconds. Whole seconds from 1 to 3600; default 20.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
+    pub sl_threshold: ParamValues,
+    /// Short abandons: an unanswered call whose wait is known and strictly below this many
+    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
+    /// seconds from 0 to 600; default 0 (none).
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
+    pub short_abandon: ParamValues,
+}
+
+impl ServiceQuery {
+    /// The direction, the threshold, then the short-abandon bound.
+    fn parse(&self) -> Result<(Direction, ServiceRules), ParamError> {
+        let direction = Direction::given(&self.direction)?;
+        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
+        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
+        Ok((
+            direction,
+            ServiceRules {
+                sl_threshold,
+                short_abandon,
+            },
+        ))
+    }
+}
+
+/// `queue` of the /calls endpoints whose figures one queue's calls can give (summary,
+/// intervals, trend), flattened into their queries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct QueueQuery {
+    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
+    /// the period gives zeros; empty is a 400.
+    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
+    pub queue: ParamValues,
+}
+
+impl QueueQuery {
+    fn parse(&self) -> Result<Option<QueueName>, ParamError> {
+        queue_given(&self.queue)
+    }
+}
+
 /// /calls/summary's parameters, validated.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SummaryParams {
@@ -641,22 +703,14 @@ pub struct SummaryQuery {
     #[serde(flatten)]
     #[cfg_attr(feature = "openapi", param(ignore))]
     pub period: PeriodQuery,
-    /// Call direction, case-sensitive; default `inbound`.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: ParamValues,
-    /// Service-level threshold: an answered call counts toward `service_level` when its wait
-    /// is at most this many seconds. Whole seconds from 1 to 3600; default 20.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
-    pub sl_threshold: ParamValues,
-    /// Short abandons: an unanswered call whose wait is known and strictly below this many
-    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
-    /// seconds from 0 to 600; default 0 (none).
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
-    pub short_abandon: ParamValues,
-    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
-    /// the period gives zeros; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
-    pub queue: ParamValues,
+    /// `direction`, `sl_threshold` and `short_abandon`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub service: ServiceQuery,
+    /// `queue`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub queue: QueueQuery,
     /// The same figures for an earlier period, in `comparison`: `previous_period` (as many
     /// days, ending the day before the period starts), `previous_week` (the period 7 days
     /// earlier) or `previous_year` (364 days earlier, so weekdays line up). It applies to the
@@ -671,10 +725,8 @@ impl SummaryQuery {
     /// the earlier period against the history horizon (`earliest`, `None` without one).
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<SummaryParams, ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?;
-        let direction = Direction::given(&self.direction)?;
-        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
-        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
-        let queue = queue_given(&self.queue)?;
+        let (direction, rules) = self.service.parse()?;
+        let queue = self.queue.parse()?;
         let compare = Compare::given(&self.compare)?;
         let range = self.period.within_horizon(range, earliest)?;
         if let (Some(compare), Some(earliest)) = (compare, earliest) {
@@ -690,8 +742,8 @@ impl SummaryQuery {
         Ok(SummaryParams {
             range,
             direction,
-            sl_threshold,
-            short_abandon,
+            sl_threshold: rules.sl_threshold,
+            short_abandon: rules.short_abandon,
             queue,
             compare,
         })
@@ -852,21 +904,14 @@ pub struct TrendQuery {
     /// (calendar months); default `week`. Anything else is a 400.
     #[cfg_attr(feature = "openapi", param(value_type = Option<Granularity>, inline))]
     pub granularity: ParamValues,
-    /// Call direction, case-sensitive; default `inbound`.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: ParamValues,
-    /// Service-level threshold in whole seconds from 1 to 3600; default 20.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
-    pub sl_threshold: ParamValues,
-    /// Short abandons: an unanswered call whose wait is known and strictly below this many
-    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
-    /// seconds from 0 to 600; default 0 (none).
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
-    pub short_abandon: ParamValues,
-    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
-    /// the period gives zeros; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
-    pub queue: ParamValues,
+    /// `direction`, `sl_threshold` and `short_abandon`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub service: ServiceQuery,
+    /// `queue`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub queue: QueueQuery,
 }
 
 impl TrendQuery {
@@ -876,18 +921,13 @@ impl TrendQuery {
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<TrendParams, ParamError> {
         let range = self.period.range(MAX_TREND_DAYS)?;
         let granularity = Granularity::given(&self.granularity)?;
-        let direction = Direction::given(&self.direction)?;
-        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
-        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
-        let queue = queue_given(&self.queue)?;
+        let (direction, rules) = self.service.parse()?;
+        let queue = self.queue.parse()?;
         Ok(TrendParams {
             range: self.period.within_horizon(range, earliest)?,
             direction,
             granularity,
-            rules: ServiceRules {
-                sl_threshold,
-                short_abandon,
-            },
+            rules,
             queue,
         })
     }
@@ -906,17 +946,10 @@ pub struct QueuesQuery {
     #[serde(flatten)]
     #[cfg_attr(feature = "openapi", param(ignore))]
     pub period: PeriodQuery,
-    /// Call direction, case-sensitive; default `inbound`.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: ParamValues,
-    /// Service-level threshold in whole seconds from 1 to 3600; default 20.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
-    pub sl_threshold: ParamValues,
-    /// Short abandons: an unanswered call whose wait is known and strictly below this many
-    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
-    /// seconds from 0 to 600; default 0 (none).
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
-    pub short_abandon: ParamValues,
+    /// `direction`, `sl_threshold` and `short_abandon`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub service: ServiceQuery,
 }
 
 impl QueuesQuery {
@@ -927,16 +960,11 @@ impl QueuesQuery {
         earliest: Option<EarliestDay>,
     ) -> Result<(DateRange, Direction, ServiceRules), ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?;
-        let direction = Direction::given(&self.direction)?;
-        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
-        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
+        let (direction, rules) = self.service.parse()?;
         Ok((
             self.period.within_horizon(range, earliest)?,
             direction,
-            ServiceRules {
-                sl_threshold,
-                short_abandon,
-            },
+            rules,
         ))
     }
 }
@@ -1032,21 +1060,14 @@ pub struct IntervalsQuery {
     /// Length of an interval in minutes: 15, 30 or 60; default 30. Anything else is a 400.
     #[cfg_attr(feature = "openapi", param(required = false, schema_with = interval_minutes_schema))]
     pub interval: ParamValues,
-    /// Call direction, case-sensitive; default `inbound`.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: ParamValues,
-    /// Service-level threshold in whole seconds from 1 to 3600; default 20.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
-    pub sl_threshold: ParamValues,
-    /// Short abandons: an unanswered call whose wait is known and strictly below this many
-    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
-    /// seconds from 0 to 600; default 0 (none).
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
-    pub short_abandon: ParamValues,
-    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
-    /// the period gives zeros; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
-    pub queue: ParamValues,
+    /// `direction`, `sl_threshold` and `short_abandon`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub service: ServiceQuery,
+    /// `queue`.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "openapi", param(ignore))]
+    pub queue: QueueQuery,
 }
 
 impl IntervalsQuery {
@@ -1055,16 +1076,14 @@ impl IntervalsQuery {
     pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<IntervalsParams, ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?.latest(MAX_INTERVAL_DAYS);
         let interval = IntervalMinutes::given(&self.interval)?;
-        let direction = Direction::given(&self.direction)?;
-        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
-        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
-        let queue = queue_given(&self.queue)?;
+        let (direction, rules) = self.service.parse()?;
+        let queue = self.queue.parse()?;
         Ok(IntervalsParams {
             range: self.period.within_horizon(range, earliest)?,
             direction,
             interval,
-            sl_threshold,
-            short_abandon,
+            sl_threshold: rules.sl_threshold,
+            short_abandon: rules.short_abandon,
             queue,
         })
     }
@@ -1253,7 +1272,10 @@ mod tests {
                 start: given(start),
                 end: given(end),
             },
-            direction: given(direction),
+            service: ServiceQuery {
+                direction: given(direction),
+                ..ServiceQuery::default()
+            },
             ..SummaryQuery::default()
         }
     }

@@ -958,7 +958,7 @@ mod tests {
             ["2026-11-01", "2026-11-02"].into_iter().collect()
         );
         assert_eq!(query.period.end, [""].into_iter().collect());
-        assert_eq!(query.direction, ["outbound"].into_iter().collect());
+        assert_eq!(query.service.direction, ["outbound"].into_iter().collect());
         assert_eq!(
             asked
                 .validate(KpiView::Aggregate, None)

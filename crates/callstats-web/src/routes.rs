@@ -27,8 +27,8 @@ use callstats_domain::model::{
     QueuesResponse, Schedule, ScriptsResponse, SheetsResponse, TrendResponse,
 };
 use callstats_domain::params::{
-    AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueuesQuery, ScheduleQuery,
-    ScriptsQuery, SummaryQuery, TrendQuery,
+    AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,
+    ScheduleQuery, ScriptsQuery, ServiceQuery, SummaryQuery, TrendQuery,
 };
 use callstats_domain::request::UnvalidatedRequest;
 use futures::{FutureExt as _, StreamExt as _};
@@ -87,7 +87,7 @@ async fn ping(state: web::Data<ApiState>, req: HttpRequest) -> Result<HttpRespon
 /// the answer was computed (`as_of` says when), and the answer is then cached 10 minutes. When
 /// any day of the period cannot be fetched from the call platform within the fetch deadline
 /// (15 s for the whole request), the answer is 503, never partial figures.
-#[utoipa::path(tag = "calls", params(PeriodQuery, SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, ServiceQuery, QueueQuery, SummaryQuery), responses((status = 200, description = "The summary.", body = CallSummary)))]
 #[get("/calls/summary")]
 async fn calls_summary(
     state: web::Data<ApiState>,
@@ -129,7 +129,7 @@ async fn calls_agents(
 /// Days after today have no calls. When any day of the period cannot be fetched from the call
 /// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
 /// partial figures.
-#[utoipa::path(tag = "calls", params(PeriodQuery, QueuesQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, ServiceQuery), responses((status = 200, description = "The queues.", body = QueuesResponse)))]
 #[get("/calls/queues")]
 async fn calls_queues(
     state: web::Data<ApiState>,
@@ -151,7 +151,7 @@ async fn calls_queues(
 /// Days after today have no calls. When any day of the period cannot be fetched from the call
 /// platform within the fetch deadline (15 s for the whole request), the answer is 503, never
 /// partial figures.
-#[utoipa::path(tag = "calls", params(PeriodQuery, IntervalsQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, IntervalsQuery, ServiceQuery, QueueQuery), responses((status = 200, description = "The intervals.", body = IntervalsResponse)))]
 #[get("/calls/intervals")]
 async fn calls_intervals(
     state: web::Data<ApiState>,
@@ -183,7 +183,7 @@ async fn calls_intervals(
 /// after today have no calls. When any
 /// day of the period cannot be fetched from the call platform within the fetch deadline, the
 /// answer is 503, never partial figures.
-#[utoipa::path(tag = "calls", params(PeriodQuery, TrendQuery), responses((status = 200, description = "The trend.", body = TrendResponse)))]
+#[utoipa::path(tag = "calls", params(PeriodQuery, TrendQuery, ServiceQuery, QueueQuery), responses((status = 200, description = "The trend.", body = TrendResponse)))]
 #[get("/calls/trend")]
 async fn calls_trend(
     state: web::Data<ApiState>,
