@@ -16,6 +16,7 @@ use crate::calendar::{
 };
 use crate::identifiers::QueueName;
 use crate::limits::EarliestDay;
+use crate::request::ApiRequest;
 
 /// Default of `limit` on /scripts/stats.
 pub const SCRIPTS_LIMIT_DEFAULT: u8 = 20;
@@ -677,19 +678,6 @@ impl QueueQuery {
     }
 }
 
-/// /calls/summary's parameters, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SummaryParams {
-    pub range: DateRange,
-    pub direction: Direction,
-    pub sl_threshold: SlThreshold,
-    pub short_abandon: ShortAbandon,
-    /// Only the calls of this queue; `None`: every call.
-    pub queue: Option<QueueName>,
-    /// The earlier period to compare with, if any.
-    pub compare: Option<Compare>,
-}
-
 /// Query of /calls/summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -723,7 +711,7 @@ pub struct SummaryQuery {
 impl SummaryQuery {
     /// The range, the direction, the threshold, the queue, the comparison, then the range and
     /// the earlier period against the history horizon (`earliest`, `None` without one).
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<SummaryParams, ParamError> {
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?;
         let (direction, rules) = self.service.parse()?;
         let queue = self.queue.parse()?;
@@ -739,11 +727,10 @@ impl SummaryQuery {
                 });
             }
         }
-        Ok(SummaryParams {
+        Ok(ApiRequest::CallsSummary {
             range,
             direction,
-            sl_threshold: rules.sl_threshold,
-            short_abandon: rules.short_abandon,
+            rules,
             queue,
             compare,
         })
@@ -875,18 +862,6 @@ impl Granularity {
 /// The longest period of /calls/trend, in days: a longer one keeps its latest 366.
 pub const MAX_TREND_DAYS: u32 = 366;
 
-/// /calls/trend's parameters, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TrendParams {
-    /// At most [`MAX_TREND_DAYS`] days.
-    pub range: DateRange,
-    pub direction: Direction,
-    pub granularity: Granularity,
-    pub rules: ServiceRules,
-    /// Only the calls of this queue; `None`: every call.
-    pub queue: Option<QueueName>,
-}
-
 /// Query of /calls/trend.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -918,12 +893,12 @@ impl TrendQuery {
     /// The range (trimmed to its latest 366 days), the granularity, the direction, the
     /// threshold, the short-abandon bound, the queue, then the range against the history
     /// horizon.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<TrendParams, ParamError> {
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
         let range = self.period.range(MAX_TREND_DAYS)?;
         let granularity = Granularity::given(&self.granularity)?;
         let (direction, rules) = self.service.parse()?;
         let queue = self.queue.parse()?;
-        Ok(TrendParams {
+        Ok(ApiRequest::CallsTrend {
             range: self.period.within_horizon(range, earliest)?,
             direction,
             granularity,
@@ -955,17 +930,14 @@ pub struct QueuesQuery {
 impl QueuesQuery {
     /// The range, the direction, the threshold, the short-abandon bound, then the range
     /// against the history horizon.
-    pub fn parse(
-        &self,
-        earliest: Option<EarliestDay>,
-    ) -> Result<(DateRange, Direction, ServiceRules), ParamError> {
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?;
         let (direction, rules) = self.service.parse()?;
-        Ok((
-            self.period.within_horizon(range, earliest)?,
+        Ok(ApiRequest::CallsQueues {
+            range: self.period.within_horizon(range, earliest)?,
             direction,
             rules,
-        ))
+        })
     }
 }
 
@@ -1031,19 +1003,6 @@ impl IntervalMinutes {
     }
 }
 
-/// /calls/intervals's parameters, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct IntervalsParams {
-    /// At most [`MAX_INTERVAL_DAYS`] days.
-    pub range: DateRange,
-    pub direction: Direction,
-    pub interval: IntervalMinutes,
-    pub sl_threshold: SlThreshold,
-    pub short_abandon: ShortAbandon,
-    /// Only the calls of this queue; `None`: every call.
-    pub queue: Option<QueueName>,
-}
-
 /// Query of /calls/intervals.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -1073,17 +1032,16 @@ pub struct IntervalsQuery {
 impl IntervalsQuery {
     /// The range (trimmed to its latest 7 days), the interval, the direction, the threshold,
     /// the queue, then the range against the history horizon.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<IntervalsParams, ParamError> {
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?.latest(MAX_INTERVAL_DAYS);
         let interval = IntervalMinutes::given(&self.interval)?;
         let (direction, rules) = self.service.parse()?;
         let queue = self.queue.parse()?;
-        Ok(IntervalsParams {
+        Ok(ApiRequest::CallsIntervals {
             range: self.period.within_horizon(range, earliest)?,
             direction,
             interval,
-            sl_threshold: rules.sl_threshold,
-            short_abandon: rules.short_abandon,
+            rules,
             queue,
         })
     }
@@ -1122,22 +1080,12 @@ pub struct AgentsQuery {
     pub shift: ParamValues,
 }
 
-/// /calls/agents's parameters, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct AgentsParams {
-    pub range: DateRange,
-    /// Only the calls of this queue; `None`: every call.
-    pub queue: Option<QueueName>,
-    /// Only the agents of this team and/or shift; checked against the roster when answered.
-    pub roster: RosterFilter,
-}
-
 impl AgentsQuery {
     /// The range; the direction is validated, so that one query string works on both call
     /// endpoints, but the leaderboard always counts both directions; the queue, the team and
     /// the shift; then the range against the history horizon (`earliest`, `None` without one).
     /// Whether the roster has the team and the shift is checked when answered.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<AgentsParams, ParamError> {
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
         let range = self.period.range(MAX_RANGE_DAYS)?;
         Direction::given(&self.direction)?;
         let queue = queue_given(&self.queue)?;
@@ -1151,7 +1099,7 @@ impl AgentsQuery {
             .value("shift", SHIFT_FORM)?
             .map(Shift::parse)
             .transpose()?;
-        Ok(AgentsParams {
+        Ok(ApiRequest::CallsAgents {
             range: self.period.within_horizon(range, earliest)?,
             queue,
             roster: RosterFilter { team, shift },
@@ -1266,6 +1214,14 @@ mod tests {
         values.iter().copied().collect()
     }
 
+    /// The period of a validated summary request.
+    fn summary_range(request: ApiRequest) -> DateRange {
+        match request {
+            ApiRequest::CallsSummary { range, .. } => range,
+            other => panic!("not a summary: {other:?}"),
+        }
+    }
+
     fn summary(start: &[&str], end: &[&str], direction: &[&str]) -> SummaryQuery {
         SummaryQuery {
             period: PeriodQuery {
@@ -1304,9 +1260,12 @@ mod tests {
 
     #[test]
     fn range_end_defaults_to_start() {
-        let SummaryParams {
+        let Ok(ApiRequest::CallsSummary {
             range, direction, ..
-        } = summary(&["2026-11-03"], &[], &[]).parse(None).unwrap();
+        }) = summary(&["2026-11-03"], &[], &[]).parse(None)
+        else {
+            panic!("not a summary")
+        };
         assert_eq!(range, DateRange::day(Day::parse("2026-11-03").unwrap()));
         assert_eq!(direction, Direction::Inbound);
     }
@@ -1364,8 +1323,8 @@ mod tests {
         let horizon = earliest("2025-10-22");
         let range = summary(&["2025-10-22"], &[], &[])
             .parse(horizon)
-            .unwrap()
-            .range;
+            .map(summary_range)
+            .unwrap();
         assert_eq!(range.start(), Day::parse("2025-10-22").unwrap());
         let err = summary(&["2025-10-21"], &["2025-10-30"], &[])
             .parse(horizon)
@@ -1390,8 +1349,8 @@ mod tests {
         // days, all of them within the horizon.
         let range = summary(&["1900-01-01"], &["2026-11-25"], &[])
             .parse(horizon)
-            .unwrap()
-            .range;
+            .map(summary_range)
+            .unwrap();
         assert!(range.clamped());
         // Clamped to a period that still reaches before the horizon: the message says so.
         let err = summary(&["1900-01-01"], &["2025-11-20"], &[])

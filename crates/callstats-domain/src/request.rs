@@ -9,10 +9,9 @@ use crate::calendar::{DateRange, Month};
 use crate::limits::EarliestDay;
 use crate::model::QueueName;
 use crate::params::{
-    self, AgentsParams, AgentsQuery, Compare, Direction, Granularity, IntervalMinutes,
-    IntervalsParams, IntervalsQuery, KpiQuery, MonthPath, Param, ParamError, QueuesQuery,
-    RosterFilter, ScheduleQuery, ScriptsLimit, ScriptsQuery, ServiceRules, Shift, SummaryParams,
-    SummaryQuery, Team, TrendParams, TrendQuery,
+    self, AgentsQuery, Compare, Direction, Granularity, IntervalMinutes, IntervalsQuery, KpiQuery,
+    MonthPath, Param, ParamError, QueuesQuery, RosterFilter, ScheduleQuery, ScriptsLimit,
+    ScriptsQuery, ServiceRules, Shift, SummaryQuery, Team, TrendQuery,
 };
 use crate::scope::{KpiView, Scope};
 
@@ -154,82 +153,11 @@ impl UnvalidatedRequest {
     ) -> Result<Option<ApiRequest>, ParamError> {
         let request = match self {
             Self::Ping => return Ok(None),
-            Self::CallsSummary(query) => {
-                let SummaryParams {
-                    range,
-                    direction,
-                    sl_threshold,
-                    short_abandon,
-                    queue,
-                    compare,
-                } = query.parse(earliest())?;
-                ApiRequest::CallsSummary {
-                    range,
-                    direction,
-                    rules: ServiceRules {
-                        sl_threshold,
-                        short_abandon,
-                    },
-                    queue,
-                    compare,
-                }
-            }
-            Self::CallsAgents(query) => {
-                let AgentsParams {
-                    range,
-                    queue,
-                    roster,
-                } = query.parse(earliest())?;
-                ApiRequest::CallsAgents {
-                    range,
-                    queue,
-                    roster,
-                }
-            }
-            Self::CallsQueues(query) => {
-                let (range, direction, rules) = query.parse(earliest())?;
-                ApiRequest::CallsQueues {
-                    range,
-                    direction,
-                    rules,
-                }
-            }
-            Self::CallsIntervals(query) => {
-                let IntervalsParams {
-                    range,
-                    direction,
-                    interval,
-                    sl_threshold,
-                    short_abandon,
-                    queue,
-                } = query.parse(earliest())?;
-                ApiRequest::CallsIntervals {
-                    range,
-                    direction,
-                    interval,
-                    rules: ServiceRules {
-                        sl_threshold,
-                        short_abandon,
-                    },
-                    queue,
-                }
-            }
-            Self::CallsTrend(query) => {
-                let TrendParams {
-                    range,
-                    direction,
-                    granularity,
-                    rules,
-                    queue,
-                } = query.parse(earliest())?;
-                ApiRequest::CallsTrend {
-                    range,
-                    direction,
-                    granularity,
-                    rules,
-                    queue,
-                }
-            }
+            Self::CallsSummary(query) => query.parse(earliest())?,
+            Self::CallsAgents(query) => query.parse(earliest())?,
+            Self::CallsQueues(query) => query.parse(earliest())?,
+            Self::CallsIntervals(query) => query.parse(earliest())?,
+            Self::CallsTrend(query) => query.parse(earliest())?,
             Self::KpiMonths => ApiRequest::KpiMonths,
             Self::KpiMonth(path, query) => ApiRequest::KpiMonth {
                 month: params::month(&path.month, Param::path("month"))?,
@@ -457,7 +385,11 @@ impl ApiRequest {
             | Self::CallsIntervals { .. }
             | Self::CallsTrend { .. } => CALLS_TTL,
             Self::CallsLive => LIVE_TTL,
-            _ => PORTAL_TTL,
+            Self::KpiMonths
+            | Self::KpiMonth { .. }
+            | Self::Operators
+            | Self::Schedule { .. }
+            | Self::ScriptsStats { .. } => PORTAL_TTL,
         }
     }
 }
