@@ -8,7 +8,7 @@ async fn ping_accepts_both_header_forms_and_reports_the_key() {
     let app = TestApp::new();
     let key = app.key(1, "calls,kpi:detail", 120, None);
     let service = app.service().await;
-    let bearer = send(&service, get("/api/v1/ping", &key)).await;
+    let bearer = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(bearer.status, 200);
     assert_eq!(
         bearer.json(),
@@ -145,7 +145,7 @@ async fn a_key_pinned_to_a_domain_refuses_other_origins_with_403() {
     )
     .await;
     assert_eq!(own.status, 200);
-    let backend = send(&service, get("/api/v1/ping", &key)).await;
+    let backend = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(backend.status, 200, "no Origin: a partner's backend");
 }
 
@@ -161,14 +161,15 @@ async fn a_key_without_the_scope_gets_403_naming_it() {
         ("/api/v1/schedule?month=2026-11", "operators"),
         ("/api/v1/scripts/stats", "scripts"),
     ] {
-        let answer = send(&service, get(uri, &key)).await;
+        let answer = ask(&service, uri, &key).await;
         assert_eq!(answer.status, 403, "{uri}");
         assert_eq!(answer.json()["required_scope"], scope, "{uri}");
     }
     let calls_only = app.key(2, "operators", 120, None);
-    let answer = send(
+    let answer = ask(
         &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &calls_only),
+        "/api/v1/calls/summary?start=2026-11-02",
+        &calls_only,
     )
     .await;
     assert_eq!(answer.json()["required_scope"], "calls");
@@ -179,7 +180,7 @@ async fn scope_is_checked_before_parameters() {
     let app = TestApp::new();
     let key = app.key(1, "operators", 120, None);
     let service = app.service().await;
-    let answer = send(&service, get("/api/v1/calls/summary?start=garbage", &key)).await;
+    let answer = ask(&service, "/api/v1/calls/summary?start=garbage", &key).await;
     assert_eq!(answer.status, 403);
 }
 
@@ -191,7 +192,7 @@ async fn quota_refuses_the_request_after_the_limit_until_the_next_minute() {
     let remaining: Vec<String> = {
         let mut seen = Vec::new();
         for _ in 0..3 {
-            let answer = send(&service, get("/api/v1/ping", &key)).await;
+            let answer = ask(&service, "/api/v1/ping", &key).await;
             assert_eq!(answer.status, 200);
             assert_eq!(answer.header("x-ratelimit-limit"), "3");
             assert_eq!(answer.header("x-ratelimit-reset"), "30");
@@ -200,7 +201,7 @@ async fn quota_refuses_the_request_after_the_limit_until_the_next_minute() {
         seen
     };
     assert_eq!(remaining, ["2", "1", "0"]);
-    let over = send(&service, get("/api/v1/ping", &key)).await;
+    let over = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(over.status, 429);
     assert_eq!(over.header("retry-after"), "60");
     assert_eq!(over.header("x-ratelimit-remaining"), "0");
@@ -211,13 +212,10 @@ async fn quota_refuses_the_request_after_the_limit_until_the_next_minute() {
             .contains("rate limit of 3")
     );
     // Every request counts, whatever its status: even one the scope check would refuse.
-    assert_eq!(
-        send(&service, get("/api/v1/operators", &key)).await.status,
-        429
-    );
+    assert_eq!(ask(&service, "/api/v1/operators", &key).await.status, 429);
 
     app.clock.set(datetime!(2026-11-21 06:16:00 UTC));
-    let next = send(&service, get("/api/v1/ping", &key)).await;
+    let next = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(
         (next.status, next.header("x-ratelimit-remaining")),
         (200, "2")
@@ -251,7 +249,7 @@ async fn requests_without_a_valid_key_spend_the_per_ip_quota_and_get_429_past_it
     .await;
     assert_eq!(blocked.status, 429);
     assert_eq!(blocked.header("retry-after"), "60");
-    let valid = send(&service, get("/api/v1/ping", &key)).await;
+    let valid = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(
         valid.status, 200,
         "a valid key is never held back by the anonymous quota"
@@ -300,14 +298,14 @@ async fn a_revoked_key_stops_working_within_ten_seconds() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    assert_eq!(send(&service, get("/api/v1/ping", &key)).await.status, 200);
+    assert_eq!(ask(&service, "/api/v1/ping", &key).await.status, 200);
     app.edit_key(&key, |k| {
         k.revoked_at = Some(datetime!(2026-11-21 06:15:31 UTC));
     });
     app.clock.set(datetime!(2026-11-21 06:15:32 UTC));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(11);
     loop {
-        let answer = send(&service, get("/api/v1/ping", &key)).await;
+        let answer = ask(&service, "/api/v1/ping", &key).await;
         if answer.status == 401 {
             assert_eq!(answer.json()["error"], "API key revoked");
             break;
@@ -343,7 +341,7 @@ async fn a_flood_of_guessed_keys_from_one_address_costs_the_database_no_look_up_
         .key_lookups
         .load(std::sync::atomic::Ordering::SeqCst);
     assert!(lookups <= 70, "{lookups} key look-ups for 2,000 guesses");
-    let valid = send(&service, get("/api/v1/ping", &key)).await;
+    let valid = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(
         valid.status, 200,
         "a valid key from the same address still passes"

@@ -12,8 +12,8 @@ async fn a_repeated_request_is_a_hit_with_identical_bytes() {
         "/api/v1/calls/summary?start=2026-11-02",
         "/api/v1/operators",
     ] {
-        let first = send(&service, get(uri, &key)).await;
-        let second = send(&service, get(uri, &key)).await;
+        let first = ask(&service, uri, &key).await;
+        let second = ask(&service, uri, &key).await;
         assert_eq!(
             (first.status, first.header("x-cache")),
             (200, "MISS"),
@@ -35,17 +35,16 @@ async fn defaults_and_unknown_parameters_share_one_entry_across_keys() {
     let a = app.key(1, "calls", 120, None);
     let b = app.key(2, "calls", 120, None);
     let service = app.service().await;
-    let first = send(
+    let first = ask(
         &service,
-        get("/api/v1/calls/summary?start=2026-11-02&utm_source=x", &a),
+        "/api/v1/calls/summary?start=2026-11-02&utm_source=x",
+        &a,
     )
     .await;
-    let second = send(
+    let second = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?direction=inbound&end=2026-11-02&start=2026-11-02",
-            &b,
-        ),
+        "/api/v1/calls/summary?direction=inbound&end=2026-11-02&start=2026-11-02",
+        &b,
     )
     .await;
     assert_eq!(first.header("x-cache"), "MISS");
@@ -59,18 +58,10 @@ async fn errors_are_never_cached() {
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
     app.platform.down.store(true, Ordering::SeqCst);
-    let failed = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
+    let failed = ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
     assert_eq!((failed.status, failed.header("x-cache")), (503, "MISS"));
     app.platform.down.store(false, Ordering::SeqCst);
-    let recovered = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
+    let recovered = ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
     assert_eq!(
         (recovered.status, recovered.header("x-cache")),
         (200, "MISS")
@@ -87,8 +78,7 @@ async fn concurrent_misses_on_one_entry_are_computed_once() {
     let app = TestApp::with(portal(), platform, false);
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let requests =
-        (0..8).map(|_| send(&service, get("/api/v1/calls/agents?start=2026-11-02", &key)));
+    let requests = (0..8).map(|_| ask(&service, "/api/v1/calls/agents?start=2026-11-02", &key));
     let answers = futures::future::join_all(requests).await;
     assert!(answers.iter().all(|a| a.status == 200));
     assert!(answers.windows(2).all(|w| w[0].body == w[1].body));
@@ -101,9 +91,9 @@ async fn detail_and_aggregate_bodies_never_share_an_entry() {
     let detail = app.key(1, "kpi:detail", 120, None);
     let aggregate = app.key(2, "kpi:aggregate", 120, None);
     let service = app.service().await;
-    let named = send(&service, get("/api/v1/kpi/2026-11", &detail)).await;
+    let named = ask(&service, "/api/v1/kpi/2026-11", &detail).await;
     assert_eq!(named.json()["granularity"], "detail");
-    let anonymous = send(&service, get("/api/v1/kpi/2026-11", &aggregate)).await;
+    let anonymous = ask(&service, "/api/v1/kpi/2026-11", &aggregate).await;
     assert_eq!(
         (
             anonymous.header("x-cache"),
@@ -123,31 +113,25 @@ async fn a_clamped_range_shares_the_entry_of_its_dates_only_with_the_same_flag()
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let long = send(
+    let long = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?start=2026-01-01&end=2026-11-20",
-            &key,
-        ),
+        "/api/v1/calls/summary?start=2026-01-01&end=2026-11-20",
+        &key,
     )
     .await;
     assert_eq!(long.json()["clamped"], true);
     assert_eq!(long.json()["period"]["start_date"], "2026-10-21");
-    let again = send(
+    let again = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?start=2025-12-01&end=2026-11-20",
-            &key,
-        ),
+        "/api/v1/calls/summary?start=2025-12-01&end=2026-11-20",
+        &key,
     )
     .await;
     assert_eq!(again.header("x-cache"), "HIT");
-    let exact = send(
+    let exact = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?start=2026-10-21&end=2026-11-20",
-            &key,
-        ),
+        "/api/v1/calls/summary?start=2026-10-21&end=2026-11-20",
+        &key,
     )
     .await;
     assert_eq!(

@@ -40,7 +40,7 @@ async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_le
     let service = app.service().await;
     for uri in DATA {
         let lifetime = if uri.contains("/calls/") { 600 } else { 60 };
-        let first = send(&service, get(uri, &key)).await;
+        let first = ask(&service, uri, &key).await;
         assert_eq!(first.status, 200, "{uri}");
         let etag = first.header("etag").to_owned();
         assert!(
@@ -57,7 +57,7 @@ async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_le
         assert_eq!(first.header("cache-status"), "callstats; fwd=miss", "{uri}");
         assert!(first.headers.get("content-encoding").is_none(), "{uri}");
 
-        let second = send(&service, get(uri, &key)).await;
+        let second = ask(&service, uri, &key).await;
         assert_eq!(second.header("etag"), etag, "{uri}");
         assert_eq!(second.body, first.body, "{uri}");
         assert_eq!(max_age(&second), lifetime, "{uri}");
@@ -78,8 +78,8 @@ async fn answers_whose_body_follows_the_key_vary_on_both_key_headers_and_the_ori
     let without = app.key(4, "calls", 120, None);
     let service = app.service().await;
     let uri = "/api/v1/kpi/2026-11";
-    let named = send(&service, get(uri, &detail)).await;
-    let anonymous = send(&service, get(uri, &aggregate)).await;
+    let named = ask(&service, uri, &detail).await;
+    let anonymous = ask(&service, uri, &aggregate).await;
     // One URL, two bodies: a cache that did not vary on the key would serve one for the other.
     assert_ne!(named.header("etag"), anonymous.header("etag"));
     let site = || with(get(uri, &pinned), "origin", "https://dash.example");
@@ -109,7 +109,7 @@ async fn answers_whose_body_follows_the_key_vary_on_both_key_headers_and_the_ori
     }
     // What another key or site is refused is never kept by any cache.
     let refused = [
-        send(&service, get(uri, &without)).await,
+        ask(&service, uri, &without).await,
         send(
             &service,
             with(get(uri, &pinned), "origin", "https://evil.example"),
@@ -127,7 +127,7 @@ async fn a_matching_if_none_match_gets_304_without_a_body_and_is_counted() {
     let app = TestApp::new();
     let key = app.key(1, ALL_SCOPES, 120, None);
     let service = app.service().await;
-    let first = send(&service, get("/api/v1/operators", &key)).await;
+    let first = ask(&service, "/api/v1/operators", &key).await;
     let etag = first.header("etag").to_owned();
     let strong = etag.trim_start_matches("W/").to_owned();
     let remaining: u32 = first.header("x-ratelimit-remaining").parse().unwrap();
@@ -217,7 +217,7 @@ async fn gzip_and_br_bodies_decode_to_the_same_bytes_under_the_same_validator() 
     let key = app.key(1, ALL_SCOPES, 120, None);
     let service = app.service().await;
     for uri in DATA.into_iter().chain(["/api/v1/openapi.json"]) {
-        let plain = send(&service, get(uri, &key)).await;
+        let plain = ask(&service, uri, &key).await;
         assert_eq!(plain.status, 200, "{uri}");
         let codings: [(&str, &str, Decoder); 4] = [
             ("gzip", "gzip", gunzip),
@@ -260,7 +260,7 @@ async fn ping_and_errors_are_not_to_be_stored_and_carry_no_validator() {
         ("/api/v1/operators", 403),
         ("/api/v1/nowhere", 404),
     ] {
-        let answer = send(&service, get(uri, &key)).await;
+        let answer = ask(&service, uri, &key).await;
         assert_eq!(answer.status, status, "{uri}");
         assert_eq!(answer.header("cache-control"), "no-store", "{uri}");
         assert!(answer.headers.get("etag").is_none(), "{uri}");

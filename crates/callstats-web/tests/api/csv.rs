@@ -127,7 +127,7 @@ async fn every_csv_endpoint_gives_the_rows_of_its_json_array_in_order() {
     let key = app.key(1, ALL_SCOPES, 600, None);
     let service = app.service().await;
     for (uri, array, file_name) in CSV_ENDPOINTS {
-        let json = send(&service, get(uri, &key)).await;
+        let json = ask(&service, uri, &key).await;
         assert_eq!(json.status, 200, "{uri}");
         assert_eq!(
             json.header("content-type"),
@@ -178,7 +178,7 @@ async fn a_csv_is_cached_apart_with_identical_bytes_its_own_304_and_compression(
     let service = app.service().await;
     for (uri, _, _) in CSV_ENDPOINTS {
         let first = send(&service, accepting(get(uri, &key), "text/csv")).await;
-        let json = send(&service, get(uri, &key)).await;
+        let json = ask(&service, uri, &key).await;
         assert_eq!(
             json.header("x-cache"),
             "HIT",
@@ -263,7 +263,7 @@ async fn text_is_quoted_where_needed_and_guarded_against_formulas_through_the_ap
          103,\"Oʻzbek\nGʻulom\",'@team,day,,2025-03-01 09:00:00\r\n\
          104,'+998 90 123,'\tTab,day,,2025-03-01 09:00:00\r\n"
     );
-    let json = send(&service, get("/api/v1/operators", &key)).await;
+    let json = ask(&service, "/api/v1/operators", &key).await;
     assert_rows_match(&csv.body, &json.json(), "operators", "/api/v1/operators");
 }
 
@@ -272,7 +272,7 @@ async fn json_stays_the_default_unless_csv_is_preferred() {
     let app = TestApp::new();
     let key = app.key(1, ALL_SCOPES, 600, None);
     let service = app.service().await;
-    let json = send(&service, get("/api/v1/operators", &key)).await;
+    let json = ask(&service, "/api/v1/operators", &key).await;
     for accept in [
         "*/*",
         "application/json",

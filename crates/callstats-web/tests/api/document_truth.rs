@@ -451,7 +451,7 @@ async fn real_bodies() -> Vec<(String, u16, Value)> {
     ];
     let mut bodies = Vec::new();
     for (path, uri, key) in asked {
-        let answer = send(&service, get(uri, key)).await;
+        let answer = ask(&service, uri, key).await;
         bodies.push((path.to_owned(), answer.status, answer.json()));
     }
     let unauthorised = send(&service, TestRequest::get().uri("/api/v1/operators")).await;

@@ -8,11 +8,7 @@ async fn summary_of_one_day_has_hourly_buckets_and_tashkent_peaks() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let answer = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
+    let answer = ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
     assert_eq!(answer.status, 200);
     let body = answer.json();
     assert_eq!(body["total_calls"], 2);
@@ -23,12 +19,10 @@ async fn summary_of_one_day_has_hourly_buckets_and_tashkent_peaks() {
         serde_json::json!({"hour": 9, "count": 2})
     );
     assert_eq!(body["peak_hour_count"], 2);
-    let outbound = send(
+    let outbound = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03&direction=outbound",
-            &key,
-        ),
+        "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03&direction=outbound",
+        &key,
     )
     .await;
     let body = outbound.json();
@@ -51,12 +45,10 @@ async fn agents_count_both_directions_and_accept_but_ignore_direction() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let answer = send(
+    let answer = ask(
         &service,
-        get(
-            "/api/v1/calls/agents?start=2026-11-02&end=2026-11-03&direction=outbound",
-            &key,
-        ),
+        "/api/v1/calls/agents?start=2026-11-02&end=2026-11-03&direction=outbound",
+        &key,
     )
     .await;
     assert_eq!(answer.status, 200);
@@ -90,7 +82,7 @@ async fn kpi_months_lists_published_sheets_only() {
     let app = TestApp::new();
     let key = app.key(1, "kpi:aggregate", 120, None);
     let service = app.service().await;
-    let body = send(&service, get("/api/v1/kpi/months?shift=night", &key))
+    let body = ask(&service, "/api/v1/kpi/months?shift=night", &key)
         .await
         .json();
     let listed: Vec<(&str, &str)> = body["sheets"]
@@ -111,7 +103,7 @@ async fn kpi_detail_shows_named_rows_and_reconciled_totals() {
     let app = TestApp::new();
     let key = app.key(1, "kpi:detail", 120, None);
     let service = app.service().await;
-    let body = send(&service, get("/api/v1/kpi/2026-11?shift=night", &key))
+    let body = ask(&service, "/api/v1/kpi/2026-11?shift=night", &key)
         .await
         .json();
     assert_eq!(body["granularity"], "detail");
@@ -135,9 +127,7 @@ async fn kpi_without_shift_shows_the_lowest_sorting_shift() {
     let app = TestApp::new();
     let key = app.key(1, "kpi:aggregate", 120, None);
     let service = app.service().await;
-    let body = send(&service, get("/api/v1/kpi/2026-11", &key))
-        .await
-        .json();
+    let body = ask(&service, "/api/v1/kpi/2026-11", &key).await.json();
     assert_eq!(body["sheet"]["shift"], "day");
     assert_eq!(
         body["ranks"],
@@ -160,7 +150,7 @@ async fn a_small_sheet_shows_an_aggregate_key_its_totals_alone() {
     let aggregate = app.key(1, "kpi:aggregate", 120, None);
     let detail = app.key(2, "kpi:detail", 120, None);
     let service = app.service().await;
-    let body = send(&service, get("/api/v1/kpi/2026-11", &aggregate))
+    let body = ask(&service, "/api/v1/kpi/2026-11", &aggregate)
         .await
         .json();
     assert_eq!(body["granularity"], "aggregate");
@@ -168,15 +158,13 @@ async fn a_small_sheet_shows_an_aggregate_key_its_totals_alone() {
     assert_eq!(body["totals"]["payout"], 8_700_000.0, "the group's total");
     assert_eq!(body["distribution"], serde_json::Value::Null);
     assert_eq!(body["ranks"], serde_json::Value::Null);
-    let named = send(&service, get("/api/v1/kpi/2026-11", &detail))
-        .await
-        .json();
+    let named = ask(&service, "/api/v1/kpi/2026-11", &detail).await.json();
     assert_eq!(named["operators"].as_array().map(Vec::len), Some(3));
     // At the minimum, the sheet is shown whole.
     let app = TestApp::with_stats(bound(3));
     let aggregate = app.key(1, "kpi:aggregate", 120, None);
     let service = app.service().await;
-    let body = send(&service, get("/api/v1/kpi/2026-11", &aggregate))
+    let body = ask(&service, "/api/v1/kpi/2026-11", &aggregate)
         .await
         .json();
     assert_eq!(body["ranks"].as_array().map(Vec::len), Some(3));
@@ -188,7 +176,7 @@ async fn roster_schedule_and_scripts_are_ordered() {
     let app = TestApp::new();
     let key = app.key(1, "operators,scripts", 120, None);
     let service = app.service().await;
-    let roster = send(&service, get("/api/v1/operators", &key)).await;
+    let roster = ask(&service, "/api/v1/operators", &key).await;
     let roster_json = roster.json();
     let numbers: Vec<&str> = roster_json["operators"]
         .as_array()
@@ -198,14 +186,14 @@ async fn roster_schedule_and_scripts_are_ordered() {
         .collect();
     assert_eq!(numbers, ["101", "102", "190"]);
     assert_eq!(roster_json["operators"][2]["staff_role"], "supervisor");
-    let schedule = send(&service, get("/api/v1/schedule?month=2026-11", &key))
+    let schedule = ask(&service, "/api/v1/schedule?month=2026-11", &key)
         .await
         .json();
     assert_eq!(
         schedule["off_days"][0],
         serde_json::json!({"agent_number": "101", "name": "Oʻtkir Karimov", "date": "2026-11-03", "kind": "dam", "source": "auto"})
     );
-    let empty = send(&service, get("/api/v1/schedule?month=2027-01", &key)).await;
+    let empty = ask(&service, "/api/v1/schedule?month=2027-01", &key).await;
     assert_eq!(
         (
             empty.status,
@@ -213,7 +201,7 @@ async fn roster_schedule_and_scripts_are_ordered() {
         ),
         (200, Some(0))
     );
-    let scripts = send(&service, get("/api/v1/scripts/stats?limit=3", &key))
+    let scripts = ask(&service, "/api/v1/scripts/stats?limit=3", &key)
         .await
         .json();
     let ids: Vec<u64> = scripts["scripts"]
@@ -224,9 +212,7 @@ async fn roster_schedule_and_scripts_are_ordered() {
         .collect();
     assert_eq!(ids, [1, 2, 3]);
     assert_eq!(
-        send(&service, get("/api/v1/scripts/stats", &key))
-            .await
-            .json()["scripts"]
+        ask(&service, "/api/v1/scripts/stats", &key).await.json()["scripts"]
             .as_array()
             .unwrap()
             .len(),
@@ -239,14 +225,14 @@ async fn json_is_utf8_unescaped_with_charset_and_api_headers() {
     let app = TestApp::new();
     let key = app.key(1, "operators,scripts", 120, None);
     let service = app.service().await;
-    let answer = send(&service, get("/api/v1/operators", &key)).await;
+    let answer = ask(&service, "/api/v1/operators", &key).await;
     assert_eq!(
         answer.header("content-type"),
         "application/json; charset=utf-8"
     );
     let text = std::str::from_utf8(&answer.body).unwrap();
     assert!(text.contains("Oʻtkir") && !text.contains("\\u"), "{text}");
-    let scripts = send(&service, get("/api/v1/scripts/stats", &key)).await;
+    let scripts = ask(&service, "/api/v1/scripts/stats", &key).await;
     assert!(
         std::str::from_utf8(&scripts.body)
             .unwrap()
@@ -269,7 +255,7 @@ async fn summary_gives_service_figures_against_the_threshold_asked_for() {
         let service = &service;
         let key = &key;
         async move {
-            let answer = send(service, get(&format!("/api/v1/calls/summary?{query}"), key)).await;
+            let answer = ask(service, &format!("/api/v1/calls/summary?{query}"), key).await;
             assert_eq!(answer.status, 200, "{query}");
             answer.json()
         }
@@ -372,12 +358,10 @@ async fn summary_gives_service_figures_against_the_threshold_asked_for() {
         "sl_threshold=2.5",
         "queue=",
     ] {
-        let answer = send(
+        let answer = ask(
             &service,
-            get(
-                &format!("/api/v1/calls/summary?start=2026-11-02&{bad}"),
-                &key,
-            ),
+            &format!("/api/v1/calls/summary?start=2026-11-02&{bad}"),
+            &key,
         )
         .await;
         assert_eq!(answer.status, 400, "{bad}");
@@ -389,27 +373,27 @@ async fn agents_by_team_and_shift_and_a_400_listing_the_roster_s_values() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let ask = |query: &str| {
+    let request = |query: &str| {
         get(
             &format!("/api/v1/calls/agents?start=2026-11-02&{query}"),
             &key,
         )
     };
-    let every = send(&service, ask("end=2026-11-03")).await.json();
-    let team = send(&service, ask("end=2026-11-03&team=A&shift=day")).await;
+    let every = send(&service, request("end=2026-11-03")).await.json();
+    let team = send(&service, request("end=2026-11-03&team=A&shift=day")).await;
     assert_eq!(team.status, 200);
     assert_eq!(
         team.json()["agents"],
         every["agents"],
         "the whole roster is team A, day"
     );
-    let refused = send(&service, ask("team=a")).await;
+    let refused = send(&service, request("team=a")).await;
     assert_eq!(refused.status, 400);
     assert_eq!(
         refused.json()["error"],
         r#"invalid query parameter 'team' "a": no operator of the roster has it; it has "A""#
     );
-    let refused = send(&service, ask("team=A&shift=night")).await;
+    let refused = send(&service, request("team=A&shift=night")).await;
     assert_eq!(refused.status, 400);
     assert_eq!(
         refused.json()["error"],
@@ -422,12 +406,10 @@ async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let answer = send(
+    let answer = ask(
         &service,
-        get(
-            "/api/v1/calls/queues?start=2026-11-02&end=2026-11-03&sl_threshold=10",
-            &key,
-        ),
+        "/api/v1/calls/queues?start=2026-11-02&end=2026-11-03&sl_threshold=10",
+        &key,
     )
     .await;
     assert_eq!(answer.status, 200);
@@ -464,21 +446,20 @@ async fn queues_list_each_queue_s_figures_and_the_calls_without_one_last() {
              "longest_wait_seconds": 50.0, "average_abandon_time_seconds": 50.0}
         ])
     );
-    let outbound = send(
+    let outbound = ask(
         &service,
-        get(
-            "/api/v1/calls/queues?start=2026-11-02&direction=outbound",
-            &key,
-        ),
+        "/api/v1/calls/queues?start=2026-11-02&direction=outbound",
+        &key,
     )
     .await
     .json();
     assert_eq!(outbound["queues"][0]["queue"], serde_json::Value::Null);
     assert_eq!(outbound["queues"][0]["offered"], 1);
     let scripts_only = app.key(2, "scripts", 120, None);
-    let refused = send(
+    let refused = ask(
         &service,
-        get("/api/v1/calls/queues?start=2026-11-02", &scripts_only),
+        "/api/v1/calls/queues?start=2026-11-02",
+        &scripts_only,
     )
     .await;
     assert_eq!(refused.status, 403);
@@ -489,8 +470,8 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let ask = |query: &str| get(&format!("/api/v1/calls/intervals?{query}"), &key);
-    let answer = send(&service, ask("start=2026-11-02&end=2026-11-03")).await;
+    let request = |query: &str| get(&format!("/api/v1/calls/intervals?{query}"), &key);
+    let answer = send(&service, request("start=2026-11-02&end=2026-11-03")).await;
     assert_eq!(answer.status, 200);
     let body = answer.json();
     assert_eq!(
@@ -551,12 +532,10 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         })
     );
     // The sum of offered over a day is that day's daily count of /calls/summary.
-    let summary = send(
+    let summary = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03",
-            &key,
-        ),
+        "/api/v1/calls/summary?start=2026-11-02&end=2026-11-03",
+        &key,
     )
     .await
     .json();
@@ -571,9 +550,12 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
     }
 
     // 15 and 60 minutes, the queue and the direction.
-    let quarter = send(&service, ask("start=2026-11-02&interval=15&queue=sales"))
-        .await
-        .json();
+    let quarter = send(
+        &service,
+        request("start=2026-11-02&interval=15&queue=sales"),
+    )
+    .await
+    .json();
     let rows = quarter["intervals"].as_array().unwrap();
     assert_eq!(
         (rows.len(), &quarter["queue"]),
@@ -586,7 +568,7 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
     );
     let hours = send(
         &service,
-        ask("start=2026-11-02&interval=60&direction=outbound"),
+        request("start=2026-11-02&interval=60&direction=outbound"),
     )
     .await
     .json();
@@ -599,9 +581,12 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
     );
 
     // A period longer than 7 days keeps its latest 7.
-    let long = send(&service, ask("start=2026-10-01&end=2026-11-03&interval=60"))
-        .await
-        .json();
+    let long = send(
+        &service,
+        request("start=2026-10-01&end=2026-11-03&interval=60"),
+    )
+    .await
+    .json();
     assert_eq!(
         (
             &long["period"]["start_date"],
@@ -615,9 +600,12 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         )
     );
     assert_eq!(long["intervals"].as_array().unwrap().len(), 7 * 24);
-    let week = send(&service, ask("start=2026-10-28&end=2026-11-03&interval=60"))
-        .await
-        .json();
+    let week = send(
+        &service,
+        request("start=2026-10-28&end=2026-11-03&interval=60"),
+    )
+    .await
+    .json();
     assert_eq!(week["clamped"], false);
 
     for bad in [
@@ -631,14 +619,15 @@ async fn intervals_list_every_interval_of_the_period_with_its_figures() {
         "start=2026-11-03&end=2026-11-02",
         "start=2026-02-30",
     ] {
-        let answer = send(&service, ask(bad)).await;
+        let answer = send(&service, request(bad)).await;
         assert_eq!(answer.status, 400, "{bad}");
         assert!(answer.json()["error"].is_string(), "{bad}");
     }
     let scripts_only = app.key(2, "scripts", 120, None);
-    let refused = send(
+    let refused = ask(
         &service,
-        get("/api/v1/calls/intervals?start=2026-11-02", &scripts_only),
+        "/api/v1/calls/intervals?start=2026-11-02",
+        &scripts_only,
     )
     .await;
     assert_eq!(refused.status, 403);

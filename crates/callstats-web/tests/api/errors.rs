@@ -64,7 +64,7 @@ async fn malformed_parameters_are_400_naming_the_parameter() {
         ),
     ];
     for (uri, message) in cases {
-        let answer = send(&service, get(uri, &key)).await;
+        let answer = ask(&service, uri, &key).await;
         assert_eq!(answer.status, 400, "{uri}");
         let error = answer.json()["error"].as_str().unwrap().to_owned();
         assert!(error.starts_with(message), "{uri}: {error}");
@@ -81,13 +81,13 @@ async fn months_without_a_published_sheet_or_shift_are_404() {
     let app = TestApp::new();
     let key = app.key(1, "kpi:detail", 120, None);
     let service = app.service().await;
-    let draft_only = send(&service, get("/api/v1/kpi/2026-10", &key)).await;
+    let draft_only = ask(&service, "/api/v1/kpi/2026-10", &key).await;
     assert_eq!(draft_only.status, 404);
     assert_eq!(
         draft_only.json()["error"],
         "no published KPI sheet for 2026-10"
     );
-    let unknown_shift = send(&service, get("/api/v1/kpi/2026-11?shift=evening", &key)).await;
+    let unknown_shift = ask(&service, "/api/v1/kpi/2026-11?shift=evening", &key).await;
     assert_eq!(unknown_shift.status, 404);
     assert_eq!(
         unknown_shift.json()["error"],
@@ -102,11 +102,7 @@ async fn upstream_and_database_failures_are_503_with_their_messages() {
     let key = app.key(1, "calls,operators", 120, None);
     let service = app.service().await;
     app.platform.down.store(true, Ordering::SeqCst);
-    let upstream = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
+    let upstream = ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
     assert_eq!(
         (upstream.status, upstream.json()),
         (
@@ -114,13 +110,13 @@ async fn upstream_and_database_failures_are_503_with_their_messages() {
             serde_json::json!({"error": "the upstream call platform is unavailable"})
         )
     );
-    let roster = send(&service, get("/api/v1/operators", &key)).await;
+    let roster = ask(&service, "/api/v1/operators", &key).await;
     assert_eq!(
         roster.status, 200,
         "other endpoints are unaffected by the upstream"
     );
     app.store.down.store(true, Ordering::SeqCst);
-    let database = send(&service, get("/api/v1/schedule?month=2026-11", &key)).await;
+    let database = ask(&service, "/api/v1/schedule?month=2026-11", &key).await;
     assert_eq!(
         (database.status, database.json()),
         (
@@ -135,9 +131,9 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
     let app = TestApp::new();
     let key = app.key(1, "operators", 120, None);
     let service = app.service().await;
-    assert_eq!(send(&service, get("/api/v1/ping", &key)).await.status, 200);
+    assert_eq!(ask(&service, "/api/v1/ping", &key).await.status, 200);
     app.store.panics.store(true, Ordering::SeqCst);
-    let failed = send(&service, get("/api/v1/schedule?month=2026-11", &key)).await;
+    let failed = ask(&service, "/api/v1/schedule?month=2026-11", &key).await;
     assert_eq!(
         (failed.status, failed.json()),
         (500, serde_json::json!({"error": "internal server error"}))
@@ -153,7 +149,7 @@ async fn a_failing_handler_answers_500_json_and_the_server_keeps_serving() {
     assert_eq!(failed.header("cache-control"), "no-store");
     app.store.panics.store(false, Ordering::SeqCst);
     assert_eq!(
-        send(&service, get("/api/v1/schedule?month=2026-11", &key))
+        ask(&service, "/api/v1/schedule?month=2026-11", &key)
             .await
             .status,
         200
@@ -207,7 +203,7 @@ async fn a_failing_handler_is_logged_with_its_cause_and_the_request_id_of_the_an
     let key = app.key(1, "operators", 120, None);
     let service = app.service().await;
     app.store.panics.store(true, Ordering::SeqCst);
-    let failed = send(&service, get("/api/v1/schedule?month=2026-11", &key)).await;
+    let failed = ask(&service, "/api/v1/schedule?month=2026-11", &key).await;
     assert_eq!(failed.status, 500);
     assert!(!String::from_utf8_lossy(&failed.body).contains("store exploded"));
     let id = failed.header("x-request-id");
@@ -247,7 +243,7 @@ async fn unknown_paths_are_404_and_other_methods_405_with_allow_get() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let missing = send(&service, get("/api/v1/nope", &key)).await;
+    let missing = ask(&service, "/api/v1/nope", &key).await;
     assert_eq!(
         (missing.status, missing.json()["error"].as_str()),
         (404, Some("no such endpoint: /api/v1/nope"))
@@ -342,14 +338,10 @@ async fn a_503_is_logged_once_with_its_cause_and_request_id_and_the_body_keeps_i
     let app = TestApp::with(portal(), platform, false);
     let key = app.key(1, "calls,operators", 120, None);
     let service = app.service().await;
-    let upstream = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
+    let upstream = ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
     app.store.down.store(true, Ordering::SeqCst);
     // The key is reused from the key cache; the roster read fails.
-    let store = send(&service, get("/api/v1/operators", &key)).await;
+    let store = ask(&service, "/api/v1/operators", &key).await;
     for (answer, cause) in [
         (&upstream, "HTTP 502 from upstream"),
         (&store, "connection refused"),
@@ -381,9 +373,9 @@ async fn the_503_line_of_a_failing_store_carries_every_error_under_it() {
     let key = app.key(1, "operators", 120, None);
     let service = app.service().await;
     // The key is looked up once, then reused from the key cache; the roster read fails.
-    assert_eq!(send(&service, get("/api/v1/ping", &key)).await.status, 200);
+    assert_eq!(ask(&service, "/api/v1/ping", &key).await.status, 200);
     app.store.down.store(true, Ordering::SeqCst);
-    let failed = send(&service, get("/api/v1/operators", &key)).await;
+    let failed = ask(&service, "/api/v1/operators", &key).await;
     assert_eq!(failed.status, 503);
     let id = failed.header("x-request-id");
     let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
@@ -414,11 +406,7 @@ async fn an_adapters_warning_names_the_request_it_was_logged_for() {
     let app = TestApp::with(portal(), platform, false);
     let key = app.key(1, "calls", 120, None);
     let service = app.service().await;
-    let failed = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-04", &key),
-    )
-    .await;
+    let failed = ask(&service, "/api/v1/calls/summary?start=2026-11-04", &key).await;
     assert_eq!(failed.status, 503);
     let id = failed.header("x-request-id");
     let log = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
@@ -443,7 +431,7 @@ async fn head_is_another_method_405_with_allow_get_and_unknown_paths_stay_404() 
         assert_eq!((head.status, head.header("allow")), (405, "GET"), "{uri}");
     }
     for uri in ["/api/v1", "/api/v1/", "/api/v1ping", "/api/v1/ping/"] {
-        let missing = send(&service, get(uri, &key)).await;
+        let missing = ask(&service, uri, &key).await;
         assert_eq!(
             (missing.status, missing.json()["error"].as_str()),
             (404, Some(format!("no such endpoint: {uri}").as_str())),

@@ -20,12 +20,10 @@ where
 {
     let mut both = Vec::new();
     for endpoint in ["summary", "agents"] {
-        let answer = send(
+        let answer = ask(
             service,
-            get(
-                &format!("/api/v1/calls/{endpoint}?start={start}&end={end}"),
-                key,
-            ),
+            &format!("/api/v1/calls/{endpoint}?start={start}&end={end}"),
+            key,
         )
         .await;
         assert_eq!(answer.status, 200, "{endpoint} {start}..{end}");

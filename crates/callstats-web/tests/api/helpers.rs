@@ -547,6 +547,15 @@ where
     }
 }
 
+/// `GET uri` with `key` as a Bearer token, answered by `service`.
+pub async fn ask<S, B>(service: &S, uri: &str, key: &Key) -> Answer
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    send(service, get(uri, key)).await
+}
+
 pub fn get(uri: &str, key: &Key) -> test::TestRequest {
     test::TestRequest::get()
         .uri(uri)

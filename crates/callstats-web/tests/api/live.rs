@@ -28,7 +28,7 @@ async fn the_live_figures_name_every_field_in_order_with_names_from_the_roster()
     let app = TestApp::new();
     let key = app.key(1, "calls", 100, None);
     let service = app.service().await;
-    let answer = send(&service, get(LIVE, &key)).await;
+    let answer = ask(&service, LIVE, &key).await;
     assert_eq!(answer.status, 200);
     let body = answer.json();
     assert_eq!(
@@ -80,11 +80,11 @@ async fn within_five_seconds_the_bytes_are_the_same_and_a_validator_gets_a_304()
     let app = TestApp::new();
     let key = app.key(1, "calls", 100, None);
     let service = app.service().await;
-    let first = send(&service, get(LIVE, &key)).await;
+    let first = ask(&service, LIVE, &key).await;
     assert_eq!(first.header("x-cache"), "MISS");
     assert_eq!(first.header("cache-control"), "private, max-age=5");
     *app.platform.live.lock().unwrap() = Some(live_snapshot(7));
-    let second = send(&service, get(LIVE, &key)).await;
+    let second = ask(&service, LIVE, &key).await;
     assert_eq!(second.header("x-cache"), "HIT");
     assert_eq!(second.body, first.body);
     let etag = first.header("etag");
@@ -98,7 +98,7 @@ async fn within_five_seconds_the_bytes_are_the_same_and_a_validator_gets_a_304()
     // with the service's), the figures are asked again.
     tokio::time::sleep(std::time::Duration::from_millis(5_100)).await;
     app.clock.advance(std::time::Duration::from_secs(6));
-    let third = send(&service, get(LIVE, &key)).await;
+    let third = ask(&service, LIVE, &key).await;
     assert_eq!(third.header("x-cache"), "MISS");
     assert_eq!(third.json()["totals"]["waiting"], 7);
     assert_eq!(app.platform.live_polls.load(Ordering::SeqCst), 2);
@@ -110,7 +110,7 @@ async fn no_live_figures_is_a_404_and_a_platform_down_a_503_never_stale() {
     let key = app.key(1, "calls", 100, None);
     *app.platform.live.lock().unwrap() = None;
     let service = app.service().await;
-    let absent = send(&service, get(LIVE, &key)).await;
+    let absent = ask(&service, LIVE, &key).await;
     assert_eq!(absent.status, 404);
     assert_eq!(
         absent.json(),
@@ -122,7 +122,7 @@ async fn no_live_figures_is_a_404_and_a_platform_down_a_503_never_stale() {
     let key = app.key(1, "calls", 100, None);
     app.platform.down.store(true, Ordering::SeqCst);
     let service = app.service().await;
-    let down = send(&service, get(LIVE, &key)).await;
+    let down = ask(&service, LIVE, &key).await;
     assert_eq!(down.status, 503);
     assert_eq!(down.header("retry-after"), "10");
     assert_eq!(
@@ -133,7 +133,7 @@ async fn no_live_figures_is_a_404_and_a_platform_down_a_503_never_stale() {
     // Not kept: once the platform answers, so does the service.
     app.platform.down.store(false, Ordering::SeqCst);
     app.clock.advance(std::time::Duration::from_secs(3));
-    assert_eq!(send(&service, get(LIVE, &key)).await.status, 200);
+    assert_eq!(ask(&service, LIVE, &key).await.status, 200);
 }
 
 #[actix_web::test]
@@ -185,7 +185,7 @@ async fn the_stream_starts_with_retry_and_the_figures_as_the_json_answer_has_the
     let app = TestApp::new();
     let key = app.key(1, "calls", 100, None);
     let service = app.service().await;
-    let json_body = send(&service, get(LIVE, &key)).await.body;
+    let json_body = ask(&service, LIVE, &key).await.body;
     let response = actix_web::test::call_service(
         &service,
         live_stream(&key)

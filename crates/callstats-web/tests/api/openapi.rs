@@ -69,7 +69,7 @@ async fn every_documented_path_is_served() {
     let service = app.service().await;
     for path in doc["paths"].as_object().unwrap().keys() {
         let uri = path.replace("{month}", "2026-11");
-        let answer = send(&service, get(&uri, &key)).await;
+        let answer = ask(&service, &uri, &key).await;
         let error = answer.json().get("error").cloned();
         assert!(
             !error

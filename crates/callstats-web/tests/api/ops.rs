@@ -130,16 +130,8 @@ async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_reje
     let app = TestApp::new();
     let key = app.key(1, "calls", 1, None);
     let service = app.service().await;
-    send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
-    send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-11-02", &key),
-    )
-    .await;
+    ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
+    ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();

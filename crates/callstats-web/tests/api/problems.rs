@@ -129,12 +129,7 @@ async fn every_error_is_problem_details_when_accept_prefers_them_and_error_other
     let keys = keys(&app);
     let service = app.service().await;
     // Spend the one request of the spent key.
-    assert_eq!(
-        send(&service, get("/api/v1/ping", &keys.spent))
-            .await
-            .status,
-        200
-    );
+    assert_eq!(ask(&service, "/api/v1/ping", &keys.spent).await.status, 200);
     let plain_answers = {
         let mut answers = Vec::new();
         for (problem, request) in failing(&keys) {
@@ -189,25 +184,25 @@ async fn failures_of_dependencies_and_handlers_are_problem_details_too() {
     let app = TestApp::new();
     let key = app.key(1, "calls,operators", 10_000, None);
     let service = app.service().await;
-    let ask = |uri: &str| accepting(get(uri, &key), PROBLEM_JSON);
+    let request = |uri: &str| accepting(get(uri, &key), PROBLEM_JSON);
     let summary = "/api/v1/calls/summary?start=2026-11-02";
     let schedule = "/api/v1/schedule?month=2026-11";
 
     app.platform.down.store(true, Ordering::SeqCst);
-    let plain = send(&service, get(summary, &key)).await;
-    let answer = send(&service, ask(summary)).await;
+    let plain = ask(&service, summary, &key).await;
+    let answer = send(&service, request(summary)).await;
     assert_problem(&answer, Problem::UpstreamUnavailable, &plain);
     app.platform.down.store(false, Ordering::SeqCst);
 
     app.store.down.store(true, Ordering::SeqCst);
-    let plain = send(&service, get(schedule, &key)).await;
-    let answer = send(&service, ask(schedule)).await;
+    let plain = ask(&service, schedule, &key).await;
+    let answer = send(&service, request(schedule)).await;
     assert_problem(&answer, Problem::StoreUnavailable, &plain);
     app.store.down.store(false, Ordering::SeqCst);
 
     app.store.panics.store(true, Ordering::SeqCst);
-    let plain = send(&service, get(schedule, &key)).await;
-    let answer = send(&service, ask(schedule)).await;
+    let plain = ask(&service, schedule, &key).await;
+    let answer = send(&service, request(schedule)).await;
     assert_problem(&answer, Problem::Internal, &plain);
 }
 

@@ -3,17 +3,17 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, get, send};
+use crate::helpers::{TestApp, ask, get, send};
 
 #[actix_web::test]
 async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 600, None);
     let service = app.service().await;
-    let ask = |query: &str| get(&format!("/api/v1/calls/trend?{query}"), &key);
+    let request = |query: &str| get(&format!("/api/v1/calls/trend?{query}"), &key);
 
     // 2026-10-28 is a Wednesday: the first week is cut to five days.
-    let answer = send(&service, ask("start=2026-10-28&end=2026-11-10")).await;
+    let answer = send(&service, request("start=2026-10-28&end=2026-11-10")).await;
     assert_eq!(answer.status, 200);
     let body = answer.json();
     assert_eq!(
@@ -69,12 +69,10 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
         })
     );
     // The bucket's figures are the summary's over its days.
-    let summary = send(
+    let summary = ask(
         &service,
-        get(
-            "/api/v1/calls/summary?start=2026-11-02&end=2026-11-08",
-            &key,
-        ),
+        "/api/v1/calls/summary?start=2026-11-02&end=2026-11-08",
+        &key,
     )
     .await
     .json();
@@ -95,7 +93,7 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
     // Days, months, a queue, short abandons, the other direction.
     let days = send(
         &service,
-        ask("start=2026-11-01&end=2026-11-03&granularity=day"),
+        request("start=2026-11-01&end=2026-11-03&granularity=day"),
     )
     .await
     .json();
@@ -108,7 +106,7 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
     assert_eq!(offered, [0, 2, 1]);
     let months = send(
         &service,
-        ask("start=2026-10-15&end=2026-11-20&granularity=month"),
+        request("start=2026-10-15&end=2026-11-20&granularity=month"),
     )
     .await
     .json();
@@ -117,7 +115,7 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
     assert_eq!(months["buckets"][1]["offered"], 3);
     let sales = send(
         &service,
-        ask("start=2026-11-02&queue=sales&short_abandon=10"),
+        request("start=2026-11-02&queue=sales&short_abandon=10"),
     )
     .await
     .json();
@@ -128,7 +126,7 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
         ),
         (&json!(2), &json!(10))
     );
-    let outbound = send(&service, ask("start=2026-11-02&direction=outbound"))
+    let outbound = send(&service, request("start=2026-11-02&direction=outbound"))
         .await
         .json();
     assert_eq!(
@@ -143,7 +141,7 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
     // budget (124), so a key with few of them held is refused whole, before any is fetched.
     let year = send(
         &service,
-        ask("start=2025-01-01&end=2026-11-20&granularity=month"),
+        request("start=2025-01-01&end=2026-11-20&granularity=month"),
     )
     .await;
     assert_eq!(year.status, 429);
@@ -160,14 +158,15 @@ async fn a_trend_lists_every_bucket_cut_to_the_period_with_the_summary_s_figures
         "start=2026-11-02&queue=",
         "start=2026-11-03&end=2026-11-02",
     ] {
-        let answer = send(&service, ask(bad)).await;
+        let answer = send(&service, request(bad)).await;
         assert_eq!(answer.status, 400, "{bad}");
         assert!(answer.json()["error"].is_string(), "{bad}");
     }
     let scripts_only = app.key(2, "scripts", 120, None);
-    let refused = send(
+    let refused = ask(
         &service,
-        get("/api/v1/calls/trend?start=2026-11-02", &scripts_only),
+        "/api/v1/calls/trend?start=2026-11-02",
+        &scripts_only,
     )
     .await;
     assert_eq!(refused.status, 403);
@@ -178,16 +177,16 @@ async fn compare_sets_the_earlier_period_s_figures_beside_the_summary() {
     let app = TestApp::new();
     let key = app.key(1, "calls", 600, None);
     let service = app.service().await;
-    let ask = |query: &str| get(&format!("/api/v1/calls/summary?{query}"), &key);
+    let request = |query: &str| get(&format!("/api/v1/calls/summary?{query}"), &key);
 
-    let plain = send(&service, ask("start=2026-11-09&end=2026-11-10"))
+    let plain = send(&service, request("start=2026-11-09&end=2026-11-10"))
         .await
         .json();
     assert_eq!(plain["comparison"], Value::Null);
 
     let answer = send(
         &service,
-        ask("start=2026-11-09&end=2026-11-10&compare=previous_week&short_abandon=10"),
+        request("start=2026-11-09&end=2026-11-10&compare=previous_week&short_abandon=10"),
     )
     .await;
     assert_eq!(answer.status, 200);
@@ -213,7 +212,7 @@ async fn compare_sets_the_earlier_period_s_figures_beside_the_summary() {
     // The comparison is the summary of the earlier period.
     let earlier = send(
         &service,
-        ask("start=2026-11-02&end=2026-11-03&short_abandon=10"),
+        request("start=2026-11-02&end=2026-11-03&short_abandon=10"),
     )
     .await
     .json();
@@ -232,7 +231,7 @@ async fn compare_sets_the_earlier_period_s_figures_beside_the_summary() {
     }
     let period = send(
         &service,
-        ask("start=2026-11-04&end=2026-11-05&compare=previous_period"),
+        request("start=2026-11-04&end=2026-11-05&compare=previous_period"),
     )
     .await
     .json();
@@ -240,7 +239,7 @@ async fn compare_sets_the_earlier_period_s_figures_beside_the_summary() {
         period["comparison"]["period"],
         json!({"start_date": "2026-11-02", "end_date": "2026-11-03"})
     );
-    let year = send(&service, ask("start=2026-11-02&compare=previous_year"))
+    let year = send(&service, request("start=2026-11-02&compare=previous_year"))
         .await
         .json();
     assert_eq!(
@@ -253,7 +252,7 @@ async fn compare_sets_the_earlier_period_s_figures_beside_the_summary() {
         "compare=previous_month",
         "compare=Previous_week",
     ] {
-        let answer = send(&service, ask(&format!("start=2026-11-02&{bad}"))).await;
+        let answer = send(&service, request(&format!("start=2026-11-02&{bad}"))).await;
         assert_eq!(answer.status, 400, "{bad}");
         assert!(
             answer.json()["error"]

@@ -12,7 +12,7 @@ async fn a_period_before_the_history_horizon_is_a_400_naming_the_earliest_start(
     let service = app.service().await;
     // The test clock is 2026-11-21 in Tashkent: the 400 days end there.
     for path in ["/api/v1/calls/summary", "/api/v1/calls/agents"] {
-        let refused = send(&service, get(&format!("{path}?start=2025-10-17"), &key)).await;
+        let refused = ask(&service, &format!("{path}?start=2025-10-17"), &key).await;
         assert_eq!(
             (refused.status, refused.json()),
             (
@@ -21,7 +21,7 @@ async fn a_period_before_the_history_horizon_is_a_400_naming_the_earliest_start(
             ),
             "{path}"
         );
-        let first = send(&service, get(&format!("{path}?start=2025-10-18"), &key)).await;
+        let first = ask(&service, &format!("{path}?start=2025-10-18"), &key).await;
         assert_eq!(first.status, 200, "{path}");
     }
     assert_eq!(
@@ -56,12 +56,10 @@ async fn the_days_a_key_makes_the_service_fetch_are_counted_and_refused_past_its
         ("2026-05-01", "2026-05-31", 0),
     ];
     for (start, end, left) in months {
-        let answer = send(
+        let answer = ask(
             &service,
-            get(
-                &format!("/api/v1/calls/summary?start={start}&end={end}"),
-                &key,
-            ),
+            &format!("/api/v1/calls/summary?start={start}&end={end}"),
+            &key,
         )
         .await;
         assert_eq!(answer.status, 200, "{start}");
@@ -69,18 +67,15 @@ async fn the_days_a_key_makes_the_service_fetch_are_counted_and_refused_past_its
     }
     assert_eq!(app.platform.fetches.load(Ordering::SeqCst), 124);
     // Days already held cost nothing, whatever the endpoint or direction.
-    let held = send(
+    let held = ask(
         &service,
-        get("/api/v1/calls/agents?start=2026-10-01&end=2026-10-31", &key),
+        "/api/v1/calls/agents?start=2026-10-01&end=2026-10-31",
+        &key,
     )
     .await;
     assert_eq!((held.status, days_left(&held)), (200, 0));
     // One more day not held: refused, and nothing fetched.
-    let refused = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-04-30", &key),
-    )
-    .await;
+    let refused = ask(&service, "/api/v1/calls/summary?start=2026-04-30", &key).await;
     assert_eq!(refused.status, 429);
     assert_eq!(
         refused.header("retry-after"),
@@ -101,18 +96,10 @@ async fn the_days_a_key_makes_the_service_fetch_are_counted_and_refused_past_its
     assert_eq!(app.platform.fetches.load(Ordering::SeqCst), 124);
     // Another key has its own budget; and the next minute, so has this one.
     let other = app.key(2, "calls", 1000, None);
-    let theirs = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-04-30", &other),
-    )
-    .await;
+    let theirs = ask(&service, "/api/v1/calls/summary?start=2026-04-30", &other).await;
     assert_eq!((theirs.status, days_left(&theirs)), (200, 123));
     app.clock
         .set(time::macros::datetime!(2026-11-21 06:16:30 UTC));
-    let next_minute = send(
-        &service,
-        get("/api/v1/calls/summary?start=2026-04-29", &key),
-    )
-    .await;
+    let next_minute = ask(&service, "/api/v1/calls/summary?start=2026-04-29", &key).await;
     assert_eq!((next_minute.status, days_left(&next_minute)), (200, 123));
 }
