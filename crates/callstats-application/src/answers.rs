@@ -41,11 +41,20 @@ use crate::replica_lock::{self, Claim, SharedEntry};
 use crate::single_flight::Flights;
 
 /// What the web layer asks of the application: the port its handlers hold, implemented by
-/// [`Answers`] (each method is the inherent one of that name).
+/// [`Answers`].
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 #[async_trait]
 pub trait ApiUseCases: Send + Sync + 'static {
-    /// [`Answers::serve`]: admits a request and answers it.
+    /// Admits the request and answers it, in the documented order: key (401), Origin (403),
+    /// quota (429), scope (403), parameters (400), then the answer, cached or computed.
+    ///
+    /// `asked` is `None` for a path or method the API does not have, which is admitted like
+    /// /ping (a valid key, no scope). The parameters are parsed once the key is known (its
+    /// scopes decide the KPI view), so that the request's cached answer is read on the trip
+    /// that counts it; a bad parameter is reported after the quota and scope checks. `accept`
+    /// is what the request's `Accept` allows: it chooses the representation, and a request
+    /// that excludes every representation of its endpoint is a 406 once its parameters are
+    /// valid.
     async fn serve<'a>(
         &self,
         caller: &Caller<'a>,
@@ -53,7 +62,9 @@ pub trait ApiUseCases: Send + Sync + 'static {
         accept: Acceptable,
     ) -> Outcome;
 
-    /// [`Answers::open_live`]: admits a request for the live stream and opens it.
+    /// Admits a request for a live stream as any request to /calls/live (key, Origin, quota,
+    /// scope; it counts as one request) and opens the stream: its first event is the current
+    /// figures. A 404 or 503 when there are none, a 429 when the key holds all its streams.
     async fn open_live<'a>(
         &self,
         caller: &Caller<'a>,
@@ -63,10 +74,11 @@ pub trait ApiUseCases: Send + Sync + 'static {
         Result<LiveStream, DomainError>,
     );
 
-    /// [`Answers::count_anonymous`]: a request that needs no key, counted against its address.
+    /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
+    /// quota; the caller refuses it when `exceeded`.
     async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus;
 
-    /// [`Answers::end_live_streams`]: the replica is stopping.
+    /// Ends every open live stream: the replica is stopping.
     fn end_live_streams(&self);
 }
 
@@ -78,7 +90,54 @@ impl ApiUseCases for Answers {
         asked: Option<&'a UnvalidatedRequest>,
         accept: Acceptable,
     ) -> Outcome {
-        Self::serve(self, caller, asked, accept).await
+        let access = &self.inner.access;
+        let admitted = match access.identify(caller).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
+        };
+        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
+        let parsed = self.parse(&admitted, endpoint, asked, accept);
+        let counted = access.count(&admitted, endpoint, parsed.cache_key()).await;
+        let Counted {
+            quota,
+            days,
+            verdict,
+            cached,
+        } = counted;
+        let answer = match (verdict, parsed.request) {
+            (Err(err), _) => Err(err),
+            (Ok(()), None) => Ok(Answer::Unrouted),
+            (Ok(()), Some(Err(err))) => Err(err.into()),
+            (Ok(()), Some(Ok(valid))) => match (parsed.representation, valid) {
+                (Err(not_acceptable), _) => Err(not_acceptable),
+                (Ok(_), None) => Ok(Answer::Key(access.ping(&admitted.key))),
+                (Ok(form), Some((key, request))) => {
+                    let csv_file_name = match form {
+                        Representation::Csv => representation::csv_file_name(&request),
+                        Representation::Json => None,
+                    };
+                    match self.cached(cached.as_ref()) {
+                        // Served at the moment it was read.
+                        Some(entry) => {
+                            Ok(body(entry, csv_file_name, CacheStatus::Hit, admitted.at))
+                        }
+                        None => {
+                            // Made on a miss only: its counters are shared with the work it
+                            // starts, which a cached answer (paying for no day) does not need.
+                            let requester = Requester::key(admitted.key.id);
+                            let computed = self.miss((request, form), &key, &requester).await;
+                            let days = days.map(|days| days.less(requester.paid_so_far()));
+                            // Served once computed.
+                            let answer = computed.map(|(entry, cache)| {
+                                body(entry, csv_file_name, cache, self.inner.clock.now())
+                            });
+                            return outcome(quota, days, answer);
+                        }
+                    }
+                }
+            },
+        };
+        outcome(quota, days, answer)
     }
 
     async fn open_live<'a>(
@@ -89,15 +148,36 @@ impl ApiUseCases for Answers {
         Option<DayBudgetStatus>,
         Result<LiveStream, DomainError>,
     ) {
-        Self::open_live(self, caller).await
+        let access = &self.inner.access;
+        let admitted = match access.identify(caller).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return (refused.quota, refused.days, Err(refused.error)),
+        };
+        let Counted {
+            quota,
+            days,
+            verdict,
+            ..
+        } = access.count(&admitted, Endpoint::CallsLive, None).await;
+        if let Err(err) = verdict {
+            count_refusal(&err);
+            return (quota, days, Err(err));
+        }
+        let opened = match (&self.live, caller.key_digest()) {
+            (Some(streams), Some(digest)) => streams.open(&admitted.key, digest).await,
+            _ => Err(DomainError::NotFound(LiveError::NotReported.to_string())),
+        };
+        (quota, days, opened)
     }
 
     async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus {
-        Self::count_anonymous(self, client_ip).await
+        self.inner.access.count_anonymous(client_ip).await
     }
 
     fn end_live_streams(&self) {
-        Self::end_live_streams(self);
+        if let Some(streams) = &self.live {
+            streams.shut_down();
+        }
     }
 }
 
@@ -236,116 +316,10 @@ impl Answers {
         self
     }
 
-    /// Ends every open live stream: the replica is stopping.
-    pub fn end_live_streams(&self) {
-        if let Some(streams) = &self.live {
-            streams.shut_down();
-        }
-    }
-
-    /// Admits a request for a live stream as any request to /calls/live (key, Origin, quota,
-    /// scope; it counts as one request) and opens the stream: its first event is the current
-    /// figures. A 404 or 503 when there are none, a 429 when the key holds all its streams.
-    pub async fn open_live(
-        &self,
-        caller: &Caller<'_>,
-    ) -> (
-        QuotaStatus,
-        Option<DayBudgetStatus>,
-        Result<LiveStream, DomainError>,
-    ) {
-        let access = &self.inner.access;
-        let admitted = match access.identify(caller).await {
-            Ok(admitted) => admitted,
-            Err(refused) => return (refused.quota, refused.days, Err(refused.error)),
-        };
-        let Counted {
-            quota,
-            days,
-            verdict,
-            ..
-        } = access.count(&admitted, Endpoint::CallsLive, None).await;
-        if let Err(err) = verdict {
-            count_refusal(&err);
-            return (quota, days, Err(err));
-        }
-        let opened = match (&self.live, caller.key_digest()) {
-            (Some(streams), Some(digest)) => streams.open(&admitted.key, digest).await,
-            _ => Err(DomainError::NotFound(LiveError::NotReported.to_string())),
-        };
-        (quota, days, opened)
-    }
-
     /// The pool answers are computed on, for other CPU work of a request (compression).
     #[must_use]
     pub fn compute_pool(&self) -> &ComputePool {
         &self.inner.computing.pool
-    }
-
-    /// Admits the request and answers it, in the documented order: key (401), Origin (403),
-    /// quota (429), scope (403), parameters (400), then the answer, cached or computed.
-    ///
-    /// `asked` is `None` for a path or method the API does not have, which is admitted like
-    /// /ping (a valid key, no scope). The parameters are parsed once the key is known (its
-    /// scopes decide the KPI view), so that the request's cached answer is read on the trip
-    /// that counts it; a bad parameter is reported after the quota and scope checks. `accept`
-    /// is what the request's `Accept` allows: it chooses the representation, and a request
-    /// that excludes every representation of its endpoint is a 406 once its parameters are
-    /// valid.
-    pub async fn serve(
-        &self,
-        caller: &Caller<'_>,
-        asked: Option<&UnvalidatedRequest>,
-        accept: Acceptable,
-    ) -> Outcome {
-        let access = &self.inner.access;
-        let admitted = match access.identify(caller).await {
-            Ok(admitted) => admitted,
-            Err(refused) => return outcome(refused.quota, refused.days, Err(refused.error)),
-        };
-        let endpoint = asked.map_or(Endpoint::Ping, UnvalidatedRequest::endpoint);
-        let parsed = self.parse(&admitted, endpoint, asked, accept);
-        let counted = access.count(&admitted, endpoint, parsed.cache_key()).await;
-        let Counted {
-            quota,
-            days,
-            verdict,
-            cached,
-        } = counted;
-        let answer = match (verdict, parsed.request) {
-            (Err(err), _) => Err(err),
-            (Ok(()), None) => Ok(Answer::Unrouted),
-            (Ok(()), Some(Err(err))) => Err(err.into()),
-            (Ok(()), Some(Ok(valid))) => match (parsed.representation, valid) {
-                (Err(not_acceptable), _) => Err(not_acceptable),
-                (Ok(_), None) => Ok(Answer::Key(access.ping(&admitted.key))),
-                (Ok(form), Some((key, request))) => {
-                    let csv_file_name = match form {
-                        Representation::Csv => representation::csv_file_name(&request),
-                        Representation::Json => None,
-                    };
-                    match self.cached(cached.as_ref()) {
-                        // Served at the moment it was read.
-                        Some(entry) => {
-                            Ok(body(entry, csv_file_name, CacheStatus::Hit, admitted.at))
-                        }
-                        None => {
-                            // Made on a miss only: its counters are shared with the work it
-                            // starts, which a cached answer (paying for no day) does not need.
-                            let requester = Requester::key(admitted.key.id);
-                            let computed = self.miss((request, form), &key, &requester).await;
-                            let days = days.map(|days| days.less(requester.paid_so_far()));
-                            // Served once computed.
-                            let answer = computed.map(|(entry, cache)| {
-                                body(entry, csv_file_name, cache, self.inner.clock.now())
-                            });
-                            return outcome(quota, days, answer);
-                        }
-                    }
-                }
-            },
-        };
-        outcome(quota, days, answer)
     }
 
     /// An admitted request's representation and parameters, validated for its key, with the
@@ -374,12 +348,6 @@ impl Answers {
             representation,
             request,
         }
-    }
-
-    /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
-    /// quota; the caller refuses it when `exceeded`.
-    pub async fn count_anonymous(&self, client_ip: ClientAddress) -> QuotaStatus {
-        self.inner.access.count_anonymous(client_ip).await
     }
 
     /// The entry of the answer read from the cache, counted as a hit; `None` (a miss) when
