@@ -77,45 +77,37 @@ impl Representation {
 /// Whether the endpoint answers CSV too.
 #[must_use]
 pub const fn has_csv(endpoint: Endpoint) -> bool {
-    csv_columns(endpoint).is_some()
+    csv_table(endpoint).is_some()
 }
 
-/// The header row of the endpoint's CSV answers; `None` for an endpoint without CSV.
+/// A CSV endpoint's table: the JSON array whose entries are the rows, and their columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvTable {
+    pub rows_field: &'static str,
+    pub columns: &'static [&'static str],
+}
+
+/// The table of `endpoint`'s CSV answers; `None` for an endpoint without CSV.
 #[must_use]
-pub const fn csv_columns(endpoint: Endpoint) -> Option<&'static [&'static str]> {
-    match endpoint {
-        Endpoint::CallsAgents => Some(AgentEntry::COLUMNS),
-        Endpoint::CallsIntervals => Some(IntervalEntry::COLUMNS),
-        Endpoint::CallsTrend => Some(TrendBucket::COLUMNS),
-        Endpoint::CallsQueues => Some(QueueEntry::COLUMNS),
-        Endpoint::Operators => Some(Operator::COLUMNS),
-        Endpoint::Schedule => Some(OffDay::COLUMNS),
-        Endpoint::ScriptsStats => Some(Script::COLUMNS),
+pub const fn csv_table(endpoint: Endpoint) -> Option<CsvTable> {
+    let (rows_field, columns) = match endpoint {
+        Endpoint::CallsAgents => ("agents", AgentEntry::COLUMNS),
+        Endpoint::CallsIntervals => ("intervals", IntervalEntry::COLUMNS),
+        Endpoint::CallsTrend => ("buckets", TrendBucket::COLUMNS),
+        Endpoint::CallsQueues => ("queues", QueueEntry::COLUMNS),
+        Endpoint::Operators => ("operators", Operator::COLUMNS),
+        Endpoint::Schedule => ("off_days", OffDay::COLUMNS),
+        Endpoint::ScriptsStats => ("scripts", Script::COLUMNS),
         Endpoint::Ping
         | Endpoint::CallsSummary
         | Endpoint::CallsLive
         | Endpoint::KpiMonths
-        | Endpoint::KpiMonth => None,
-    }
-}
-
-/// The JSON array whose entries are the CSV rows; `None` for an endpoint without CSV.
-#[must_use]
-pub const fn csv_rows_field(endpoint: Endpoint) -> Option<&'static str> {
-    match endpoint {
-        Endpoint::CallsAgents => Some("agents"),
-        Endpoint::CallsIntervals => Some("intervals"),
-        Endpoint::CallsTrend => Some("buckets"),
-        Endpoint::CallsQueues => Some("queues"),
-        Endpoint::Operators => Some("operators"),
-        Endpoint::Schedule => Some("off_days"),
-        Endpoint::ScriptsStats => Some("scripts"),
-        Endpoint::Ping
-        | Endpoint::CallsSummary
-        | Endpoint::CallsLive
-        | Endpoint::KpiMonths
-        | Endpoint::KpiMonth => None,
-    }
+        | Endpoint::KpiMonth => return None,
+    };
+    Some(CsvTable {
+        rows_field,
+        columns,
+    })
 }
 
 /// The cache key of an answer in `representation`, from the key of its JSON (`json_key`): a CSV

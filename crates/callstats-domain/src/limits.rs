@@ -173,14 +173,9 @@ pub struct HistoryFill {
 impl HistoryFill {
     /// The whole minutes the days not held yet take at the backfill's rate, at least 1.
     #[must_use]
-    pub const fn minutes_left(&self) -> u32 {
+    pub fn minutes_left(&self) -> u32 {
         let left = self.days.saturating_sub(self.held);
-        let minutes = left.div_ceil(if self.per_minute == 0 {
-            1
-        } else {
-            self.per_minute
-        });
-        if minutes == 0 { 1 } else { minutes }
+        left.div_ceil(self.per_minute.max(1)).max(1)
     }
 }
 

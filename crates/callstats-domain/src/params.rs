@@ -908,22 +908,16 @@ impl TrendQuery {
     }
 }
 
-/// Query of /calls/queues.
+/// Query of /calls/queues: the period and the service options, nothing of its own (its
+/// document lists `PeriodQuery` and `ServiceQuery`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
 pub struct QueuesQuery {
     /// `start` and `end`.
     #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
     pub period: PeriodQuery,
     /// `direction`, `sl_threshold` and `short_abandon`.
     #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
     pub service: ServiceQuery,
 }
 

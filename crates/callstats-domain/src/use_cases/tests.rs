@@ -10,7 +10,8 @@ use crate::access::{ApiKeySecret, PresentedKey, RequestOrigin, Unauthorized};
 use crate::calendar::{Day, Period};
 use crate::limits::OverBudget;
 use crate::model::{
-    AgentNumber, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script, SheetContent,
+    AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
+    SheetContent,
 };
 use crate::params::{Compare, Direction, Team};
 use crate::ports::{
@@ -539,25 +540,28 @@ async fn summary(stats: &CallStats, query: &str) -> Result<CallSummary, DomainEr
     }
 }
 
-#[tokio::test]
-async fn summary_asks_for_the_days_of_the_requested_range() {
-    let mut call_days = MockCallDaySource::new();
-    let wanted = range("2026-11-01", "2026-11-01");
+/// `call_days` answers `wanted`, asked once for key 42, with the held days of `calls`.
+fn answers_once(call_days: &mut MockCallDaySource, wanted: DateRange, calls: Vec<CallRecord>) {
     call_days
         .expect_days()
         .withf(move |r, who| *r == wanted && who.key_id() == 42)
         .times(1)
-        .returning(|r, _| {
-            Ok(days_of(
-                r,
-                &[call(
-                    Direction::Inbound,
-                    Some("101"),
-                    "2026-11-01T10:00:00+05:00",
-                    30.0,
-                )],
-            ))
-        });
+        .returning(move |r, _| Ok(days_of(r, &calls)));
+}
+
+#[tokio::test]
+async fn summary_asks_for_the_days_of_the_requested_range() {
+    let mut call_days = MockCallDaySource::new();
+    answers_once(
+        &mut call_days,
+        range("2026-11-01", "2026-11-01"),
+        vec![call(
+            Direction::Inbound,
+            Some("101"),
+            "2026-11-01T10:00:00+05:00",
+            30.0,
+        )],
+    );
     let summary = summary(
         &stats(MockPortalStore::new(), call_days),
         "start=2026-11-01&end=2026-11-01",
@@ -569,50 +573,37 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
 
 #[tokio::test]
 async fn a_comparison_reads_the_earlier_period_and_counts_it_as_the_period_itself() {
-    let (asked, earlier) = (
-        range("2026-11-02", "2026-11-03"),
-        range("2026-10-31", "2026-11-01"),
-    );
+    let earlier = range("2026-10-31", "2026-11-01");
     let mut call_days = MockCallDaySource::new();
-    call_days
-        .expect_days()
-        .withf(move |r, _| *r == asked)
-        .times(1)
-        .returning(|r, _| {
-            Ok(days_of(
-                r,
-                &[call(
-                    Direction::Inbound,
-                    Some("101"),
-                    "2026-11-02T10:00:00+05:00",
-                    30.0,
-                )],
-            ))
-        });
-    call_days
-        .expect_days()
-        .withf(move |r, _| *r == earlier)
-        .times(1)
-        .returning(|r, _| {
-            Ok(days_of(
-                r,
-                &[
-                    call(
-                        Direction::Inbound,
-                        Some("101"),
-                        "2026-10-31T09:00:00+05:00",
-                        60.0,
-                    ),
-                    call(Direction::Inbound, None, "2026-11-01T09:00:00+05:00", 0.0),
-                    call(
-                        Direction::Outbound,
-                        Some("101"),
-                        "2026-11-01T09:30:00+05:00",
-                        20.0,
-                    ),
-                ],
-            ))
-        });
+    answers_once(
+        &mut call_days,
+        range("2026-11-02", "2026-11-03"),
+        vec![call(
+            Direction::Inbound,
+            Some("101"),
+            "2026-11-02T10:00:00+05:00",
+            30.0,
+        )],
+    );
+    answers_once(
+        &mut call_days,
+        earlier,
+        vec![
+            call(
+                Direction::Inbound,
+                Some("101"),
+                "2026-10-31T09:00:00+05:00",
+                60.0,
+            ),
+            call(Direction::Inbound, None, "2026-11-01T09:00:00+05:00", 0.0),
+            call(
+                Direction::Outbound,
+                Some("101"),
+                "2026-11-01T09:30:00+05:00",
+                20.0,
+            ),
+        ],
+    );
     let summary = summary(
         &stats(MockPortalStore::new(), call_days),
         "start=2026-11-02&end=2026-11-03&compare=previous_period",

@@ -116,8 +116,10 @@ const CSV_DESCRIPTION: &str = " With `Accept` preferring `text/csv` (a quality a
 /// The `text/csv` content of a CSV endpoint's 200: its columns, and an example made from the
 /// JSON example's first rows by the service's own CSV writer.
 fn csv_content(endpoint: Endpoint, examples: &[(&str, Value)]) -> Option<Content> {
-    let columns = representation::csv_columns(endpoint)?;
-    let field = representation::csv_rows_field(endpoint)?;
+    let representation::CsvTable {
+        rows_field: field,
+        columns,
+    } = representation::csv_table(endpoint)?;
     let rows: Vec<Value> = examples
         .first()
         .and_then(|(_, example)| example.get(field)?.as_array().cloned())
