@@ -92,7 +92,8 @@ impl Backfill {
         settings: BackfillSettings,
     ) -> Self {
         Self {
-            store,
+            // The store's refusals for the day budget then say how far this fills the history.
+            store: store.with_backfill(history, settings.per_minute),
             archive,
             lease,
             clock,
@@ -107,6 +108,8 @@ impl Backfill {
         self.store.settled_history(self.history, self.clock.now())
     }
 
+    /// One pass, when this replica holds the lease; `None` when another replica does, or the
+    /// database could not say which days it holds.
     pub async fn pass(&self) -> Option<Filled> {
         if !self.lease.hold(LEASE_TTL).await {
             return None;

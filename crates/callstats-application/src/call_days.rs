@@ -294,10 +294,10 @@ impl CallDayStore {
     }
 
     /// Tells the store that a backfill fills `history` into the durable tier at `per_minute`
-    /// day fetches a minute, so that a refusal for the day budget says how far it is. Set
-    /// before the store serves; a second call changes nothing.
+    /// day fetches a minute, so that a refusal for the day budget says how far it is: what
+    /// [`crate::Backfill::new`] does with the store it fills. A second call changes nothing.
     #[must_use]
-    pub fn with_backfill(self, history: HistoryHorizon, per_minute: u32) -> Self {
+    pub(crate) fn with_backfill(self, history: HistoryHorizon, per_minute: u32) -> Self {
         if self.inner.backfill.set((history, per_minute)).is_err() {
             tracing::debug!("the call-day store knows its backfill already");
         }

@@ -214,9 +214,8 @@ impl Assembly {
         let call_days = match self.archive {
             Some(archive) => {
                 let stored = StoredCallDays::new(Arc::new(archive));
-                let mut call_days = call_days.with_archive(Arc::new(stored.clone()));
+                let call_days = call_days.with_archive(Arc::new(stored.clone()));
                 if self.backfill.per_minute > 0 {
-                    call_days = call_days.with_backfill(self.history, self.backfill.per_minute);
                     let backfill = Backfill::new(
                         call_days.clone(),
                         Arc::new(stored.clone()),
