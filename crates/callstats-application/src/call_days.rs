@@ -339,7 +339,14 @@ impl CallDayStore {
         let (Some(newest), Some(oldest)) = (days.first(), days.last()) else {
             return None;
         };
-        let held = archive.held_days(*oldest, *newest).await.ok()?.len();
+        // Counted as the backfill's pass counts them: the horizon's days the tier holds.
+        let held: HashSet<Day> = archive
+            .held_days(*oldest, *newest)
+            .await
+            .ok()?
+            .into_iter()
+            .collect();
+        let held = days.iter().filter(|day| held.contains(day)).count();
         let (held, days) = (u32::try_from(held).ok()?, u32::try_from(days.len()).ok()?);
         (held < days).then_some(HistoryFill {
             held,
