@@ -40,6 +40,14 @@ use crate::live::{LiveStream, LiveStreams};
 use crate::replica_lock::{self, Claim, SharedEntry};
 use crate::single_flight::Flights;
 
+/// What opening a live stream answers: the key's quota and day budget as the request left
+/// them, and the stream or why there is none.
+pub type LiveOpened = (
+    QuotaStatus,
+    Option<DayBudgetStatus>,
+    Result<LiveStream, DomainError>,
+);
+
 /// What the web layer asks of the application: the port its handlers hold, implemented by
 /// [`Answers`].
 #[cfg_attr(any(test, feature = "mock"), mockall::automock)]
@@ -65,14 +73,7 @@ pub trait ApiUseCases: Send + Sync + 'static {
     /// Admits a request for a live stream as any request to /calls/live (key, Origin, quota,
     /// scope; it counts as one request) and opens the stream: its first event is the current
     /// figures. A 404 or 503 when there are none, a 429 when the key holds all its streams.
-    async fn open_live<'a>(
-        &self,
-        caller: &Caller<'a>,
-    ) -> (
-        QuotaStatus,
-        Option<DayBudgetStatus>,
-        Result<LiveStream, DomainError>,
-    );
+    async fn open_live<'a>(&self, caller: &Caller<'a>) -> LiveOpened;
 
     /// Counts a request that needs no key (the OpenAPI document) against the per-client-IP
     /// quota; the caller refuses it when `exceeded`.
@@ -140,14 +141,7 @@ impl ApiUseCases for Answers {
         outcome(quota, days, answer)
     }
 
-    async fn open_live<'a>(
-        &self,
-        caller: &Caller<'a>,
-    ) -> (
-        QuotaStatus,
-        Option<DayBudgetStatus>,
-        Result<LiveStream, DomainError>,
-    ) {
+    async fn open_live<'a>(&self, caller: &Caller<'a>) -> LiveOpened {
         let access = &self.inner.access;
         let admitted = match access.identify(caller).await {
             Ok(admitted) => admitted,

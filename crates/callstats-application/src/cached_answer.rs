@@ -177,13 +177,14 @@ mod tests {
 
     const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.250 UTC);
 
+    /// An answer of `body` made at [`NOW`], fresh for `seconds`.
+    fn answer(body: &'static [u8], seconds: u64) -> CachedAnswer {
+        CachedAnswer::new(Bytes::from_static(body), Duration::from_secs(seconds), NOW)
+    }
+
     #[test]
     fn an_entry_reads_back_whole_with_its_validator_and_lifetime() {
-        let entry = CachedAnswer::new(
-            Bytes::from_static(b"{\"operators\":[]}"),
-            Duration::from_secs(60),
-            NOW,
-        );
+        let entry = answer(b"{\"operators\":[]}", 60);
         let back = CachedAnswer::decode(&entry.encode()).unwrap();
         assert_eq!(back, entry);
         assert_eq!(&back.body[..], b"{\"operators\":[]}");
@@ -199,21 +200,9 @@ mod tests {
 
     #[test]
     fn the_validator_follows_the_body_bytes_only() {
-        let a = CachedAnswer::new(
-            Bytes::from_static(b"{\"a\":1}"),
-            Duration::from_secs(60),
-            NOW,
-        );
-        let b = CachedAnswer::new(
-            Bytes::from_static(b"{\"a\":1}"),
-            Duration::from_secs(600),
-            NOW,
-        );
-        let c = CachedAnswer::new(
-            Bytes::from_static(b"{\"a\":2}"),
-            Duration::from_secs(60),
-            NOW,
-        );
+        let a = answer(b"{\"a\":1}", 60);
+        let b = answer(b"{\"a\":1}", 600);
+        let c = answer(b"{\"a\":2}", 60);
         assert_eq!(a.etag, b.etag);
         assert_ne!(a.etag, c.etag);
         let shown = a.etag.to_string();
@@ -243,8 +232,7 @@ mod tests {
 
     #[test]
     fn anything_but_an_entry_of_this_version_is_no_entry() {
-        let encoded =
-            CachedAnswer::new(Bytes::from_static(b"{}"), Duration::from_secs(1), NOW).encode();
+        let encoded = answer(b"{}", 1).encode();
         let mut other_version = encoded.to_vec();
         other_version[1] = VERSION + 1;
         for stored in [

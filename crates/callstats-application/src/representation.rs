@@ -171,43 +171,48 @@ impl CsvRow for AgentEntry {
     ];
 }
 
+/// The columns of a /calls/queues or /calls/intervals row: `$before`, then the service
+/// figures both rows begin with, then `$after`.
+///
+/// Both rows are built by the domain's one list of these figures, so their columns are too.
+macro_rules! service_row_columns {
+    ([$($before:literal),*], [$($after:literal),*]) => {
+        &[
+            $($before,)*
+            "offered",
+            "answered",
+            "unanswered",
+            "short_abandoned_calls",
+            "abandon_rate_percent",
+            "service_level_percent",
+            "answered_within_threshold",
+            "calls_with_wait",
+            "average_speed_of_answer_seconds",
+            $($after,)*
+        ]
+    };
+}
+
 impl CsvRow for QueueEntry {
-    const COLUMNS: &'static [&'static str] = &[
-        "queue",
-        "offered",
-        "answered",
-        "unanswered",
-        "short_abandoned_calls",
-        "abandon_rate_percent",
-        "service_level_percent",
-        "answered_within_threshold",
-        "calls_with_wait",
-        "average_speed_of_answer_seconds",
-        "speed_of_answer_percentiles.p50",
-        "speed_of_answer_percentiles.p80",
-        "speed_of_answer_percentiles.p90",
-        "speed_of_answer_percentiles.p95",
-        "average_handle_time_seconds",
-        "longest_wait_seconds",
-        "average_abandon_time_seconds",
-    ];
+    const COLUMNS: &'static [&'static str] = service_row_columns!(
+        ["queue"],
+        [
+            "speed_of_answer_percentiles.p50",
+            "speed_of_answer_percentiles.p80",
+            "speed_of_answer_percentiles.p90",
+            "speed_of_answer_percentiles.p95",
+            "average_handle_time_seconds",
+            "longest_wait_seconds",
+            "average_abandon_time_seconds"
+        ]
+    );
 }
 
 impl CsvRow for IntervalEntry {
-    const COLUMNS: &'static [&'static str] = &[
-        "start",
-        "offered",
-        "answered",
-        "unanswered",
-        "short_abandoned_calls",
-        "abandon_rate_percent",
-        "service_level_percent",
-        "answered_within_threshold",
-        "calls_with_wait",
-        "average_speed_of_answer_seconds",
-        "average_handle_time_seconds",
-        "longest_wait_seconds",
-    ];
+    const COLUMNS: &'static [&'static str] = service_row_columns!(
+        ["start"],
+        ["average_handle_time_seconds", "longest_wait_seconds"]
+    );
 }
 
 impl CsvRow for TrendBucket {

@@ -53,19 +53,30 @@ pub trait HeldDay {
     fn held(&self) -> Held;
 }
 
-impl HeldDay for CallDay {
-    fn day(&self) -> Day {
-        self.day
-    }
+/// Implements [`HeldDay`] for a type that keeps the three as its fields `day`,
+/// `fetched_at_ms` and `held`.
+///
+/// Every held copy of a day keeps them so, and reads them the same way.
+macro_rules! held_day_from_fields {
+    ($ty:ty) => {
+        impl $crate::call_day::HeldDay for $ty {
+            fn day(&self) -> $crate::calendar::Day {
+                self.day
+            }
 
-    fn fetched_at_ms(&self) -> i64 {
-        self.fetched_at_ms
-    }
+            fn fetched_at_ms(&self) -> i64 {
+                self.fetched_at_ms
+            }
 
-    fn held(&self) -> Held {
-        self.held
-    }
+            fn held(&self) -> $crate::call_day::Held {
+                self.held
+            }
+        }
+    };
 }
+pub(crate) use held_day_from_fields;
+
+held_day_from_fields!(CallDay);
 
 /// What a held day's calls are: final, or figures that may still change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

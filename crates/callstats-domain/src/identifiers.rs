@@ -6,6 +6,26 @@ use std::fmt;
 use compact_str::CompactString;
 use serde::Serialize;
 
+/// The text of an identifier, validated once: `as_str` and `Display` read it as it is.
+///
+/// Both identifiers wrap their text alike, so they read it alike.
+macro_rules! text_identifier {
+    ($ty:ident) => {
+        impl $ty {
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
 /// An agent's identifier, such as `101`: 1 to 32 visible characters, at most 64 bytes. Stored
 /// inline (no heap allocation) when it is short, because there is one per call record.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -32,18 +52,9 @@ impl AgentNumber {
         }
         Ok(Self(CompactString::new(raw)))
     }
-
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for AgentNumber {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+text_identifier!(AgentNumber);
 
 /// The queue (line, skill group) that offered a call, such as `sales`: 1 to 64 bytes of
 /// printable text, validated like call ids, compared exactly (case-sensitive). Stored inline
@@ -64,18 +75,9 @@ impl QueueName {
         }
         Ok(Self(CompactString::new(raw)))
     }
-
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for QueueName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+text_identifier!(QueueName);
 
 #[cfg(test)]
 mod tests {

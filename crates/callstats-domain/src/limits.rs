@@ -277,10 +277,7 @@ mod tests {
 
     use super::*;
     use crate::access::QuotaSubject;
-
-    fn day(raw: &str) -> Day {
-        Day::parse(raw).unwrap()
-    }
+    use crate::testing::day;
 
     #[test]
     fn the_horizon_is_the_last_n_days_today_included() {
@@ -345,19 +342,24 @@ mod tests {
         assert_eq!(DayBudgetStatus::current(124, 500, &bucket).remaining, 0);
     }
 
+    /// Key 7's refusal of `needed` days, its budget of `limit` with `remaining` left.
+    fn refusal(needed: u32, limit: u32, remaining: u32, reset_seconds: u32) -> OverBudget {
+        OverBudget {
+            key: 7,
+            needed,
+            status: DayBudgetStatus {
+                limit,
+                remaining,
+                reset_seconds,
+            },
+            filling: None,
+        }
+    }
+
     #[test]
     fn a_refusal_names_the_budget_and_when_to_retry_or_that_the_period_is_too_long() {
-        let status = DayBudgetStatus {
-            limit: 124,
-            remaining: 10,
-            reset_seconds: 42,
-        };
-        let refused = OverBudget {
-            key: 7,
-            needed: 31,
-            status,
-            filling: None,
-        };
+        let refused = refusal(31, 124, 10, 42);
+        let status = refused.status;
         assert_eq!(
             refused.to_string(),
             "day budget exceeded: this request needs 31 days that are not held, and the key's \
@@ -385,14 +387,8 @@ mod tests {
             per_minute: 10,
         };
         let refused = OverBudget {
-            key: 7,
-            needed: 254,
-            status: DayBudgetStatus {
-                limit: 124,
-                remaining: 124,
-                reset_seconds: 58,
-            },
             filling: Some(filling),
+            ..refusal(254, 124, 124, 58)
         };
         assert_eq!(
             refused.to_string(),

@@ -11,7 +11,7 @@
 //! short-abandon bound, so any pair of them reads its counts from the same rollup.
 
 use crate::calendar::Day;
-use crate::call_day::{CallDay, DayCall, Held, HeldDay};
+use crate::call_day::{CallDay, DayCall, Held, held_day_from_fields};
 use crate::model::QueueName;
 use crate::params::{Direction, ShortAbandon, SlThreshold};
 use crate::stats::service_level::longer;
@@ -141,19 +141,7 @@ impl DayRollup {
     }
 }
 
-impl HeldDay for DayRollup {
-    fn day(&self) -> Day {
-        self.day
-    }
-
-    fn fetched_at_ms(&self) -> i64 {
-        self.fetched_at_ms
-    }
-
-    fn held(&self) -> Held {
-        self.held
-    }
-}
+held_day_from_fields!(DayRollup);
 
 impl RollupGroup {
     const fn new(direction: Direction, queue: Option<QueueName>) -> Self {

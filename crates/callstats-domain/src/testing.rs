@@ -33,6 +33,7 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{Duration, OffsetDateTime, PrimitiveDateTime};
 
+use crate::access::{ApiKeyRecord, ApiKeySecret};
 use crate::calendar::{DateRange, Day, LocalDateTime, Month};
 use crate::call_day::CallDay;
 use crate::model::{
@@ -42,6 +43,7 @@ use crate::model::{
 use crate::params::Direction;
 use crate::ports::Clock;
 use crate::request::{ApiRequest, Endpoint};
+use crate::scope::ScopeSet;
 use crate::tz::TASHKENT;
 
 /// An instant a builder takes: an [`OffsetDateTime`], or text, either a Tashkent local time
@@ -91,6 +93,27 @@ pub fn tashkent(text: &str) -> OffsetDateTime {
     })
     .expect("a Tashkent local time YYYY-MM-DD HH:MM[:SS] or RFC 3339");
     local.assume_offset(TASHKENT)
+}
+
+/// The secret of every key of the tests: the same 32 bytes, so a test can present it.
+#[must_use]
+pub fn api_key_secret() -> ApiKeySecret {
+    ApiKeySecret::from_random_bytes(&[7; 32])
+}
+
+/// A key `id` named `name` with `scopes` (a comma-separated list), 5 requests a minute, from
+/// any Origin, neither expired nor revoked.
+#[must_use]
+pub fn api_key(id: i64, name: &str, scopes: &str) -> ApiKeyRecord {
+    ApiKeyRecord {
+        id,
+        name: name.into(),
+        scopes: ScopeSet::parse_list(scopes).expect("a list of scopes"),
+        rate_limit_per_minute: 5,
+        allowed_origin: None,
+        expires_at: None,
+        revoked_at: None,
+    }
 }
 
 /// The day `"YYYY-MM-DD"`.

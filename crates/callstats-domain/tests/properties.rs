@@ -13,7 +13,7 @@ use callstats_domain::params::{
 use callstats_domain::request::{Endpoint, UnvalidatedRequest};
 use callstats_domain::rollup::DayRollup;
 use callstats_domain::scope::KpiView;
-use callstats_domain::stats::intervals::{interval_entries, intervals_per_day};
+use callstats_domain::stats::intervals::{intervals_per_day, intervals_response};
 use callstats_domain::stats::kpi::{spread, totals};
 use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::round::round2;
@@ -31,6 +31,22 @@ fn day_strategy() -> impl Strategy<Value = Day> {
     })
 }
 
+/// A service-level threshold of 1 to `max` seconds.
+fn threshold_strategy(max: u16) -> impl Strategy<Value = SlThreshold> {
+    (1..=max).prop_map(|seconds| SlThreshold::seconds(seconds).unwrap())
+}
+
+/// Either direction.
+fn direction_strategy() -> impl Strategy<Value = Direction> {
+    any::<bool>().prop_map(|inbound| {
+        if inbound {
+            Direction::Inbound
+        } else {
+            Direction::Outbound
+        }
+    })
+}
+
 fn range_strategy(max_days: i64) -> impl Strategy<Value = DateRange> {
     (day_strategy(), 0..max_days).prop_map(|(start, len)| {
         DateRange::up_to_31_days(start, start.plus_days(len).unwrap()).unwrap()
@@ -42,7 +58,7 @@ fn calls_strategy(range: DateRange) -> impl Strategy<Value = Vec<CallRecord>> {
     let (from, to) = range.unix_window();
     let call = (
         (from - 86_400)..(to + 86_400),
-        any::<bool>(),
+        direction_strategy(),
         prop::option::weighted(0.9, 0_u8..12),
         0.0_f64..5_000.0,
         // Whole and fractional waits around the thresholds, a day's at most; some untracked.
@@ -57,12 +73,8 @@ fn calls_strategy(range: DateRange) -> impl Strategy<Value = Vec<CallRecord>> {
         ),
     )
         .prop_map(
-            |(started_at, inbound, agent, duration_seconds, wait, queue)| CallRecord {
-                direction: if inbound {
-                    Direction::Inbound
-                } else {
-                    Direction::Outbound
-                },
+            |(started_at, direction, agent, duration_seconds, wait, queue)| CallRecord {
+                direction,
                 agent_number: agent
                     .map(|a| AgentNumber::new(&format!("{}", 100 + u32::from(a))).unwrap()),
                 started_at,
@@ -92,6 +104,27 @@ fn days_around(range: DateRange, calls: &[CallRecord]) -> Vec<CallDay> {
     days
 }
 
+/// Asserts that a row of /calls/queues or /calls/trend (`$row`) states the figures of the
+/// summary of its own calls (`$alone`) that every such row shares with it.
+macro_rules! prop_assert_row_is_its_summary {
+    ($row:expr, $alone:expr) => {{
+        let (row, alone) = (&$row, &$alone);
+        prop_assert_eq!(row.offered, alone.total_calls);
+        prop_assert_eq!(row.answered, alone.answered_calls);
+        prop_assert_eq!(row.unanswered, alone.unanswered_calls);
+        prop_assert_eq!(row.abandon_rate_percent, alone.abandon_rate_percent);
+        prop_assert_eq!(
+            row.average_speed_of_answer_seconds,
+            alone.average_speed_of_answer_seconds
+        );
+        prop_assert_eq!(
+            row.average_handle_time_seconds,
+            alone.average_handle_time_seconds
+        );
+        prop_assert_eq!(row.longest_wait_seconds, alone.longest_wait_seconds);
+    }};
+}
+
 proptest! {
 
     #[test]
@@ -117,8 +150,7 @@ proptest! {
     }
 
     #[test]
-    fn daily_series_sums_to_the_total((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+    fn daily_series_sums_to_the_total((range, calls) in range_and_calls(31), direction in direction_strategy()) {
         let summary = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &calls));
         prop_assert_eq!(summary.daily.iter().map(|d| d.count).sum::<u64>(), summary.total_calls);
         prop_assert_eq!(summary.daily.len(), range.days());
@@ -129,8 +161,7 @@ proptest! {
     }
 
     #[test]
-    fn answered_and_unanswered_make_the_total_in_either_direction((range, calls) in range_and_calls(31), inbound in any::<bool>()) {
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
+    fn answered_and_unanswered_make_the_total_in_either_direction((range, calls) in range_and_calls(31), direction in direction_strategy()) {
         let summary = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &calls));
         prop_assert_eq!(summary.answered_calls + summary.unanswered_calls, summary.total_calls);
         let (from, to) = range.unix_window();
@@ -141,11 +172,9 @@ proptest! {
     #[test]
     fn service_figures_hold_their_bounds(
         (range, calls) in range_and_calls(31),
-        inbound in any::<bool>(),
-        threshold in 1_u16..=3600,
+        direction in direction_strategy(),
+        threshold in threshold_strategy(3600),
     ) {
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
-        let threshold = SlThreshold::seconds(threshold).unwrap();
         for queue in [None, Some(QueueName::new("sales").unwrap())] {
             let summary = call_summary(&range, direction, threshold, queue.as_ref(), &days_around(range, &calls));
             if let Some(level) = summary.service_level {
@@ -171,8 +200,8 @@ proptest! {
     #[test]
     fn each_trend_bucket_read_from_rollups_is_the_summary_of_its_raw_calls(
         (range, calls) in range_and_calls(31),
-        inbound in any::<bool>(),
-        threshold in 1_u16..=120,
+        direction in direction_strategy(),
+        threshold in threshold_strategy(120),
         short in prop_oneof![Just(0_u16), 0_u16..=30, Just(600)],
         granularity in prop::sample::select(vec![Granularity::Day, Granularity::Week, Granularity::Month]),
         queue in prop::option::of(prop::sample::select(vec!["sales", "support"])),
@@ -188,9 +217,8 @@ proptest! {
                 ..call
             })
             .collect();
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
         let rules = ServiceRules {
-            sl_threshold: SlThreshold::seconds(threshold).unwrap(),
+            sl_threshold: threshold,
             short_abandon: ShortAbandon::seconds(short).unwrap(),
         };
         let queue = queue.map(|name| QueueName::new(name).unwrap());
@@ -203,29 +231,21 @@ proptest! {
         for bucket in &trend.buckets {
             let own = DateRange::up_to_31_days(bucket.start, bucket.end).unwrap();
             let alone = call_summary(&own, direction, rules, queue.as_ref(), &days);
-            prop_assert_eq!(bucket.offered, alone.total_calls);
-            prop_assert_eq!(bucket.answered, alone.answered_calls);
-            prop_assert_eq!(bucket.unanswered, alone.unanswered_calls);
+            prop_assert_row_is_its_summary!(bucket, alone);
             prop_assert_eq!(bucket.short_abandoned_calls, alone.short_abandoned_calls);
-            prop_assert_eq!(bucket.abandon_rate_percent, alone.abandon_rate_percent);
             prop_assert_eq!(
                 (bucket.answered_within_threshold, bucket.calls_with_wait, bucket.service_level_percent),
                 alone.service_level.map_or((0, 0, None), |l| (l.answered_within_threshold, l.calls_with_wait, Some(l.percent)))
             );
-            prop_assert_eq!(bucket.average_speed_of_answer_seconds, alone.average_speed_of_answer_seconds);
-            prop_assert_eq!(bucket.average_handle_time_seconds, alone.average_handle_time_seconds);
-            prop_assert_eq!(bucket.longest_wait_seconds, alone.longest_wait_seconds);
         }
     }
 
     #[test]
     fn the_queues_offered_add_up_to_the_total_and_each_row_is_the_summary_of_its_queue(
         (range, calls) in range_and_calls(31),
-        inbound in any::<bool>(),
-        threshold in 1_u16..=120,
+        direction in direction_strategy(),
+        threshold in threshold_strategy(120),
     ) {
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
-        let threshold = SlThreshold::seconds(threshold).unwrap();
         let days = days_around(range, &calls);
         let summary = call_summary(&range, direction, threshold, None, &days);
         let queues = queue_entries(&range, direction, threshold, &days);
@@ -237,14 +257,8 @@ proptest! {
                 continue;
             };
             let alone = call_summary(&range, direction, threshold, Some(queue), &days);
-            prop_assert_eq!(row.offered, alone.total_calls);
-            prop_assert_eq!(row.answered, alone.answered_calls);
-            prop_assert_eq!(row.unanswered, alone.unanswered_calls);
-            prop_assert_eq!(row.abandon_rate_percent, alone.abandon_rate_percent);
+            prop_assert_row_is_its_summary!(row, alone);
             prop_assert_eq!(row.service_level_percent, alone.service_level.map(|l| l.percent));
-            prop_assert_eq!(row.average_speed_of_answer_seconds, alone.average_speed_of_answer_seconds);
-            prop_assert_eq!(row.average_handle_time_seconds, alone.average_handle_time_seconds);
-            prop_assert_eq!(row.longest_wait_seconds, alone.longest_wait_seconds);
         }
         let unknown = call_summary(&range, direction, threshold, Some(&QueueName::new("nobody").unwrap()), &days);
         prop_assert_eq!((unknown.total_calls, unknown.service_level), (0, None));
@@ -253,18 +267,16 @@ proptest! {
     #[test]
     fn a_days_intervals_offer_its_daily_count_and_the_whole_period_its_figures(
         (range, calls) in range_and_calls(7),
-        inbound in any::<bool>(),
+        direction in direction_strategy(),
         minutes in prop::sample::select(vec![15_u8, 30, 60]),
-        threshold in 1_u16..=120,
+        threshold in threshold_strategy(120),
         queued in any::<bool>(),
     ) {
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
         let interval = IntervalMinutes::minutes(minutes).unwrap();
-        let threshold = SlThreshold::seconds(threshold).unwrap();
         let queue = queued.then(|| calls.iter().find_map(|c| c.queue.clone())).flatten();
         let days = days_around(range, &calls);
         let summary = call_summary(&range, direction, threshold, queue.as_ref(), &days);
-        let rows = interval_entries(&range, direction, interval, threshold, queue.as_ref(), &days);
+        let rows = intervals_response(&range, direction, interval, threshold, queue.as_ref(), &days).intervals;
         let per_day = intervals_per_day(interval);
         prop_assert_eq!(rows.len(), range.days() * per_day);
         for (day, chunk) in summary.daily.iter().zip(rows.chunks(per_day)) {
@@ -290,9 +302,8 @@ proptest! {
     #[test]
     fn a_platform_without_waits_or_queues_keeps_every_old_figure(
         (range, calls) in range_and_calls(31),
-        inbound in any::<bool>(),
+        direction in direction_strategy(),
     ) {
-        let direction = if inbound { Direction::Inbound } else { Direction::Outbound };
         let bare: Vec<CallRecord> = calls.iter().cloned().map(|c| CallRecord { wait_seconds: None, queue: None, ..c }).collect();
         let with = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &calls));
         let without = call_summary(&range, direction, SlThreshold::DEFAULT, None, &days_around(range, &bare));

@@ -15,7 +15,7 @@ use callstats_domain::call_day::CallDay;
 use callstats_domain::ports::CallDayCache;
 use callstats_infra::encoding::call_day::{decode, encode};
 
-use crate::{Redis, lock_token};
+use crate::Redis;
 
 fn name(day: Day) -> String {
     format!("day:{day}")
@@ -25,21 +25,9 @@ fn lock_name(day: Day) -> String {
     format!("daylock:{day}")
 }
 
-/// The call days in Redis.
-#[derive(Clone)]
-pub struct RedisCallDays {
-    redis: Arc<Redis>,
-    token: String,
-}
-
-impl RedisCallDays {
-    #[must_use]
-    pub fn new(redis: Arc<Redis>) -> Self {
-        Self {
-            redis,
-            token: lock_token(),
-        }
-    }
+token_adapter! {
+    /// The call days in Redis.
+    RedisCallDays
 }
 
 #[async_trait]

@@ -22,6 +22,32 @@ use callstats_infra::breaker::{Breaker, Permit, Transition};
 use callstats_infra::redact;
 use redis::aio::ConnectionManager;
 
+/// Declares an adapter holding the shared connection and its own lock token (`lock_token`), so
+/// the adapters that lock in Redis are built the same way.
+macro_rules! token_adapter {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone)]
+        pub struct $name {
+            redis: Arc<Redis>,
+            /// Names this adapter's locks and claims (Redis keeps it; nothing reads it but an
+            /// operator).
+            token: String,
+        }
+
+        impl $name {
+            /// The adapter on `redis`, under its key prefix (replicas sharing a prefix share it).
+            #[must_use]
+            pub fn new(redis: Arc<Redis>) -> Self {
+                Self {
+                    redis,
+                    token: $crate::lock_token(),
+                }
+            }
+        }
+    };
+}
+
 mod call_days;
 mod lease;
 mod live;
@@ -284,22 +310,10 @@ fn lock_token() -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// The response cache in Redis: one `SET … PX` per miss, one `GET` per lookup, and a
-/// `SET NX PX` lock so that replicas missing the same entry compute it once.
-#[derive(Clone)]
-pub struct RedisCache {
-    redis: Arc<Redis>,
-    token: String,
-}
-
-impl RedisCache {
-    #[must_use]
-    pub fn new(redis: Arc<Redis>) -> Self {
-        Self {
-            redis,
-            token: lock_token(),
-        }
-    }
+token_adapter! {
+    /// The response cache in Redis: one `SET … PX` per miss, one `GET` per lookup, and a
+    /// `SET NX PX` lock so that replicas missing the same entry compute it once.
+    RedisCache
 }
 
 #[async_trait]

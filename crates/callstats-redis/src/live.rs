@@ -13,7 +13,7 @@ use callstats_domain::ports::{LiveRelay, StreamSlots};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use crate::{Redis, lock_token};
+use crate::Redis;
 
 /// The key of the poll's claim.
 const POLL: &str = "live:poll";
@@ -22,24 +22,10 @@ const LATEST: &str = "live:latest";
 /// The channel the frames are published on.
 const CHANNEL: &str = "live";
 
-/// The live figures' relay in Redis: one replica polls per window, and every replica hears its
-/// frames over pub/sub.
-#[derive(Clone)]
-pub struct RedisLiveRelay {
-    redis: Arc<Redis>,
-    /// Names this relay's claims (Redis keeps it; nothing reads it but an operator).
-    token: String,
-}
-
-impl RedisLiveRelay {
-    /// The relay on `redis`, under its key prefix (replicas sharing a prefix share the relay).
-    #[must_use]
-    pub fn new(redis: Arc<Redis>) -> Self {
-        Self {
-            redis,
-            token: lock_token(),
-        }
-    }
+token_adapter! {
+    /// The live figures' relay in Redis: one replica polls per window, and every replica hears its
+    /// frames over pub/sub.
+    RedisLiveRelay
 }
 
 #[async_trait]

@@ -51,6 +51,17 @@ pub async fn connection(url: &str) -> redis::aio::MultiplexedConnection {
         .expect("a reachable Redis")
 }
 
+/// Asserts that Redis at `url` holds `key` with a lifetime left of at most `ttl_ms` (its
+/// `PTTL`), so it is set to expire when the adapter said.
+pub async fn assert_expires_within(url: &str, key: &str, ttl_ms: i64) {
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(key)
+        .query_async(&mut connection(url).await)
+        .await
+        .expect("PTTL answered");
+    assert!((1..=ttl_ms).contains(&ttl), "PTTL of {key}: {ttl}");
+}
+
 /// A key prefix no other test (or run) uses.
 #[must_use]
 pub fn unique_prefix(test: &str) -> String {

@@ -28,7 +28,7 @@ use diesel::upsert::excluded;
 use diesel_async::RunQueryDsl;
 use time::{Date, OffsetDateTime};
 
-use crate::pool::with_connection;
+use crate::pool::{load_all, with_connection};
 use crate::schema::call_days;
 use crate::store::{Store, query_failed};
 
@@ -129,6 +129,15 @@ pub fn decompress(packed: &[u8], day: Day) -> Option<CallDay> {
     call_day_encoding::decode(&plain, day)
 }
 
+/// A stored value as read, shared; one that could not be read is counted (an operator sees
+/// it) and is a miss.
+fn counted_read<T>(read: Option<T>) -> Option<Arc<T>> {
+    if read.is_none() {
+        metrics::counter!("callstats_call_day_undecodable_total").increment(1);
+    }
+    read.map(Arc::new)
+}
+
 #[async_trait]
 impl CallDayArchive for StoredCallDays {
     async fn get(&self, days: &[Day]) -> Result<Vec<Arc<CallDay>>, StoreError> {
@@ -136,26 +145,22 @@ impl CallDayArchive for StoredCallDays {
             return Ok(Vec::new());
         }
         let dates: Vec<Date> = days.iter().map(|day| day.date()).collect();
-        let rows: Vec<Row> = with_connection!(&self.store.pools, |conn| {
+        let rows: Vec<Row> = load_all!(
+            &self.store.pools,
             call_days::table
                 .filter(call_days::day.eq_any(&dates))
                 .select(Row::as_select())
                 .order(call_days::day)
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         Ok(rows
             .into_iter()
             .filter_map(|row| {
                 let day = Day::new(row.day);
-                let read = (row.version == i32::from(VERSION))
-                    .then(|| decompress(&row.encoded, day))
-                    .flatten();
-                if read.is_none() {
-                    metrics::counter!("callstats_call_day_undecodable_total").increment(1);
-                }
-                read.map(Arc::new)
+                counted_read(
+                    (row.version == i32::from(VERSION))
+                        .then(|| decompress(&row.encoded, day))
+                        .flatten(),
+                )
             })
             .collect())
     }
@@ -165,25 +170,17 @@ impl CallDayArchive for StoredCallDays {
             return Ok(Vec::new());
         }
         let dates: Vec<Date> = days.iter().map(|day| day.date()).collect();
-        let rows: Vec<(Date, Option<Vec<u8>>)> = with_connection!(&self.store.pools, |conn| {
+        let rows: Vec<(Date, Option<Vec<u8>>)> = load_all!(
+            &self.store.pools,
             call_days::table
                 .filter(call_days::day.eq_any(&dates))
                 .filter(call_days::rollup.is_not_null())
                 .select((call_days::day, call_days::rollup))
                 .order(call_days::day)
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         Ok(rows
             .into_iter()
-            .filter_map(|(date, bytes)| {
-                let read = rollup::decode(&bytes?, Day::new(date));
-                if read.is_none() {
-                    metrics::counter!("callstats_call_day_undecodable_total").increment(1);
-                }
-                read.map(Arc::new)
-            })
+            .filter_map(|(date, bytes)| counted_read(rollup::decode(&bytes?, Day::new(date))))
             .collect())
     }
 
@@ -219,17 +216,15 @@ impl CallDayArchive for StoredCallDays {
 
     async fn held_days(&self, first: Day, last: Day) -> Result<Vec<Day>, StoreError> {
         let (first, last) = (first.date(), last.date());
-        let dates: Vec<Date> = with_connection!(&self.store.pools, |conn| {
+        let dates: Vec<Date> = load_all!(
+            &self.store.pools,
             call_days::table
                 .select(call_days::day)
                 .filter(call_days::day.ge(first))
                 .filter(call_days::day.le(last))
                 .filter(call_days::rollup.is_not_null())
                 .order(call_days::day)
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         Ok(dates.into_iter().map(Day::new).collect())
     }
 

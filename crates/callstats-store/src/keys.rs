@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
 
-use crate::pool::with_connection;
+use crate::pool::{load_all, with_connection};
 use crate::rows::{KeyRow, NewKeyRow};
 use crate::schema::api_keys;
 use crate::store::{Store, query_failed};
@@ -182,14 +182,12 @@ impl Store {
 
     /// Every key, oldest first.
     pub async fn list_keys(&self) -> Result<Vec<KeyListing>, KeyError> {
-        let rows: Vec<KeyRow> = with_connection!(&self.pools, |conn| {
+        let rows: Vec<KeyRow> = load_all!(
+            &self.pools,
             api_keys::table
                 .select(KeyRow::as_select())
                 .order(api_keys::id)
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         Ok(rows
             .into_iter()
             .map(KeyListing::try_from)

@@ -26,25 +26,21 @@ macro_rules! with_harness {
     ($pools:expr, |$harness:ident, $migrations:ident| $action:expr) => {
         match $pools {
             Pools::Postgres(pool) => {
-                let object = pool.get().await.map_err(unavailable)?;
-                let $migrations = POSTGRES;
-                blocking(move || {
-                    let mut $harness = AsyncMigrationHarness::new(object);
-                    $action
-                })
-                .await
+                with_harness!(@on pool, POSTGRES, |$harness, $migrations| $action)
             }
-            Pools::Sqlite(pool) => {
-                let object = pool.get().await.map_err(unavailable)?;
-                let $migrations = SQLITE;
-                blocking(move || {
-                    let mut $harness = AsyncMigrationHarness::new(object);
-                    $action
-                })
-                .await
-            }
+            Pools::Sqlite(pool) => with_harness!(@on pool, SQLITE, |$harness, $migrations| $action),
         }
     };
+    // One backend's arm: its pool and its set of migrations.
+    (@on $pool:ident, $set:expr, |$harness:ident, $migrations:ident| $action:expr) => {{
+        let object = $pool.get().await.map_err(unavailable)?;
+        let $migrations = $set;
+        blocking(move || {
+            let mut $harness = AsyncMigrationHarness::new(object);
+            $action
+        })
+        .await
+    }};
 }
 
 type HarnessResult<T> = diesel::migration::Result<T>;

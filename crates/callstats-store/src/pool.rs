@@ -52,6 +52,17 @@ macro_rules! with_connection {
 }
 pub(crate) use with_connection;
 
+/// Loads every row `$query` selects, on a pooled connection of either backend, a failed
+/// statement being [`query_failed`](crate::store::query_failed): each read then states only its
+/// query.
+macro_rules! load_all {
+    ($pools:expr, $query:expr) => {
+        $crate::pool::with_connection!($pools, |conn| $query.load(conn).await)
+            .map_err($crate::store::query_failed)
+    };
+}
+pub(crate) use load_all;
+
 /// A checkout that failed: no connection within the configured wait or connect timeout.
 pub(crate) fn unavailable(error: PoolError) -> StoreError {
     StoreError::from_source("no database connection", error)

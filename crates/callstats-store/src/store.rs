@@ -13,7 +13,7 @@ use diesel_async::RunQueryDsl;
 use time::Date;
 
 use crate::config::{ConfigError, DatabaseUrl, StoreConfig};
-use crate::pool::{self, Pools, QueryCounter, with_connection};
+use crate::pool::{self, Pools, QueryCounter, load_all, with_connection};
 use crate::rows::{
     CallScoreRow, KeyRow, KpiRowRow, MetricRow, OffDayRow, OperatorRow, ScriptRow, SheetRow,
     StatedTotalsRow, assemble_rows,
@@ -168,13 +168,8 @@ impl KeyStore for Store {
     }
 
     async fn key_digests(&self) -> Result<Vec<KeyDigest>, StoreError> {
-        let rows: Vec<String> = with_connection!(&self.pools, |conn| {
-            api_keys::table
-                .select(api_keys::key_digest)
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        let rows: Vec<String> =
+            load_all!(&self.pools, api_keys::table.select(api_keys::key_digest))?;
         rows.iter()
             .map(|hex| {
                 KeyDigest::from_hex(hex).ok_or_else(|| {
@@ -190,28 +185,24 @@ impl KeyStore for Store {
 #[async_trait]
 impl PortalStore for Store {
     async fn operators(&self) -> Result<Vec<Operator>, StoreError> {
-        let rows: Vec<OperatorRow> = with_connection!(&self.pools, |conn| {
+        let rows: Vec<OperatorRow> = load_all!(
+            &self.pools,
             operators::table
                 .select(OperatorRow::as_select())
                 .order(operators::agent_number)
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         convert(rows)
     }
 
     async fn off_days(&self, month: Month) -> Result<Vec<OffDayRecord>, StoreError> {
         let (first, last) = month_bounds(month)?;
-        let rows: Vec<OffDayRow> = with_connection!(&self.pools, |conn| {
+        let rows: Vec<OffDayRow> = load_all!(
+            &self.pools,
             off_days::table
                 .filter(off_days::day.ge(first).and(off_days::day.le(last)))
                 .select(OffDayRow::as_select())
                 .order((off_days::day, off_days::agent_number))
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         convert(rows)
     }
 
@@ -283,20 +274,19 @@ impl PortalStore for Store {
     }
 
     async fn scripts(&self) -> Result<Vec<Script>, StoreError> {
-        let rows: Vec<ScriptRow> = with_connection!(&self.pools, |conn| {
+        let rows: Vec<ScriptRow> = load_all!(
+            &self.pools,
             scripts::table
                 .select(ScriptRow::as_select())
                 .order((scripts::views.desc(), scripts::id))
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         convert(rows)
     }
 
     async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError> {
         let (from, to) = range.unix_window();
-        let rows: Vec<CallScoreRow> = with_connection!(&self.pools, |conn| {
+        let rows: Vec<CallScoreRow> = load_all!(
+            &self.pools,
             call_scores::table
                 .filter(
                     call_scores::started_at_unix
@@ -305,10 +295,7 @@ impl PortalStore for Store {
                 )
                 .select(CallScoreRow::as_select())
                 .order((call_scores::started_at_unix, call_scores::call_id))
-                .load(conn)
-                .await
-        })
-        .map_err(query_failed)?;
+        )?;
         convert(rows)
     }
 }

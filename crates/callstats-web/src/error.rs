@@ -191,8 +191,8 @@ mod tests {
         }
     }
 
-    /// One error of every kind (the match below stops compiling when a kind is added, until
-    /// it is listed here).
+    /// One error of every kind (the match below stops compiling when a kind is added, and
+    /// its assertion fails until the kind is listed here).
     fn one_of_each() -> Vec<DomainError> {
         let all = vec![
             DomainError::BadRequest(ParamError::Repeated {
@@ -230,24 +230,30 @@ mod tests {
             DomainError::StoreUnavailable(StoreError::new("down")),
             DomainError::Internal("bug".into()),
         ];
-        for err in &all {
-            match err {
-                DomainError::BadRequest(_)
-                | DomainError::Unauthorized(_)
-                | DomainError::OriginNotAllowed
-                | DomainError::MissingScope(_)
-                | DomainError::NotFound(_)
-                | DomainError::NotAcceptable { .. }
-                | DomainError::RateLimited(_)
-                | DomainError::DayBudgetExceeded(_)
-                | DomainError::TooManyStreams { .. }
-                | DomainError::UpstreamBusy { .. }
-                | DomainError::UpstreamUnavailable(_)
-                | DomainError::BodyTooLarge { .. }
-                | DomainError::StoreUnavailable(_)
-                | DomainError::Internal(_) => {}
-            }
-        }
+        // Each kind's place in the list: the match stops compiling when a kind is added.
+        let kind = |err: &DomainError| match err {
+            DomainError::BadRequest(_) => 0,
+            DomainError::Unauthorized(_) => 1,
+            DomainError::OriginNotAllowed => 2,
+            DomainError::MissingScope(_) => 3,
+            DomainError::NotFound(_) => 4,
+            DomainError::NotAcceptable { .. } => 5,
+            DomainError::RateLimited(_) => 6,
+            DomainError::DayBudgetExceeded(_) => 7,
+            DomainError::TooManyStreams { .. } => 8,
+            DomainError::UpstreamBusy { .. } => 9,
+            DomainError::UpstreamUnavailable(_) => 10,
+            DomainError::BodyTooLarge { .. } => 11,
+            DomainError::StoreUnavailable(_) => 12,
+            DomainError::Internal(_) => 13,
+        };
+        let mut kinds: Vec<u8> = all.iter().map(kind).collect();
+        kinds.dedup();
+        assert_eq!(
+            kinds,
+            (0..14).collect::<Vec<u8>>(),
+            "one of each kind, in order"
+        );
         all
     }
 

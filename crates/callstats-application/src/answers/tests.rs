@@ -12,7 +12,8 @@ use callstats_domain::ports::{
     Found, KeyLookup, KeyStore, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
     MockQuotaCounter, MockRequestLedger, MockResponseCache, StoreError,
 };
-use callstats_domain::scope::{Scope, ScopeSet};
+use callstats_domain::scope::Scope;
+use callstats_domain::testing::{api_key, api_key_secret};
 use callstats_domain::use_cases::StatsSettings;
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -22,19 +23,11 @@ use super::*;
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30 UTC);
 
 fn secret() -> ApiKeySecret {
-    ApiKeySecret::from_random_bytes(&[7; 32])
+    api_key_secret()
 }
 
 fn record(scopes: &str) -> ApiKeyRecord {
-    ApiKeyRecord {
-        id: 1,
-        name: "partner".into(),
-        scopes: ScopeSet::parse_list(scopes).unwrap(),
-        rate_limit_per_minute: 5,
-        allowed_origin: None,
-        expires_at: None,
-        revoked_at: None,
-    }
+    api_key(1, "partner", scopes)
 }
 
 /// A key store that knows one key, with these scopes.

@@ -11,6 +11,13 @@ fn days(numbers: &[i64]) -> Vec<Day> {
     numbers.iter().map(|n| day(*n)).collect()
 }
 
+/// The days `numbers`, each with the turn `enqueue` gives it.
+fn queued(numbers: &[i64], enqueue: impl FnOnce(&[Day]) -> Vec<Turn>) -> Vec<(Day, Turn)> {
+    let wanted = days(numbers);
+    let turns = enqueue(&wanted);
+    wanted.into_iter().zip(turns).collect()
+}
+
 fn queue(max_concurrency: usize) -> Arc<FairQueue> {
     FairQueue::new(QueueSettings {
         max_concurrency,
@@ -68,8 +75,7 @@ async fn jobs_are_served_one_at_a_time_taking_the_keys_in_turn() {
     let holding = let_out(first.remove(0)).await;
     let mut waiting: Vec<(Day, Turn)> = days(&[2, 3]).into_iter().zip(first).collect();
     for (key, numbers) in [(1, &[4][..]), (2, &[5, 6]), (3, &[7])] {
-        let wanted = days(numbers);
-        waiting.extend(wanted.clone().into_iter().zip(queue.enqueue(key, &wanted)));
+        waiting.extend(queued(numbers, |days| queue.enqueue(key, days)));
     }
     drop(holding);
     assert_eq!(
@@ -83,10 +89,7 @@ async fn jobs_are_served_one_at_a_time_taking_the_keys_in_turn() {
 async fn a_day_put_at_the_front_goes_before_any_job() {
     let queue = queue(1);
     let holding = let_out(queue.enqueue(1, &days(&[1])).remove(0)).await;
-    let mut waiting: Vec<(Day, Turn)> = days(&[2, 3])
-        .into_iter()
-        .zip(queue.enqueue(2, &days(&[2, 3])))
-        .collect();
+    let mut waiting = queued(&[2, 3], |days| queue.enqueue(2, days));
     waiting.push((day(9), queue.first(day(9))));
     drop(holding);
     assert_eq!(order(waiting).await, days(&[9, 2, 3]));
@@ -226,13 +229,9 @@ async fn estimates_follow_the_measured_fetch_time() {
 async fn the_warmers_days_go_after_every_keys_and_a_day_a_request_needs_goes_first() {
     let queue = queue(1);
     let holding = let_out(queue.enqueue(1, &days(&[1])).remove(0)).await;
-    let mut waiting: Vec<(Day, Turn)> = days(&[20, 21, 22])
-        .into_iter()
-        .zip(queue.enqueue_background(&days(&[20, 21, 22])))
-        .collect();
+    let mut waiting = queued(&[20, 21, 22], |days| queue.enqueue_background(days));
     for (key, numbers) in [(2, &[5, 6][..]), (3, &[7])] {
-        let wanted = days(numbers);
-        waiting.extend(wanted.clone().into_iter().zip(queue.enqueue(key, &wanted)));
+        waiting.extend(queued(numbers, |days| queue.enqueue(key, days)));
     }
     // A request joins the fetch of the 22nd: it no longer waits behind anyone.
     queue.promote(day(22));
@@ -259,16 +258,9 @@ async fn the_warmers_days_are_let_out_when_nothing_else_waits() {
 async fn the_backfills_days_go_after_the_warmers_and_a_day_a_request_needs_goes_first() {
     let queue = queue(1);
     let holding = let_out(queue.enqueue(1, &days(&[1])).remove(0)).await;
-    let mut waiting: Vec<(Day, Turn)> = days(&[30, 31, 32])
-        .into_iter()
-        .zip(queue.enqueue_backfill(&days(&[30, 31, 32])))
-        .collect();
-    waiting.extend(
-        days(&[20])
-            .into_iter()
-            .zip(queue.enqueue_background(&days(&[20]))),
-    );
-    waiting.extend(days(&[5]).into_iter().zip(queue.enqueue(2, &days(&[5]))));
+    let mut waiting = queued(&[30, 31, 32], |days| queue.enqueue_backfill(days));
+    waiting.extend(queued(&[20], |days| queue.enqueue_background(days)));
+    waiting.extend(queued(&[5], |days| queue.enqueue(2, days)));
     queue.promote(day(32));
     drop(holding);
     assert_eq!(order(waiting).await, days(&[32, 5, 20, 30, 31]));

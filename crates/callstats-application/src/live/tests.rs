@@ -144,11 +144,22 @@ fn world_with(relay: Arc<LocalLiveRelay>, slots: Arc<dyn StreamSlots>, per_key: 
     }
 }
 
+/// A stream `world` opens for `key`, which it must admit.
+async fn open(world: &World, key: &ApiKeyRecord) -> LiveStream {
+    world.streams.open(key, DIGEST).await.unwrap()
+}
+
 fn world() -> World {
+    world_of_one(4)
+}
+
+/// A replica of its own (its relay and stream slots shared with none), a key holding at most
+/// `per_key` streams.
+fn world_of_one(per_key: u32) -> World {
     world_with(
         Arc::new(LocalLiveRelay::new()),
         Arc::new(LocalStreamSlots::new()),
-        4,
+        per_key,
     )
 }
 
@@ -232,7 +243,7 @@ async fn a_platform_without_live_figures_is_a_404_and_one_that_is_down_a_503() {
 #[tokio::test(start_paused = true)]
 async fn a_stream_sends_the_figures_at_once_then_only_changes_and_a_heartbeat() {
     let world = world();
-    let stream = world.streams.open(&record(false), DIGEST).await.unwrap();
+    let stream = open(&world, &record(false)).await;
     let mut events = Box::pin(stream.events());
     let first = next_within(&mut events, Duration::from_millis(1))
         .await
@@ -271,7 +282,7 @@ async fn a_stream_sends_the_figures_at_once_then_only_changes_and_a_heartbeat() 
 #[tokio::test(start_paused = true)]
 async fn figures_that_go_say_unavailable_once_and_come_back_as_a_live_event() {
     let world = world();
-    let stream = world.streams.open(&record(false), DIGEST).await.unwrap();
+    let stream = open(&world, &record(false)).await;
     let mut events = Box::pin(stream.events());
     next_within(&mut events, Duration::from_millis(1)).await;
     world
@@ -301,7 +312,7 @@ async fn figures_that_go_say_unavailable_once_and_come_back_as_a_live_event() {
 #[tokio::test(start_paused = true)]
 async fn a_revoked_key_s_stream_ends_within_10_seconds() {
     let world = world();
-    let stream = world.streams.open(&record(false), DIGEST).await.unwrap();
+    let stream = open(&world, &record(false)).await;
     let mut events = Box::pin(stream.events());
     next_within(&mut events, Duration::from_millis(1)).await;
     *world.revoked.lock().unwrap() = true;
@@ -323,14 +334,10 @@ async fn a_revoked_key_s_stream_ends_within_10_seconds() {
 
 #[tokio::test(start_paused = true)]
 async fn a_key_holds_at_most_its_streams_and_a_closed_one_frees_its_slot() {
-    let world = world_with(
-        Arc::new(LocalLiveRelay::new()),
-        Arc::new(LocalStreamSlots::new()),
-        2,
-    );
+    let world = world_of_one(2);
     let key = record(false);
-    let first = world.streams.open(&key, DIGEST).await.unwrap();
-    let _second = world.streams.open(&key, DIGEST).await.unwrap();
+    let first = open(&world, &key).await;
+    let _second = open(&world, &key).await;
     let refused = world.streams.open(&key, DIGEST).await.err();
     assert_eq!(refused, Some(DomainError::TooManyStreams { limit: 2 }));
     drop(first);
@@ -343,8 +350,8 @@ async fn a_key_holds_at_most_its_streams_and_a_closed_one_frees_its_slot() {
 async fn shutdown_ends_every_stream() {
     let world = world();
     let streams = [
-        world.streams.open(&record(false), DIGEST).await.unwrap(),
-        world.streams.open(&record(false), DIGEST).await.unwrap(),
+        open(&world, &record(false)).await,
+        open(&world, &record(false)).await,
     ];
     world.streams.shut_down();
     for stream in streams {
@@ -364,14 +371,10 @@ async fn shutdown_ends_every_stream() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stream_that_reads_nothing_is_dropped_and_holds_no_other_back() {
-    let world = world_with(
-        Arc::new(LocalLiveRelay::new()),
-        Arc::new(LocalStreamSlots::new()),
-        2,
-    );
+    let world = world_of_one(2);
     let key = record(false);
-    let _unread = world.streams.open(&key, DIGEST).await.unwrap();
-    let read = world.streams.open(&key, DIGEST).await.unwrap();
+    let _unread = open(&world, &key).await;
+    let read = open(&world, &key).await;
     let mut events = Box::pin(read.events());
     next_within(&mut events, Duration::from_millis(1)).await;
     let mut waiting = 2;

@@ -6,7 +6,8 @@ use callstats_callplatform::{BearerToken, HttpCallPlatform, HttpPlatformConfig};
 use callstats_domain::calendar::{DateRange, Day};
 use serde_json::{Value, json};
 use tracing::subscriber::DefaultGuard;
-use wiremock::ResponseTemplate;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
 
 pub const TOKEN: &str = "tok-3f9a1c7e-never-print-me";
 
@@ -27,6 +28,46 @@ pub fn test_config(base_url: impl Into<String>) -> HttpPlatformConfig {
     config.fetch_timeout = Duration::from_secs(5);
     config.breaker_threshold = 0;
     config
+}
+
+/// [`test_config`] with no retries and a breaker that opens after `threshold` failed fetches,
+/// for `open_for`.
+pub fn breaker_config(
+    base_url: impl Into<String>,
+    threshold: u32,
+    open_for: Duration,
+) -> HttpPlatformConfig {
+    let mut config = test_config(base_url);
+    config.max_retries = 0;
+    config.breaker_threshold = threshold;
+    config.breaker_open_for = open_for;
+    config
+}
+
+/// Answers every GET `server` receives (that no mock mounted earlier answers) with `answer`.
+pub async fn answer_gets(server: &MockServer, answer: impl Respond + 'static) {
+    Mock::given(method("GET"))
+        .respond_with(answer)
+        .mount(server)
+        .await;
+}
+
+/// Answers the first GET `server` receives with `answer`, before any other mock: a fault that
+/// happens once.
+pub async fn answer_first_get(server: &MockServer, answer: impl Respond + 'static) {
+    Mock::given(method("GET"))
+        .respond_with(answer)
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(server)
+        .await;
+}
+
+/// A mock upstream answering every GET with `answer`.
+pub async fn upstream_answering(answer: impl Respond + 'static) -> MockServer {
+    let server = MockServer::start().await;
+    answer_gets(&server, answer).await;
+    server
 }
 
 pub fn platform(config: HttpPlatformConfig) -> HttpCallPlatform {

@@ -16,7 +16,9 @@ use time::macros::datetime;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::helpers::{TOKEN, call, page, platform, range, test_config};
+use crate::helpers::{
+    TOKEN, answer_first_get, breaker_config, call, page, platform, range, test_config,
+};
 
 /// The contract's example answer.
 fn good() -> Value {
@@ -48,6 +50,15 @@ async fn serving(response: ResponseTemplate) -> MockServer {
         .mount(&server)
         .await;
     server
+}
+
+/// `/calls` on `server` answers one call on 2026-11-01.
+async fn serve_one_call_on_calls(server: &MockServer) {
+    Mock::given(method("GET"))
+        .and(path("/calls"))
+        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
+        .mount(server)
+        .await;
 }
 
 async fn read(config: HttpPlatformConfig) -> Result<LiveSnapshot, LiveError> {
@@ -126,11 +137,7 @@ async fn reads_the_live_answer_with_the_bearer_token() {
 #[tokio::test]
 async fn a_404_means_no_live_figures_and_never_opens_a_breaker() {
     let server = serving(ResponseTemplate::new(404)).await;
-    Mock::given(method("GET"))
-        .and(path("/calls"))
-        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
-        .mount(&server)
-        .await;
+    serve_one_call_on_calls(&server).await;
     let mut config = test_config(server.uri());
     config.breaker_threshold = 1;
     let platform = platform(config);
@@ -172,12 +179,7 @@ async fn a_5xx_is_retried_then_unavailable() {
 #[tokio::test]
 async fn a_5xx_then_a_good_answer_gives_the_good_answer() {
     let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(502))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
+    answer_first_get(&server, ResponseTemplate::new(502)).await;
     Mock::given(method("GET"))
         .and(path("/live"))
         .respond_with(ResponseTemplate::new(200).set_body_json(good()))
@@ -254,15 +256,8 @@ async fn a_429_is_backpressure_with_its_retry_after_and_never_opens_the_breaker(
 #[tokio::test]
 async fn live_has_a_breaker_of_its_own_that_opens_on_repeated_failures() {
     let server = serving(ResponseTemplate::new(500)).await;
-    Mock::given(method("GET"))
-        .and(path("/calls"))
-        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
-        .mount(&server)
-        .await;
-    let mut config = test_config(server.uri());
-    config.max_retries = 0;
-    config.breaker_threshold = 2;
-    config.breaker_open_for = Duration::from_millis(300);
+    serve_one_call_on_calls(&server).await;
+    let config = breaker_config(server.uri(), 2, Duration::from_millis(300));
     let platform = platform(config);
     let day = range("2026-11-01", "2026-11-01");
 

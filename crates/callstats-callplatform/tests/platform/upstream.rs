@@ -14,7 +14,10 @@ use time::macros::datetime;
 use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::helpers::{CapturedLogs, TOKEN, call, page, platform, range, test_config};
+use crate::helpers::{
+    CapturedLogs, TOKEN, answer_first_get, answer_gets, breaker_config, call, page, platform,
+    range, test_config, upstream_answering,
+};
 
 /// Fetches the calls of 2026-11-01 through a platform with `config`.
 async fn fetch_day(config: HttpPlatformConfig) -> Result<Vec<CallRecord>, UpstreamError> {
@@ -22,6 +25,13 @@ async fn fetch_day(config: HttpPlatformConfig) -> Result<Vec<CallRecord>, Upstre
         .calls(range("2026-11-01", "2026-11-01"))
         .await
         .map(|fetched| fetched.records().collect())
+}
+
+/// Asserts the records start at `expected`, in this order.
+fn assert_starts(records: &[CallRecord], expected: &[time::OffsetDateTime]) {
+    let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
+    let expected: Vec<i64> = expected.iter().map(|at| at.unix_timestamp()).collect();
+    assert_eq!(starts, expected);
 }
 
 /// Requests the mock received so far.
@@ -59,14 +69,13 @@ async fn follows_cursors_to_the_last_page_and_returns_every_call() {
 
     let records = fetch_day(test_config(server.uri())).await.unwrap();
 
-    let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
-    assert_eq!(
-        starts,
-        [
-            datetime!(2026-11-01 09:00 +5).unix_timestamp(),
-            datetime!(2026-11-01 10:00 +5).unix_timestamp(),
-            datetime!(2026-11-01 11:00 +5).unix_timestamp(),
-        ]
+    assert_starts(
+        &records,
+        &[
+            datetime!(2026-11-01 09:00 +5),
+            datetime!(2026-11-01 10:00 +5),
+            datetime!(2026-11-01 11:00 +5),
+        ],
     );
     assert_eq!(records[0].agent_number.as_ref().unwrap().as_str(), "101");
     assert_eq!(records[0].direction, Direction::Inbound);
@@ -75,11 +84,7 @@ async fn follows_cursors_to_the_last_page_and_returns_every_call() {
 
 #[tokio::test]
 async fn sends_the_window_from_tashkent_midnight_to_the_midnight_after_the_end() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[], None))
-        .mount(&server)
-        .await;
+    let server = upstream_answering(page(&[], None)).await;
 
     platform(test_config(server.uri()))
         .calls(range("2026-11-01", "2026-11-02"))
@@ -142,55 +147,48 @@ async fn counts_a_repeated_id_once() {
 
 #[tokio::test]
 async fn converts_any_offset_to_the_same_instant() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(
-            &[
-                // Tashkent midnight, the first instant of the window.
-                call("z", "2026-10-31T19:00:00Z"),
-                call("utc", "2026-11-01T04:00:00+00:00"),
-                call("minus5", "2026-11-01T08:00:00-05:00"),
-                call("fraction", "2026-11-01T12:34:56.789+05:00"),
-                // 23:59:59 in Tashkent, the last second of the window.
-                call("last", "2026-11-01T18:59:59z"),
-            ],
-            None,
-        ))
-        .mount(&server)
-        .await;
+    let server = upstream_answering(page(
+        &[
+            // Tashkent midnight, the first instant of the window.
+            call("z", "2026-10-31T19:00:00Z"),
+            call("utc", "2026-11-01T04:00:00+00:00"),
+            call("minus5", "2026-11-01T08:00:00-05:00"),
+            call("fraction", "2026-11-01T12:34:56.789+05:00"),
+            // 23:59:59 in Tashkent, the last second of the window.
+            call("last", "2026-11-01T18:59:59z"),
+        ],
+        None,
+    ))
+    .await;
 
     let records = fetch_day(test_config(server.uri())).await.unwrap();
 
-    let starts: Vec<i64> = records.iter().map(|r| r.started_at).collect();
-    assert_eq!(
-        starts,
-        [
-            datetime!(2026-11-01 00:00 +5).unix_timestamp(),
-            datetime!(2026-11-01 09:00 +5).unix_timestamp(),
-            datetime!(2026-11-01 18:00 +5).unix_timestamp(),
-            datetime!(2026-11-01 12:34:56 +5).unix_timestamp(),
-            datetime!(2026-11-01 23:59:59 +5).unix_timestamp(),
-        ]
+    assert_starts(
+        &records,
+        &[
+            datetime!(2026-11-01 00:00 +5),
+            datetime!(2026-11-01 09:00 +5),
+            datetime!(2026-11-01 18:00 +5),
+            datetime!(2026-11-01 12:34:56 +5),
+            datetime!(2026-11-01 23:59:59 +5),
+        ],
     );
 }
 
 #[tokio::test]
 async fn ignores_calls_outside_the_window() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(
-            &[
-                call("day-before", "2026-10-31T23:59:59+05:00"),
-                call("day-before-utc", "2026-10-31T18:59:59Z"),
-                call("inside", "2026-11-01T12:00:00+05:00"),
-                call("midnight-after", "2026-11-02T00:00:00+05:00"),
-                call("next-day-utc", "2026-11-01T19:00:00Z"),
-                call("far-away", "2024-01-01T12:00:00+05:00"),
-            ],
-            None,
-        ))
-        .mount(&server)
-        .await;
+    let server = upstream_answering(page(
+        &[
+            call("day-before", "2026-10-31T23:59:59+05:00"),
+            call("day-before-utc", "2026-10-31T18:59:59Z"),
+            call("inside", "2026-11-01T12:00:00+05:00"),
+            call("midnight-after", "2026-11-02T00:00:00+05:00"),
+            call("next-day-utc", "2026-11-01T19:00:00Z"),
+            call("far-away", "2024-01-01T12:00:00+05:00"),
+        ],
+        None,
+    ))
+    .await;
 
     let records = fetch_day(test_config(server.uri())).await.unwrap();
 
@@ -203,17 +201,14 @@ async fn ignores_calls_outside_the_window() {
 
 #[tokio::test]
 async fn unanswered_calls_keep_no_agent() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(
-            &[
-                json!({"id": "c-1", "direction": "outbound", "agent_number": null,
+    let server = upstream_answering(page(
+        &[
+            json!({"id": "c-1", "direction": "outbound", "agent_number": null,
                         "started_at": "2026-11-01T09:00:00+05:00", "duration_seconds": 0.0}),
-            ],
-            None,
-        ))
-        .mount(&server)
-        .await;
+        ],
+        None,
+    ))
+    .await;
     let records = fetch_day(test_config(server.uri())).await.unwrap();
     assert_eq!(records[0].agent_number, None);
     assert_eq!(records[0].direction, Direction::Outbound);
@@ -267,14 +262,11 @@ async fn a_page_that_is_not_the_contracts_json_is_unavailable_without_retry() {
 
 #[tokio::test]
 async fn a_page_larger_than_the_limit_is_unavailable() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(
-            &vec![call("c-1", "2026-11-01T09:00:00+05:00"); 50],
-            None,
-        ))
-        .mount(&server)
-        .await;
+    let server = upstream_answering(page(
+        &vec![call("c-1", "2026-11-01T09:00:00+05:00"); 50],
+        None,
+    ))
+    .await;
     let mut config = test_config(server.uri());
     config.max_page_bytes = 1024;
     let error = fetch_day(config).await.unwrap_err();
@@ -284,16 +276,12 @@ async fn a_page_larger_than_the_limit_is_unavailable() {
 #[tokio::test]
 async fn a_5xx_is_retried_and_the_next_answer_used() {
     let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(502))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
-        .mount(&server)
-        .await;
+    answer_first_get(&server, ResponseTemplate::new(502)).await;
+    answer_gets(
+        &server,
+        page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None),
+    )
+    .await;
 
     let records = fetch_day(test_config(server.uri())).await.unwrap();
 
@@ -303,11 +291,7 @@ async fn a_5xx_is_retried_and_the_next_answer_used() {
 
 #[tokio::test]
 async fn a_5xx_throughout_is_unavailable_after_the_bounded_attempts() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(503))
-        .mount(&server)
-        .await;
+    let server = upstream_answering(ResponseTemplate::new(503)).await;
     let mut config = test_config(server.uri());
     config.max_retries = 2;
 
@@ -325,11 +309,9 @@ async fn a_5xx_throughout_is_unavailable_after_the_bounded_attempts() {
 
 #[tokio::test]
 async fn a_401_is_unavailable_after_exactly_one_request() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(401).set_body_json(json!({"error": "bad token"})))
-        .mount(&server)
-        .await;
+    let server =
+        upstream_answering(ResponseTemplate::new(401).set_body_json(json!({"error": "bad token"})))
+            .await;
 
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
 
@@ -340,16 +322,12 @@ async fn a_401_is_unavailable_after_exactly_one_request() {
 #[tokio::test]
 async fn a_slow_page_is_retried_after_the_request_timeout() {
     let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[], None).set_delay(Duration::from_secs(3)))
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
-        .mount(&server)
-        .await;
+    answer_first_get(&server, page(&[], None).set_delay(Duration::from_secs(3))).await;
+    answer_gets(
+        &server,
+        page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None),
+    )
+    .await;
     let mut config = test_config(server.uri());
     config.request_timeout = Duration::from_millis(200);
 
@@ -361,11 +339,7 @@ async fn a_slow_page_is_retried_after_the_request_timeout() {
 
 #[tokio::test]
 async fn a_hanging_upstream_is_unavailable_within_the_whole_fetch_deadline() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[], None).set_delay(Duration::from_secs(30)))
-        .mount(&server)
-        .await;
+    let server = upstream_answering(page(&[], None).set_delay(Duration::from_secs(30))).await;
     let mut config = test_config(server.uri());
     config.request_timeout = Duration::from_millis(400);
     config.max_retries = 10;
@@ -476,15 +450,8 @@ async fn the_token_never_appears_in_logs_or_errors() {
 
 #[tokio::test]
 async fn the_breaker_opens_after_repeated_failures_and_lets_a_probe_through_later() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(500))
-        .mount(&server)
-        .await;
-    let mut config = test_config(server.uri());
-    config.max_retries = 0;
-    config.breaker_threshold = 2;
-    config.breaker_open_for = Duration::from_millis(300);
+    let server = upstream_answering(ResponseTemplate::new(500)).await;
+    let config = breaker_config(server.uri(), 2, Duration::from_millis(300));
     let platform = platform(config);
     let day = range("2026-11-01", "2026-11-01");
 
@@ -501,10 +468,11 @@ async fn the_breaker_opens_after_repeated_failures_and_lets_a_probe_through_late
 
     tokio::time::sleep(Duration::from_millis(400)).await;
     server.reset().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
-        .mount(&server)
-        .await;
+    answer_gets(
+        &server,
+        page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None),
+    )
+    .await;
 
     let probe = platform.calls(day).await.unwrap();
     assert_eq!(probe.len(), 1);
@@ -515,15 +483,8 @@ async fn the_breaker_opens_after_repeated_failures_and_lets_a_probe_through_late
 
 #[tokio::test]
 async fn a_failed_probe_keeps_the_breaker_open() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(500))
-        .mount(&server)
-        .await;
-    let mut config = test_config(server.uri());
-    config.max_retries = 0;
-    config.breaker_threshold = 1;
-    config.breaker_open_for = Duration::from_millis(200);
+    let server = upstream_answering(ResponseTemplate::new(500)).await;
+    let config = breaker_config(server.uri(), 1, Duration::from_millis(200));
     let platform = platform(config);
     let day = range("2026-11-01", "2026-11-01");
 
@@ -538,50 +499,39 @@ async fn a_failed_probe_keeps_the_breaker_open() {
 
 #[tokio::test]
 async fn a_429_is_backpressure_not_retried_and_carries_its_retry_after() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(429).insert_header("Retry-After", "3"))
-        .mount(&server)
-        .await;
+    let (_, error) = backpressure_from(429, 3).await;
+    assert!(error.reason.contains("429"), "{error}");
+}
 
+/// Fetches a day from an upstream answering `status` with `Retry-After: seconds`, and asserts it
+/// is backpressure carrying that delay, after one request (left to the caller to slow down).
+async fn backpressure_from(status: u16, seconds: u64) -> (MockServer, UpstreamError) {
+    let server = upstream_answering(
+        ResponseTemplate::new(status).insert_header("Retry-After", seconds.to_string().as_str()),
+    )
+    .await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
-
     assert_eq!(
         error.kind,
         UpstreamFailure::Backpressure {
-            retry_after: Some(Duration::from_secs(3))
+            retry_after: Some(Duration::from_secs(seconds))
         },
         "{error}"
     );
-    assert!(error.reason.contains("429"), "{error}");
     assert_eq!(
         received(&server).await,
         1,
         "left to the caller to slow down"
     );
+    (server, error)
 }
 
 #[tokio::test]
 async fn a_503_with_retry_after_is_backpressure_and_without_it_an_outage() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(503).insert_header("Retry-After", "2"))
-        .mount(&server)
-        .await;
-    let error = fetch_day(test_config(server.uri())).await.unwrap_err();
-    assert_eq!(
-        error.kind,
-        UpstreamFailure::Backpressure {
-            retry_after: Some(Duration::from_secs(2))
-        }
-    );
-    assert_eq!(received(&server).await, 1);
+    let (server, _) = backpressure_from(503, 2).await;
 
     server.reset().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(503))
-        .mount(&server)
-        .await;
+    answer_gets(&server, ResponseTemplate::new(503)).await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
     assert_eq!(error.kind, UpstreamFailure::Unavailable, "{error}");
     assert!(
@@ -604,10 +554,7 @@ async fn backpressure_with_or_without_retry_after_never_opens_the_breaker() {
         if let Some(value) = retry_after {
             answer = answer.insert_header("Retry-After", value);
         }
-        Mock::given(method("GET"))
-            .respond_with(answer)
-            .mount(&server)
-            .await;
+        answer_gets(&server, answer).await;
         for _ in 0..3 {
             let error = platform.calls(day).await.unwrap_err();
             assert!(
@@ -617,24 +564,19 @@ async fn backpressure_with_or_without_retry_after_never_opens_the_breaker() {
         }
     }
     server.reset().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None))
-        .mount(&server)
-        .await;
+    answer_gets(
+        &server,
+        page(&[call("c-1", "2026-11-01T09:00:00+05:00")], None),
+    )
+    .await;
     assert_eq!(platform.calls(day).await.unwrap().len(), 1, "still closed");
 }
 
 #[tokio::test]
 async fn a_burst_of_fetches_failing_together_does_not_open_the_breaker_alone() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(500).set_delay(Duration::from_millis(100)))
-        .mount(&server)
-        .await;
-    let mut config = test_config(server.uri());
-    config.max_retries = 0;
-    config.breaker_threshold = 5;
-    config.breaker_open_for = Duration::from_secs(60);
+    let server =
+        upstream_answering(ResponseTemplate::new(500).set_delay(Duration::from_millis(100))).await;
+    let config = breaker_config(server.uri(), 5, Duration::from_secs(60));
     let platform = std::sync::Arc::new(platform(config));
     // Eight fetches in flight together, all failing: one burst.
     let mut burst = tokio::task::JoinSet::new();
@@ -680,13 +622,11 @@ async fn an_endless_cursor_stops_at_the_page_bound_and_the_day_is_unusable() {
     let server = MockServer::start().await;
     // Every page has one new call and a new cursor, for ever.
     let pages = std::sync::atomic::AtomicUsize::new(0);
-    Mock::given(method("GET"))
-        .respond_with(move |_: &wiremock::Request| {
-            let n = pages.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            page(&numbered(n, 1, false), Some(&format!("after-{n}")))
-        })
-        .mount(&server)
-        .await;
+    answer_gets(&server, move |_: &wiremock::Request| {
+        let n = pages.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        page(&numbered(n, 1, false), Some(&format!("after-{n}")))
+    })
+    .await;
     let mut config = test_config(server.uri());
     config.bounds.pages = 7;
 
@@ -723,11 +663,7 @@ async fn a_day_past_its_calls_or_agents_bound_is_unusable() {
             "more than 4 agents (CALLSTATS_CALL_DAY_MAX_AGENTS)",
         ),
     ] {
-        let server = MockServer::start().await;
-        Mock::given(method("GET"))
-            .respond_with(page(&numbered(0, 5, own_agents), None))
-            .mount(&server)
-            .await;
+        let server = upstream_answering(page(&numbered(0, 5, own_agents), None)).await;
         let mut config = test_config(server.uri());
         assert_eq!(fetch_day(config.clone()).await.unwrap().len(), 5, "{bound}");
         match bound {
@@ -745,19 +681,17 @@ async fn a_call_that_breaks_the_contract_makes_the_day_unusable_never_a_null_fig
     let server = MockServer::start().await;
     let mut huge = call("c-1", "2026-11-01T09:00:00+05:00");
     huge["duration_seconds"] = json!(1e308);
-    Mock::given(method("GET"))
-        .respond_with(page(&[huge], None))
-        .mount(&server)
-        .await;
+    answer_gets(&server, page(&[huge], None)).await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
     assert_eq!(error.kind, UpstreamFailure::Unusable);
     assert!(error.reason.contains("duration_seconds"), "{error}");
 
     server.reset().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&[call("c-1", "2026-11-01T23:59:60+05:00")], None))
-        .mount(&server)
-        .await;
+    answer_gets(
+        &server,
+        page(&[call("c-1", "2026-11-01T23:59:60+05:00")], None),
+    )
+    .await;
     let records = fetch_day(test_config(server.uri())).await.unwrap();
     assert_eq!(
         records[0].started_at,
@@ -772,13 +706,11 @@ async fn waits_and_queues_are_read_through_the_client_and_absent_ones_are_none()
     let mut queued = call("c-1", "2026-11-01T09:00:00+05:00");
     queued["wait_seconds"] = json!(12.5);
     queued["queue"] = json!("Qo'llab-quvvatlash · support");
-    Mock::given(method("GET"))
-        .respond_with(page(
-            &[queued, call("c-2", "2026-11-01T10:00:00+05:00")],
-            None,
-        ))
-        .mount(&server)
-        .await;
+    answer_gets(
+        &server,
+        page(&[queued, call("c-2", "2026-11-01T10:00:00+05:00")], None),
+    )
+    .await;
     let records = fetch_day(test_config(server.uri())).await.unwrap();
     assert_eq!(records[0].wait_seconds, Some(12.5));
     assert_eq!(
@@ -802,20 +734,14 @@ async fn a_day_naming_more_queues_than_a_held_day_can_index_is_unusable() {
             call
         })
         .collect();
-    Mock::given(method("GET"))
-        .respond_with(page(&calls, None))
-        .mount(&server)
-        .await;
+    answer_gets(&server, page(&calls, None)).await;
     let error = fetch_day(test_config(server.uri())).await.unwrap_err();
     assert_eq!(error.kind, UpstreamFailure::Unusable);
     assert!(error.reason.contains("more than 16383 queues"), "{error}");
 
     // One queue fewer is a day like any other.
     server.reset().await;
-    Mock::given(method("GET"))
-        .respond_with(page(&calls[1..], None))
-        .mount(&server)
-        .await;
+    answer_gets(&server, page(&calls[1..], None)).await;
     assert_eq!(
         fetch_day(test_config(server.uri())).await.unwrap().len(),
         queues

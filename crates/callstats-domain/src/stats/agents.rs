@@ -2,13 +2,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::calendar::{DateRange, Period};
+use crate::calendar::DateRange;
 use crate::call_day::CallDay;
 use crate::model::{
     AgentEntry, AgentNumber, AgentsResponse, CallScore, Operator, QueueName, Sentiment,
 };
 use crate::params::{Direction, RosterFilter};
-use crate::stats::freshness::{Freshness, freshness};
+use crate::stats::freshness::period_response;
 use crate::stats::round::round2;
 
 /// Weight `C` of the prior in the checklist score: how many calls' worth of the overall mean
@@ -87,17 +87,9 @@ pub fn agents_response<D: AsRef<CallDay>>(
     roster: &[Operator],
     prior: PriorWeight,
 ) -> AgentsResponse {
-    let Freshness {
-        as_of,
-        provisional_from,
-    } = freshness(range, days);
-    AgentsResponse {
-        period: Period::from(range),
-        clamped: range.clamped(),
-        as_of,
-        provisional_from,
+    period_response!(range, days => AgentsResponse {
         agents: agent_leaderboard(range, queue, filter, days, scores, roster, prior),
-    }
+    })
 }
 
 /// The leaderboard of [`agents_response`].
@@ -239,24 +231,56 @@ mod tests {
     const DAY: &str = "2026-11-01";
     const AT: &str = "2026-11-01T10:00:00+05:00";
 
+    /// An inbound call of `agent` at [`AT`], lasting `seconds`.
+    fn inbound(agent: &str, seconds: f64) -> CallRecord {
+        call(Direction::Inbound, Some(agent), AT, seconds)
+    }
+
+    /// The leaderboard of `calls` on [`DAY`], whatever the queue and the roster filter.
     fn board(calls: &[CallRecord], scores: &[CallScore]) -> Vec<AgentEntry> {
-        agent_leaderboard(
-            &range(DAY, DAY),
-            None,
-            &RosterFilter::default(),
-            &CallDay::split(&range(DAY, DAY), 0, calls),
-            scores,
-            &[operator("101", "Oʻtkir Karimov", None)],
-            PriorWeight::DEFAULT,
-        )
+        Board::default().of(calls, scores)
+    }
+
+    /// The arguments of [`agent_leaderboard`] that a test varies, over [`DAY`].
+    struct Board<'a> {
+        queue: Option<&'a str>,
+        filter: RosterFilter,
+        roster: Vec<Operator>,
+        prior: PriorWeight,
+    }
+
+    impl Default for Board<'_> {
+        fn default() -> Self {
+            Self {
+                queue: None,
+                filter: RosterFilter::default(),
+                roster: vec![operator("101", "Oʻtkir Karimov", None)],
+                prior: PriorWeight::DEFAULT,
+            }
+        }
+    }
+
+    impl Board<'_> {
+        fn of(&self, calls: &[CallRecord], scores: &[CallScore]) -> Vec<AgentEntry> {
+            let queue = self.queue.map(|q| QueueName::new(q).unwrap());
+            agent_leaderboard(
+                &range(DAY, DAY),
+                queue.as_ref(),
+                &self.filter,
+                &CallDay::split(&range(DAY, DAY), 0, calls),
+                scores,
+                &self.roster,
+                self.prior,
+            )
+        }
     }
 
     #[test]
     fn leaderboard_counts_both_directions_and_splits_durations() {
         let calls = [
-            call(Direction::Inbound, Some("101"), AT, 100.0),
+            inbound("101", 100.0),
             call(Direction::Outbound, Some("101"), AT, 50.5),
-            call(Direction::Inbound, Some("101"), AT, 10.0),
+            inbound("101", 10.0),
         ];
         let entry = &board(&calls, &[])[0];
         assert_eq!(entry.calls, 3);
@@ -281,27 +305,23 @@ mod tests {
             on("103", "A", "night"),
         ];
         let calls = [
-            call(Direction::Inbound, Some("101"), AT, 10.0),
-            call(Direction::Inbound, Some("102"), AT, 10.0),
-            call(Direction::Inbound, Some("103"), AT, 10.0),
-            call(Direction::Inbound, Some("103"), AT, 10.0),
-            call(Direction::Inbound, Some("999"), AT, 10.0),
+            inbound("101", 10.0),
+            inbound("102", 10.0),
+            inbound("103", 10.0),
+            inbound("103", 10.0),
+            inbound("999", 10.0),
         ];
-        let days = CallDay::split(&range(DAY, DAY), 0, &calls);
         let listed = |team: Option<&str>, shift: Option<&str>| {
             let filter = RosterFilter {
                 team: team.map(|t| crate::params::Team::parse(t).unwrap()),
                 shift: shift.map(|s| crate::params::Shift::parse(s).unwrap()),
             };
-            agent_leaderboard(
-                &range(DAY, DAY),
-                None,
-                &filter,
-                &days,
-                &[],
-                &roster,
-                PriorWeight::DEFAULT,
-            )
+            Board {
+                filter,
+                roster: roster.to_vec(),
+                ..Board::default()
+            }
+            .of(&calls, &[])
             .into_iter()
             .map(|e| (e.agent_number.to_string(), e.share_percent))
             .collect::<Vec<_>>()
@@ -325,15 +345,15 @@ mod tests {
     #[test]
     fn speed_of_answer_is_the_mean_wait_of_the_agents_inbound_calls_with_one() {
         let calls = [
-            call(Direction::Inbound, Some("101"), AT, 100.0).waited(4.5),
-            call(Direction::Inbound, Some("101"), AT, 20.0).waited(20.0),
-            call(Direction::Inbound, Some("101"), AT, 30.0),
+            inbound("101", 100.0).waited(4.5),
+            inbound("101", 20.0).waited(20.0),
+            inbound("101", 30.0),
             call(Direction::Outbound, Some("101"), AT, 50.0),
         ];
         let entry = &board(&calls, &[])[0];
         assert_eq!(entry.average_speed_of_answer_seconds, Some(12.25));
         assert_eq!(entry.average_handle_time_seconds, Some(50.0));
-        let unwaited = &board(&[call(Direction::Inbound, Some("101"), AT, 9.0)], &[])[0];
+        let unwaited = &board(&[inbound("101", 9.0)], &[])[0];
         assert_eq!(unwaited.average_speed_of_answer_seconds, None);
         assert_eq!(unwaited.average_handle_time_seconds, Some(9.0));
     }
@@ -341,9 +361,9 @@ mod tests {
     #[test]
     fn average_duration_is_computed_from_the_unrounded_total() {
         let calls = [
-            call(Direction::Inbound, Some("101"), AT, 0.004),
-            call(Direction::Inbound, Some("101"), AT, 0.004),
-            call(Direction::Inbound, Some("101"), AT, 0.004),
+            inbound("101", 0.004),
+            inbound("101", 0.004),
+            inbound("101", 0.004),
         ];
         let entry = &board(&calls, &[])[0];
         assert_eq!(
@@ -362,7 +382,7 @@ mod tests {
                 "2026-11-02T10:00:00+05:00",
                 10.0,
             ),
-            call(Direction::Inbound, Some("101"), AT, 10.0),
+            inbound("101", 10.0),
         ];
         let entries = board(&calls, &[]);
         assert_eq!(entries.len(), 1);
@@ -372,9 +392,9 @@ mod tests {
     #[test]
     fn share_is_percent_of_the_listed_agents_calls() {
         let calls = [
-            call(Direction::Inbound, Some("101"), AT, 1.0),
-            call(Direction::Inbound, Some("102"), AT, 1.0),
-            call(Direction::Inbound, Some("102"), AT, 1.0),
+            inbound("101", 1.0),
+            inbound("102", 1.0),
+            inbound("102", 1.0),
             call(Direction::Inbound, None, AT, 1.0),
         ];
         let shares: Vec<f64> = board(&calls, &[]).iter().map(|e| e.share_percent).collect();
@@ -383,10 +403,7 @@ mod tests {
 
     #[test]
     fn name_comes_from_the_roster_or_falls_back_to_the_agent_number() {
-        let calls = [
-            call(Direction::Inbound, Some("101"), AT, 1.0),
-            call(Direction::Inbound, Some("999"), AT, 1.0),
-        ];
+        let calls = [inbound("101", 1.0), inbound("999", 1.0)];
         let names: Vec<String> = board(&calls, &[]).into_iter().map(|e| e.name).collect();
         assert_eq!(names, ["Oʻtkir Karimov", "999"]);
     }
@@ -394,10 +411,10 @@ mod tests {
     #[test]
     fn leaderboard_orders_by_calls_then_agent_number() {
         let calls = [
-            call(Direction::Inbound, Some("30"), AT, 1.0),
-            call(Direction::Inbound, Some("200"), AT, 1.0),
-            call(Direction::Inbound, Some("101"), AT, 1.0),
-            call(Direction::Inbound, Some("101"), AT, 1.0),
+            inbound("30", 1.0),
+            inbound("200", 1.0),
+            inbound("101", 1.0),
+            inbound("101", 1.0),
         ];
         let order: Vec<String> = board(&calls, &[])
             .into_iter()
@@ -409,10 +426,7 @@ mod tests {
     #[test]
     fn checklist_is_smoothed_toward_the_mean_of_every_scored_call() {
         // m = (100 + 50 + 60) / 3 = 70; agent 101: (10·70 + 100) / (10 + 1) = 72.727…
-        let calls = [
-            call(Direction::Inbound, Some("101"), AT, 1.0),
-            call(Direction::Inbound, Some("102"), AT, 1.0),
-        ];
+        let calls = [inbound("101", 1.0), inbound("102", 1.0)];
         let scores = [
             score("101", AT, 100.0, Sentiment::Positive),
             score("102", AT, 50.0, Sentiment::Negative),
@@ -426,10 +440,7 @@ mod tests {
 
     #[test]
     fn agent_without_scores_gets_the_overall_mean_and_null_sentiment() {
-        let calls = [
-            call(Direction::Inbound, Some("101"), AT, 1.0),
-            call(Direction::Inbound, Some("102"), AT, 1.0),
-        ];
+        let calls = [inbound("101", 1.0), inbound("102", 1.0)];
         let scores = [score("101", AT, 80.0, Sentiment::Positive)];
         let entries = board(&calls, &scores);
         let unscored = entries
@@ -442,7 +453,7 @@ mod tests {
 
     #[test]
     fn checklist_and_sentiment_are_null_when_nobody_was_scored_in_the_period() {
-        let calls = [call(Direction::Inbound, Some("101"), AT, 1.0)];
+        let calls = [inbound("101", 1.0)];
         let scores = [score(
             "101",
             "2026-10-31T10:00:00+05:00",
@@ -458,24 +469,17 @@ mod tests {
 
     #[test]
     fn prior_weight_is_configurable() {
-        let calls = [
-            call(Direction::Inbound, Some("101"), AT, 1.0),
-            call(Direction::Inbound, Some("102"), AT, 1.0),
-        ];
+        let calls = [inbound("101", 1.0), inbound("102", 1.0)];
         let scores = [
             score("101", AT, 100.0, Sentiment::Positive),
             score("102", AT, 0.0, Sentiment::Negative),
         ];
         let with = |c| {
-            agent_leaderboard(
-                &range(DAY, DAY),
-                None,
-                &RosterFilter::default(),
-                &CallDay::split(&range(DAY, DAY), 0, &calls),
-                &scores,
-                &[],
-                PriorWeight::new(c).unwrap(),
-            )
+            Board {
+                prior: PriorWeight::new(c).unwrap(),
+                ..Board::default()
+            }
+            .of(&calls, &scores)
         };
         // C = 0: the raw mean of the agent's own scores.
         assert_eq!(with(0.0)[0].checklist_percent, Some(100.0));
@@ -499,18 +503,12 @@ mod tests {
             queued("103", None),
             call(Direction::Outbound, Some("101"), AT, 10.0),
         ];
-        let days = CallDay::split(&range(DAY, DAY), 0, &calls);
         let board = |queue: &str| {
-            let queue = QueueName::new(queue).unwrap();
-            agent_leaderboard(
-                &range(DAY, DAY),
-                Some(&queue),
-                &RosterFilter::default(),
-                &days,
-                &[],
-                &[],
-                PriorWeight::DEFAULT,
-            )
+            Board {
+                queue: Some(queue),
+                ..Board::default()
+            }
+            .of(&calls, &[])
             .into_iter()
             .map(|e| (e.agent_number.to_string(), e.calls, e.share_percent))
             .collect::<Vec<_>>()
@@ -525,7 +523,7 @@ mod tests {
 
     #[test]
     fn positive_sentiment_is_the_share_of_positive_scored_calls() {
-        let calls = [call(Direction::Inbound, Some("101"), AT, 1.0)];
+        let calls = [inbound("101", 1.0)];
         let scores = [
             score("101", AT, 90.0, Sentiment::Positive),
             score("101", AT, 90.0, Sentiment::Neutral),

@@ -5,15 +5,12 @@
 //! it, read by the same functions as /calls/summary and /calls/queues: no second definition of
 //! any figure.
 
-use crate::calendar::{DateRange, Day, Period};
+use crate::calendar::{DateRange, Day};
 use crate::call_day::{CallDay, DayCall};
 use crate::model::{IntervalEntry, IntervalsResponse, QueueName};
 use crate::params::{Direction, IntervalMinutes, ServiceRules};
-use crate::stats::freshness::{Freshness, freshness};
-use crate::stats::service_level::{
-    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
-    average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level_percent,
-};
+use crate::stats::freshness::period_response;
+use crate::stats::service_level::{ServiceTally, offered_calls, tally_row};
 use crate::tz;
 
 const SECONDS_PER_DAY: u32 = 86_400;
@@ -59,35 +56,6 @@ pub fn intervals_response<D: AsRef<CallDay>>(
     days: &[D],
 ) -> IntervalsResponse {
     let rules = rules.into();
-    let Freshness {
-        as_of,
-        provisional_from,
-    } = freshness(range, days);
-    IntervalsResponse {
-        period: Period::from(range),
-        direction,
-        interval_minutes: interval.get(),
-        timezone: tz::TASHKENT_LABEL,
-        clamped: range.clamped(),
-        sl_threshold_seconds: rules.sl_threshold.get(),
-        short_abandon_seconds: rules.short_abandon.get(),
-        queue: queue.cloned(),
-        as_of,
-        provisional_from,
-        intervals: interval_entries(range, direction, interval, rules, queue, days),
-    }
-}
-
-/// The rows of [`intervals_response`].
-#[must_use]
-pub fn interval_entries<D: AsRef<CallDay>>(
-    range: &DateRange,
-    direction: Direction,
-    interval: IntervalMinutes,
-    rules: impl Into<ServiceRules>,
-    queue: Option<&QueueName>,
-    days: &[D],
-) -> Vec<IntervalEntry> {
     let per_day = intervals_per_day(interval);
     let first_day = range.start().number();
     let mut tallies = vec![ServiceTally::new(rules); range.days().saturating_mul(per_day)];
@@ -105,31 +73,27 @@ pub fn interval_entries<D: AsRef<CallDay>>(
             }
         }
     }
-    range
+    let intervals = range
         .iter_days()
         .flat_map(|day| (0..per_day).map(move |index| interval_start(day, index, interval)))
         .zip(tallies)
         .map(|(start, tally)| interval_entry(start, &tally))
-        .collect()
+        .collect();
+    period_response!(range, days, rules => IntervalsResponse {
+        direction,
+        interval_minutes: interval.get(),
+        timezone: tz::TASHKENT_LABEL,
+        queue: queue.cloned(),
+        intervals,
+    })
 }
 
 /// An interval's row from the tally of its calls.
 #[must_use]
 pub fn interval_entry(start: String, tally: &ServiceTally) -> IntervalEntry {
-    IntervalEntry {
+    tally_row!(tally => IntervalEntry {
         start,
-        offered: tally.offered(),
-        answered: tally.answered(),
-        unanswered: tally.unanswered(),
-        short_abandoned_calls: tally.short_abandoned(),
-        abandon_rate_percent: abandon_rate_percent(tally),
-        service_level_percent: service_level_percent(tally),
-        answered_within_threshold: tally.answered_within_threshold(),
-        calls_with_wait: tally.calls_with_wait(),
-        average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
-        average_handle_time_seconds: average_handle_time_seconds(tally),
-        longest_wait_seconds: longest_wait_seconds(tally),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -152,7 +116,7 @@ mod tests {
         queue: Option<&QueueName>,
     ) -> Vec<IntervalEntry> {
         let r = range(start, end);
-        interval_entries(
+        intervals_response(
             &r,
             Direction::Inbound,
             minutes(m),
@@ -160,6 +124,7 @@ mod tests {
             queue,
             &CallDay::split(&r, 0, records),
         )
+        .intervals
     }
 
     fn inbound(at: &str) -> CallRecord {
@@ -169,6 +134,13 @@ mod tests {
     /// The `offered` of the row that starts at `start`.
     fn offered_at(rows: &[IntervalEntry], start: &str) -> u64 {
         rows.iter().find(|row| row.start == start).unwrap().offered
+    }
+
+    /// Asserts the calls offered in each interval of `expected`, by its start.
+    fn assert_offered(rows: &[IntervalEntry], expected: &[(&str, u64)]) {
+        for &(start, offered) in expected {
+            assert_eq!(offered_at(rows, start), offered, "offered at {start}");
+        }
     }
 
     #[test]
@@ -215,14 +187,24 @@ mod tests {
             inbound("2026-11-02T00:00:00+05:00"),
         ];
         let at15 = rows("2026-11-02", "2026-11-02", 15, &records, None);
-        assert_eq!(offered_at(&at15, "2026-11-02T09:15:00+05:00"), 1);
-        assert_eq!(offered_at(&at15, "2026-11-02T09:30:00+05:00"), 2);
-        assert_eq!(offered_at(&at15, "2026-11-02T09:45:00+05:00"), 1);
-        assert_eq!(offered_at(&at15, "2026-11-02T23:45:00+05:00"), 1);
-        assert_eq!(offered_at(&at15, "2026-11-02T00:00:00+05:00"), 1);
+        assert_offered(
+            &at15,
+            &[
+                ("2026-11-02T09:15:00+05:00", 1),
+                ("2026-11-02T09:30:00+05:00", 2),
+                ("2026-11-02T09:45:00+05:00", 1),
+                ("2026-11-02T23:45:00+05:00", 1),
+                ("2026-11-02T00:00:00+05:00", 1),
+            ],
+        );
         let at30 = rows("2026-11-02", "2026-11-02", 30, &records, None);
-        assert_eq!(offered_at(&at30, "2026-11-02T09:00:00+05:00"), 1);
-        assert_eq!(offered_at(&at30, "2026-11-02T09:30:00+05:00"), 3);
+        assert_offered(
+            &at30,
+            &[
+                ("2026-11-02T09:00:00+05:00", 1),
+                ("2026-11-02T09:30:00+05:00", 3),
+            ],
+        );
         let at60 = rows("2026-11-02", "2026-11-02", 60, &records, None);
         assert_eq!(offered_at(&at60, "2026-11-02T09:00:00+05:00"), 4);
         assert_eq!(at60.iter().map(|r| r.offered).sum::<u64>(), 6);
@@ -243,10 +225,15 @@ mod tests {
             inbound("2026-11-02T12:20:00+08:00"),
         ];
         let rows = rows("2026-11-02", "2026-11-02", 15, &records, None);
-        assert_eq!(offered_at(&rows, "2026-11-02T09:30:00+05:00"), 1);
-        assert_eq!(offered_at(&rows, "2026-11-02T00:00:00+05:00"), 1);
-        assert_eq!(offered_at(&rows, "2026-11-02T23:45:00+05:00"), 1);
-        assert_eq!(offered_at(&rows, "2026-11-02T09:15:00+05:00"), 1);
+        assert_offered(
+            &rows,
+            &[
+                ("2026-11-02T09:30:00+05:00", 1),
+                ("2026-11-02T00:00:00+05:00", 1),
+                ("2026-11-02T23:45:00+05:00", 1),
+                ("2026-11-02T09:15:00+05:00", 1),
+            ],
+        );
         assert_eq!(rows.iter().map(|r| r.offered).sum::<u64>(), 4);
     }
 

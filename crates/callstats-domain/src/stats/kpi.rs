@@ -266,6 +266,13 @@ mod tests {
         Shift::parse(raw).unwrap()
     }
 
+    /// The id of the sheet of 2026-11 that `select_sheet` picks among `sheets` for `shift`.
+    fn selected(sheets: Vec<Sheet>, shift_name: Option<&str>) -> i64 {
+        select_sheet(month("2026-11"), sheets, shift_name.map(shift).as_ref())
+            .unwrap()
+            .id
+    }
+
     #[test]
     fn without_shift_the_lowest_sorting_shift_is_used_bytewise() {
         let sheets = vec![
@@ -274,18 +281,13 @@ mod tests {
             sheet(3, "2026-11", "Tun"),
         ];
         // Byte-wise, 'T' (0x54) sorts before 'd' (0x64).
-        assert_eq!(select_sheet(month("2026-11"), sheets, None).unwrap().id, 3);
+        assert_eq!(selected(sheets, None), 3);
     }
 
     #[test]
     fn shift_selects_its_sheet() {
         let sheets = vec![sheet(1, "2026-11", "night"), sheet(2, "2026-11", "day")];
-        assert_eq!(
-            select_sheet(month("2026-11"), sheets, Some(&shift("night")))
-                .unwrap()
-                .id,
-            1
-        );
+        assert_eq!(selected(sheets, Some("night")), 1);
     }
 
     #[test]
@@ -313,12 +315,7 @@ mod tests {
     #[test]
     fn duplicate_shift_sheets_resolve_to_the_lower_id() {
         let sheets = vec![sheet(9, "2026-11", "day"), sheet(4, "2026-11", "day")];
-        assert_eq!(
-            select_sheet(month("2026-11"), sheets, Some(&shift("day")))
-                .unwrap()
-                .id,
-            4
-        );
+        assert_eq!(selected(sheets, Some("day")), 4);
     }
 
     fn detail(rows: Vec<KpiOperatorRow>, stated: KpiTotals) -> KpiDetail {

@@ -3,15 +3,14 @@
 
 use std::collections::HashMap;
 
-use crate::calendar::{DateRange, Period};
+use crate::calendar::DateRange;
 use crate::call_day::CallDay;
 use crate::model::{QueueEntry, QueueName, QueuesResponse};
 use crate::params::{Direction, ServiceRules};
-use crate::stats::freshness::{Freshness, freshness};
+use crate::stats::freshness::period_response;
 use crate::stats::service_level::{
-    ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
-    average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level_percent,
-    speed_of_answer_percentiles,
+    ServiceTally, average_abandon_time_seconds, offered_calls, speed_of_answer_percentiles,
+    tally_row,
 };
 
 /// One entry per queue with a call of `direction` in `range`, figures measured against
@@ -29,20 +28,10 @@ pub fn queues_response<D: AsRef<CallDay>>(
     days: &[D],
 ) -> QueuesResponse {
     let rules = rules.into();
-    let Freshness {
-        as_of,
-        provisional_from,
-    } = freshness(range, days);
-    QueuesResponse {
-        period: Period::from(range),
+    period_response!(range, days, rules => QueuesResponse {
         direction,
-        clamped: range.clamped(),
-        sl_threshold_seconds: rules.sl_threshold.get(),
-        short_abandon_seconds: rules.short_abandon.get(),
-        as_of,
-        provisional_from,
         queues: queue_entries(range, direction, rules, days),
-    }
+    })
 }
 
 /// The entries of [`queues_response`].
@@ -101,22 +90,11 @@ pub fn queue_entries<D: AsRef<CallDay>>(
 /// A queue's row from the tally of its calls.
 #[must_use]
 pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry {
-    QueueEntry {
+    tally_row!(tally => QueueEntry {
         queue,
-        offered: tally.offered(),
-        answered: tally.answered(),
-        unanswered: tally.unanswered(),
-        short_abandoned_calls: tally.short_abandoned(),
-        abandon_rate_percent: abandon_rate_percent(tally),
-        service_level_percent: service_level_percent(tally),
-        answered_within_threshold: tally.answered_within_threshold(),
-        calls_with_wait: tally.calls_with_wait(),
-        average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
         speed_of_answer_percentiles: speed_of_answer_percentiles(tally),
-        average_handle_time_seconds: average_handle_time_seconds(tally),
-        longest_wait_seconds: longest_wait_seconds(tally),
         average_abandon_time_seconds: average_abandon_time_seconds(tally),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -218,12 +218,7 @@ pub fn service_level_percent(tally: &ServiceTally) -> Option<f64> {
 /// [`CallSummary::average_speed_of_answer_seconds`] of the tally.
 #[must_use]
 pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
-    let mean = mean(tally.answered_wait_sum, tally.answered_with_wait)?;
-    // A mean is never above the largest of its terms; the float sum's last bit could put it
-    // there, and the figure would then exceed `longest_wait_seconds`.
-    Some(round2(
-        tally.longest_wait.map_or(mean, |longest| mean.min(longest)),
-    ))
+    mean_wait(tally, tally.answered_wait_sum, tally.answered_with_wait)
 }
 
 /// [`CallSummary::speed_of_answer_percentiles`] of the tally: each the nearest-rank
@@ -251,10 +246,7 @@ pub fn speed_of_answer_percentiles(tally: &ServiceTally) -> Option<SpeedOfAnswer
 /// [`CallSummary::average_abandon_time_seconds`] of the tally.
 #[must_use]
 pub fn average_abandon_time_seconds(tally: &ServiceTally) -> Option<f64> {
-    let mean = mean(tally.abandoned_wait_sum, tally.abandoned_with_wait)?;
-    Some(round2(
-        tally.longest_wait.map_or(mean, |longest| mean.min(longest)),
-    ))
+    mean_wait(tally, tally.abandoned_wait_sum, tally.abandoned_with_wait)
 }
 
 /// [`CallSummary::longest_wait_seconds`] of the tally.
@@ -279,6 +271,17 @@ fn percent(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| round2(100.0 * count_f64(part) / count_f64(whole)))
 }
 
+/// The mean of `count` of the tally's waits summing to `sum`, rounded, at most its longest wait;
+/// null when count is 0.
+fn mean_wait(tally: &ServiceTally, sum: f64, count: u64) -> Option<f64> {
+    let mean = mean(sum, count)?;
+    // A mean is never above the largest of its terms; the float sum's last bit could put it
+    // there, and the figure would then exceed `longest_wait_seconds`.
+    Some(round2(
+        tally.longest_wait.map_or(mean, |longest| mean.min(longest)),
+    ))
+}
+
 /// sum / count, unrounded; null when count is 0.
 fn mean(sum: f64, count: u64) -> Option<f64> {
     (count > 0).then(|| sum / count_f64(count))
@@ -288,6 +291,33 @@ fn mean(sum: f64, count: u64) -> Option<f64> {
 fn count_f64(n: u64) -> f64 {
     u32::try_from(n).map_or_else(|_| f64::from(u32::MAX), f64::from)
 }
+
+/// A row `$ty { .. }` (`tally_row!(tally => Ty { .. })`) with the figures that the rows of
+/// /calls/queues, /calls/intervals and /calls/trend all state, read from `tally`; the other
+/// fields as given.
+///
+/// One place lists these fields so that every row reads each figure from the same function.
+macro_rules! tally_row {
+    ($tally:expr => $ty:ident { $($fields:tt)* }) => {{
+        use $crate::stats::service_level as figures;
+        let tally: &figures::ServiceTally = $tally;
+        $ty {
+            offered: tally.offered(),
+            answered: tally.answered(),
+            unanswered: tally.unanswered(),
+            short_abandoned_calls: tally.short_abandoned(),
+            abandon_rate_percent: figures::abandon_rate_percent(tally),
+            service_level_percent: figures::service_level_percent(tally),
+            answered_within_threshold: tally.answered_within_threshold(),
+            calls_with_wait: tally.calls_with_wait(),
+            average_speed_of_answer_seconds: figures::average_speed_of_answer_seconds(tally),
+            average_handle_time_seconds: figures::average_handle_time_seconds(tally),
+            longest_wait_seconds: figures::longest_wait_seconds(tally),
+            $($fields)*
+        }
+    }};
+}
+pub(crate) use tally_row;
 
 #[cfg(test)]
 mod tests {
@@ -306,12 +336,17 @@ mod tests {
             .unwrap()
     }
 
-    fn tally(seconds: u16, calls: &[DayCall]) -> ServiceTally {
-        let mut tally = ServiceTally::new(threshold(seconds));
+    /// The tally of `calls` measured by `rules`.
+    fn tally_by(rules: impl Into<ServiceRules>, calls: &[DayCall]) -> ServiceTally {
+        let mut tally = ServiceTally::new(rules);
         for call in calls {
             tally.add(*call);
         }
         tally
+    }
+
+    fn tally(seconds: u16, calls: &[DayCall]) -> ServiceTally {
+        tally_by(threshold(seconds), calls)
     }
 
     #[test]
@@ -395,14 +430,11 @@ mod tests {
     }
 
     fn with_short(seconds: u16, calls: &[DayCall]) -> ServiceTally {
-        let mut tally = ServiceTally::new(ServiceRules {
+        let rules = ServiceRules {
             sl_threshold: threshold(20),
             short_abandon: ShortAbandon::seconds(seconds).unwrap(),
-        });
-        for call in calls {
-            tally.add(*call);
-        }
-        tally
+        };
+        tally_by(rules, calls)
     }
 
     #[test]

@@ -4,7 +4,7 @@ use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{CallSummary, Comparison, DayCount, HourCount, QueueName};
 use crate::params::{Compare, Direction, ServiceRules};
-use crate::stats::freshness::{Freshness, freshness};
+use crate::stats::freshness::period_response;
 use crate::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
     average_speed_of_answer_seconds, longest_wait_seconds, offered_calls, service_level,
@@ -73,17 +73,9 @@ pub fn call_summary<D: AsRef<CallDay>>(
         (None, None)
     };
 
-    let Freshness {
-        as_of,
-        provisional_from,
-    } = freshness(range, days);
-    CallSummary {
-        period: Period::from(range),
+    period_response!(range, days => CallSummary {
         direction,
-        clamped: range.clamped(),
         timezone: tz::TASHKENT_LABEL,
-        as_of,
-        provisional_from,
         total_calls,
         answered_calls: tally.answered(),
         unanswered_calls: tally.unanswered(),
@@ -102,7 +94,7 @@ pub fn call_summary<D: AsRef<CallDay>>(
         peak_hour,
         peak_hour_count: peak_hour.map_or(0, |h| h.count),
         comparison: None,
-    }
+    })
 }
 
 /// The `comparison` of /calls/summary: the summary's figures over `earlier` (the period
@@ -285,6 +277,11 @@ mod tests {
         )
     }
 
+    /// The inbound summary of `calls` from `start` to `end`.
+    fn inbound_summary(start: &str, end: &str, calls: &[CallRecord]) -> CallSummary {
+        summarise(&range(start, end), Direction::Inbound, calls)
+    }
+
     fn inbound(at: &str) -> CallRecord {
         call(Direction::Inbound, Some("101"), at, 60.0)
     }
@@ -329,11 +326,7 @@ mod tests {
             inbound("2026-10-31T20:30:00Z"),
             inbound("2026-10-31T19:00:00-05:00"),
         ];
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-01"),
-            Direction::Inbound,
-            &calls,
-        );
+        let summary = inbound_summary("2026-11-01", "2026-11-01", &calls);
         assert_eq!(summary.total_calls, 2);
         let hourly = summary.hourly.unwrap();
         assert_eq!((hourly[1].count, hourly[5].count), (1, 1));
@@ -346,45 +339,30 @@ mod tests {
             inbound("2026-11-03T00:00:00+05:00"),
             inbound("2026-11-02T23:59:59+05:00"),
         ];
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-02"),
-            Direction::Inbound,
-            &calls,
-        );
+        let summary = inbound_summary("2026-11-01", "2026-11-02", &calls);
         assert_eq!(summary.total_calls, 1);
     }
 
     #[test]
     fn daily_series_holds_every_day_zero_filled() {
         let calls = [inbound("2026-11-02T10:00:00+05:00")];
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-03"),
-            Direction::Inbound,
-            &calls,
-        );
-        let daily: Vec<_> = summary
+        let summary = inbound_summary("2026-11-01", "2026-11-03", &calls);
+        let daily: Vec<String> = summary
             .daily
             .iter()
-            .map(|d| (d.date.to_string(), d.count))
+            .map(|d| format!("{} {}", d.date, d.count))
             .collect();
-        assert_eq!(
-            daily,
-            [
-                ("2026-11-01".into(), 0),
-                ("2026-11-02".into(), 1),
-                ("2026-11-03".into(), 0)
-            ]
-        );
+        assert_eq!(daily, ["2026-11-01 0", "2026-11-02 1", "2026-11-03 0"]);
     }
 
     #[test]
     fn hourly_is_24_buckets_for_one_day_and_null_for_several() {
-        let one = summarise(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
+        let one = inbound_summary("2026-11-01", "2026-11-01", &[]);
         let hours: Vec<u8> = one.hourly.unwrap().iter().map(|h| h.hour).collect();
         assert_eq!(hours, (0..24).collect::<Vec<u8>>());
-        let many = summarise(
-            &range("2026-11-01", "2026-11-02"),
-            Direction::Inbound,
+        let many = inbound_summary(
+            "2026-11-01",
+            "2026-11-02",
             &[inbound("2026-11-01T10:00:00+05:00")],
         );
         assert_eq!(
@@ -402,11 +380,7 @@ mod tests {
             inbound("2026-11-03T11:00:00+05:00"),
             inbound("2026-11-02T11:00:00+05:00"),
         ];
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-03"),
-            Direction::Inbound,
-            &calls,
-        );
+        let summary = inbound_summary("2026-11-01", "2026-11-03", &calls);
         assert_eq!(
             (summary.peak_day.date, summary.peak_day.count),
             (day("2026-11-02"), 2)
@@ -430,14 +404,10 @@ mod tests {
             inbound("2026-11-01T14:30:00+05:00"),
             inbound("2026-11-01T09:30:00+05:00"),
         ];
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-01"),
-            Direction::Inbound,
-            &calls,
-        );
+        let summary = inbound_summary("2026-11-01", "2026-11-01", &calls);
         assert_eq!(summary.peak_hour, Some(HourCount { hour: 9, count: 2 }));
         assert_eq!(summary.peak_hour_count, 2);
-        let empty = summarise(&range("2026-11-01", "2026-11-01"), Direction::Inbound, &[]);
+        let empty = inbound_summary("2026-11-01", "2026-11-01", &[]);
         assert_eq!(
             (empty.peak_hour, empty.peak_hour_count),
             (Some(HourCount { hour: 0, count: 0 }), 0)
@@ -446,9 +416,9 @@ mod tests {
 
     #[test]
     fn summary_serialises_to_the_spec_shape() {
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-02"),
-            Direction::Inbound,
+        let summary = inbound_summary(
+            "2026-11-01",
+            "2026-11-02",
             &[inbound("2026-11-02T10:00:00+05:00")],
         );
         assert_eq!(
@@ -484,9 +454,9 @@ mod tests {
 
     #[test]
     fn single_day_summary_has_hour_buckets_and_peak_hour_objects() {
-        let summary = summarise(
-            &range("2026-11-01", "2026-11-01"),
-            Direction::Inbound,
+        let summary = inbound_summary(
+            "2026-11-01",
+            "2026-11-01",
             &[inbound("2026-11-01T10:00:00+05:00")],
         );
         let json = serde_json::to_value(&summary).unwrap();

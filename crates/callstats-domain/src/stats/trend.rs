@@ -4,16 +4,13 @@
 //! A bucket's row is a [`ServiceTally`] of its days' rollup groups, read by the same functions
 //! as /calls/summary: no second definition of any figure.
 
-use crate::calendar::{DateRange, Day, Period};
+use crate::calendar::{DateRange, Day};
 use crate::call_day::HeldDay;
 use crate::model::{QueueName, TrendBucket, TrendResponse};
 use crate::params::{Direction, Granularity, ServiceRules};
 use crate::rollup::DayRollup;
-use crate::stats::freshness::{Freshness, freshness};
-use crate::stats::service_level::{
-    ServiceTally, abandon_rate_percent, average_handle_time_seconds,
-    average_speed_of_answer_seconds, longest_wait_seconds, service_level_percent,
-};
+use crate::stats::freshness::period_response;
+use crate::stats::service_level::{ServiceTally, tally_row};
 use crate::tz;
 
 /// Every bucket of `granularity` that overlaps `range`, in time order and cut to it, with the
@@ -31,23 +28,13 @@ pub fn trend_response<R: AsRef<DayRollup>>(
 ) -> TrendResponse {
     let rules = rules.into();
     let rollups: Vec<&DayRollup> = rollups.iter().map(AsRef::as_ref).collect();
-    let Freshness {
-        as_of,
-        provisional_from,
-    } = freshness(range, &rollups);
-    TrendResponse {
-        period: Period::from(range),
+    period_response!(range, &rollups, rules => TrendResponse {
         direction,
         granularity,
         timezone: tz::TASHKENT_LABEL,
-        clamped: range.clamped(),
-        sl_threshold_seconds: rules.sl_threshold.get(),
-        short_abandon_seconds: rules.short_abandon.get(),
         queue: queue.cloned(),
-        as_of,
-        provisional_from,
         buckets: trend_buckets(range, direction, granularity, rules, queue, &rollups),
-    }
+    })
 }
 
 /// The rows of [`trend_response`].
@@ -92,22 +79,11 @@ pub fn trend_buckets(
 /// A bucket's row from the tally of its days.
 #[must_use]
 pub fn trend_bucket(start: Day, end: Day, tally: &ServiceTally) -> TrendBucket {
-    TrendBucket {
+    tally_row!(tally => TrendBucket {
         start,
         end,
         days: u32::try_from(end.number() - start.number() + 1).unwrap_or(0),
-        offered: tally.offered(),
-        answered: tally.answered(),
-        unanswered: tally.unanswered(),
-        short_abandoned_calls: tally.short_abandoned(),
-        abandon_rate_percent: abandon_rate_percent(tally),
-        answered_within_threshold: tally.answered_within_threshold(),
-        calls_with_wait: tally.calls_with_wait(),
-        service_level_percent: service_level_percent(tally),
-        average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
-        average_handle_time_seconds: average_handle_time_seconds(tally),
-        longest_wait_seconds: longest_wait_seconds(tally),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -150,41 +126,46 @@ mod tests {
         (start.to_owned(), end.to_owned(), days)
     }
 
-    #[test]
-    fn iso_weeks_run_monday_to_sunday_across_a_year_end_and_are_cut_to_the_period() {
-        // 2026-12-23 is a Wednesday; 2026-12-28 the Monday of ISO week 53.
-        let response = trend(&long("2026-12-23", "2027-01-06"), Granularity::Week, &[]);
-        assert_eq!(
-            spans(&response),
-            [
-                span("2026-12-23", "2026-12-27", 5),
-                span("2026-12-28", "2027-01-03", 7),
-                span("2027-01-04", "2027-01-06", 3),
-            ]
-        );
+    /// The spans of buckets of `lengths` days laid end to end from `start`.
+    fn end_to_end(start: &str, lengths: &[u32]) -> Vec<(String, String, u32)> {
+        let mut next = day(start);
+        lengths
+            .iter()
+            .map(|&days| {
+                let end = next.plus_days(i64::from(days) - 1).unwrap();
+                let bucket = (next.to_string(), end.to_string(), days);
+                next = end.plus_days(1).unwrap();
+                bucket
+            })
+            .collect()
     }
 
     #[test]
-    fn months_have_28_to_31_days_and_the_first_and_last_are_cut() {
-        let response = trend(&long("2026-01-15", "2026-05-10"), Granularity::Month, &[]);
-        assert_eq!(
-            spans(&response),
-            [
-                span("2026-01-15", "2026-01-31", 17),
-                span("2026-02-01", "2026-02-28", 28),
-                span("2026-03-01", "2026-03-31", 31),
-                span("2026-04-01", "2026-04-30", 30),
-                span("2026-05-01", "2026-05-10", 10),
-            ]
-        );
-        let leap = trend(&long("2028-02-10", "2028-03-01"), Granularity::Month, &[]);
-        assert_eq!(
-            spans(&leap),
-            [
-                span("2028-02-10", "2028-02-29", 20),
-                span("2028-03-01", "2028-03-01", 1)
-            ]
-        );
+    fn weeks_and_months_are_cut_to_the_period() {
+        // 2026-12-23 is a Wednesday; 2026-12-28 the Monday of ISO week 53. Months have 28 to
+        // 31 days (29 in a leap February), the first and last cut.
+        for (granularity, start, end, lengths) in [
+            (
+                Granularity::Week,
+                "2026-12-23",
+                "2027-01-06",
+                &[5, 7, 3][..],
+            ),
+            (
+                Granularity::Month,
+                "2026-01-15",
+                "2026-05-10",
+                &[17, 28, 31, 30, 10],
+            ),
+            (Granularity::Month, "2028-02-10", "2028-03-01", &[20, 1]),
+        ] {
+            let response = trend(&long(start, end), granularity, &[]);
+            assert_eq!(
+                spans(&response),
+                end_to_end(start, lengths),
+                "{granularity:?} from {start} to {end}"
+            );
+        }
     }
 
     #[test]

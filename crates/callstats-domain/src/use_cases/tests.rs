@@ -19,7 +19,9 @@ use crate::ports::{
     MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
 };
 use crate::scope::Scope;
-use crate::testing::{call, days_of, month, operator, range, request, row, sheet};
+use crate::testing::{
+    api_key, api_key_secret, call, days_of, month, operator, range, request, row, sheet,
+};
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
 const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
@@ -27,7 +29,7 @@ const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4A
 )));
 
 fn secret() -> ApiKeySecret {
-    ApiKeySecret::from_random_bytes(&[7; 32])
+    api_key_secret()
 }
 
 /// The plaintext of the key [`key`] stores, as a request presents it.
@@ -37,13 +39,8 @@ fn bearer() -> String {
 
 fn key(scopes: &str) -> ApiKeyRecord {
     ApiKeyRecord {
-        id: 42,
-        name: "partner-dashboard".into(),
-        scopes: ScopeSet::parse_list(scopes).unwrap(),
-        rate_limit_per_minute: 5,
         allowed_origin: Some("dash.example.uz".into()),
-        expires_at: None,
-        revoked_at: None,
+        ..api_key(42, "partner-dashboard", scopes)
     }
 }
 
@@ -277,39 +274,27 @@ async fn missing_key_is_401_counted_against_the_client_ip_without_a_store_lookup
 #[tokio::test]
 async fn unknown_revoked_and_expired_keys_are_401() {
     let auth = bearer();
-    let (unknown, _) = access_with(None, 1);
-    assert_eq!(
-        admit(&unknown, &caller(Some(&auth)), Endpoint::Ping)
-            .await
-            .key,
-        Err(Unauthorized::Invalid.into())
-    );
     let revoked = ApiKeyRecord {
         revoked_at: Some(datetime!(2026-11-21 06:00 UTC)),
         ..key("calls")
     };
-    let (access, _) = access_with(Some(revoked), 1);
-    assert_eq!(
-        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
-            .await
-            .key,
-        Err(Unauthorized::Revoked.into())
-    );
     let expired = ApiKeyRecord {
         expires_at: Some(datetime!(2026-11-20 00:00 UTC)),
         ..key("calls")
     };
-    let (access, seen) = access_with(Some(expired), 1);
-    assert_eq!(
-        admit(&access, &caller(Some(&auth)), Endpoint::Ping)
-            .await
-            .key,
-        Err(Unauthorized::Expired.into())
-    );
-    assert!(
-        seen.lock().unwrap()[0].starts_with("ip:"),
-        "an unusable key must not spend the key's quota"
-    );
+    for (stored, refused) in [
+        (None, Unauthorized::Invalid),
+        (Some(revoked), Unauthorized::Revoked),
+        (Some(expired), Unauthorized::Expired),
+    ] {
+        let (access, seen) = access_with(stored, 1);
+        let admission = admit(&access, &caller(Some(&auth)), Endpoint::Ping).await;
+        assert_eq!(admission.key, Err(refused.into()));
+        assert!(
+            seen.lock().unwrap()[0].starts_with("ip:"),
+            "an unusable key must not spend the key's quota: {refused:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -10,7 +10,9 @@ use callstats_domain::model::{AgentNumber, CallRecord};
 use callstats_domain::params::Direction;
 use callstats_domain::ports::CallDayCache;
 use callstats_domain::tz;
-use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
+use callstats_redis::testing::{
+    PrivateRedis, assert_expires_within, connection, shared_redis_url, unique_prefix,
+};
 use callstats_redis::{Redis, RedisCallDays, RedisSettings};
 
 fn day(raw: &str) -> Day {
@@ -35,6 +37,17 @@ fn kept(raw: &str) -> Arc<CallDay> {
     Arc::new(CallDay::from_records(day, 1_790_000_000, records))
 }
 
+/// Another replica's tier on `prefix`.
+fn replica(url: &str, prefix: String) -> RedisCallDays {
+    RedisCallDays::new(
+        Redis::new(RedisSettings {
+            prefix,
+            ..RedisSettings::new(url)
+        })
+        .unwrap(),
+    )
+}
+
 fn tier(url: &str, test: &str) -> (RedisCallDays, String) {
     let settings = RedisSettings {
         prefix: unique_prefix(test),
@@ -51,13 +64,7 @@ async fn days_are_shared_whole_for_their_ttl_and_read_together() {
         return;
     };
     let (replica_a, prefix) = tier(&url, "days-shared");
-    let replica_b = RedisCallDays::new(
-        Redis::new(RedisSettings {
-            prefix: prefix.clone(),
-            ..RedisSettings::new(&url)
-        })
-        .unwrap(),
-    );
+    let replica_b = replica(&url, prefix.clone());
     replica_a
         .put(kept("2026-11-01"), Duration::from_millis(800))
         .await;
@@ -71,12 +78,7 @@ async fn days_are_shared_whole_for_their_ttl_and_read_together() {
     assert_eq!(read[0].as_deref(), Some(&*kept("2026-11-01")));
     assert_eq!(read[1], None);
     assert_eq!(read[2].as_deref(), Some(&*kept("2026-11-03")));
-    let ttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}day:2026-11-01"))
-        .query_async(&mut connection(&url).await)
-        .await
-        .unwrap();
-    assert!((1..=800).contains(&ttl), "PTTL {ttl}");
+    assert_expires_within(&url, &format!("{prefix}day:2026-11-01"), 800).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     assert_eq!(replica_b.get(&[day("2026-11-01")]).await, vec![None]);
 }
@@ -115,13 +117,7 @@ async fn one_replica_at_a_time_holds_a_days_fetch_lock() {
         return;
     };
     let (replica_a, prefix) = tier(&url, "days-lock");
-    let replica_b = RedisCallDays::new(
-        Redis::new(RedisSettings {
-            prefix,
-            ..RedisSettings::new(&url)
-        })
-        .unwrap(),
-    );
+    let replica_b = replica(&url, prefix);
     let day = day("2026-11-01");
     assert!(replica_a.try_lock(day, Duration::from_secs(5)).await);
     assert!(!replica_b.try_lock(day, Duration::from_secs(5)).await);

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use callstats_domain::ports::{LiveRelay, StreamSlots};
-use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
+use callstats_redis::testing::{
+    PrivateRedis, assert_expires_within, connection, shared_redis_url, unique_prefix,
+};
 use callstats_redis::{Redis, RedisLiveRelay, RedisSettings, RedisStreamSlots};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -60,12 +62,7 @@ async fn one_replica_claims_each_window_s_poll() {
         !a.claim_poll(window).await,
         "once a window, for its claimer too"
     );
-    let ttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}live:poll"))
-        .query_async(&mut connection(&url).await)
-        .await
-        .unwrap();
-    assert!((1..=600).contains(&ttl), "PTTL {ttl}");
+    assert_expires_within(&url, &format!("{prefix}live:poll"), 600).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(b.claim_poll(window).await, "a new window");
     assert!(!a.claim_poll(window).await);
@@ -138,12 +135,7 @@ async fn a_key_s_limit_holds_across_replicas_until_a_slot_closes_or_lapses() {
         .unwrap();
     members.sort_unstable();
     assert_eq!(members, ["a-1", "b-1"], "ordered by when they lapse");
-    let set_ttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}live:streams:1"))
-        .query_async(&mut redis)
-        .await
-        .unwrap();
-    assert!((1..=30_000).contains(&set_ttl), "PTTL {set_ttl}");
+    assert_expires_within(&url, &format!("{prefix}live:streams:1"), 30_000).await;
 
     // Closing a slot another key holds, or none, frees nothing.
     a.close(2, "b-1").await;

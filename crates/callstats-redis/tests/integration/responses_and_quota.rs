@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use callstats_domain::access::{QuotaBucket, QuotaSubject};
 use callstats_domain::ports::{Found, QuotaCounter, RequestLedger, ResponseCache};
-use callstats_redis::testing::{PrivateRedis, connection, shared_redis_url, unique_prefix};
+use callstats_redis::testing::{
+    PrivateRedis, assert_expires_within, connection, shared_redis_url, unique_prefix,
+};
 use callstats_redis::{Redis, RedisCache, RedisQuota, RedisSettings};
 use time::OffsetDateTime;
 
@@ -50,12 +52,7 @@ async fn cached_bytes_live_for_their_ttl_under_the_prefix() {
         cache.get("v1/operators").await.unwrap(),
         Bytes::from_static("{\"name\":\"Oʻtkir\"}".as_bytes())
     );
-    let ttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}cache:v1/operators"))
-        .query_async(&mut connection(&url).await)
-        .await
-        .unwrap();
-    assert!((1..=700).contains(&ttl), "PTTL {ttl}");
+    assert_expires_within(&url, &format!("{prefix}cache:v1/operators"), 700).await;
     tokio::time::sleep(Duration::from_millis(900)).await;
     assert_eq!(cache.get("v1/operators").await, None);
 }

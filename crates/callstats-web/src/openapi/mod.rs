@@ -34,6 +34,9 @@ use schemas::complete_schemas;
         description = include_str!("summary.md"),
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0")
     ),
+    // The document names the root of whatever address it was fetched from, as OpenAPI's
+    // default does, so that it holds for every deployment and its paths stay absolute.
+    servers((url = "/", description = "The deployment that served this document: every path is absolute from its root.")),
     components(schemas(ErrorBody, ProblemDetails)),
     tags(
         (name = "key", description = "The calling key."),

@@ -1,3 +1,5 @@
+use std::sync::atomic::Ordering;
+
 use actix_web::test::TestRequest;
 use time::macros::datetime;
 
@@ -5,9 +7,7 @@ use crate::helpers::*;
 
 #[actix_web::test]
 async fn ping_accepts_both_header_forms_and_reports_the_key() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls,kpi:detail", 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls,kpi:detail", 120).await;
     let bearer = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(bearer.status, 200);
     assert_eq!(
@@ -19,13 +19,7 @@ async fn ping_accepts_both_header_forms_and_reports_the_key() {
             "server_time": "2026-11-21T06:15:30.000Z"
         })
     );
-    let header = send(
-        &service,
-        TestRequest::get()
-            .uri("/api/v1/ping")
-            .insert_header(("X-API-Key", key.secret.as_str())),
-    )
-    .await;
+    let header = send(&service, get_with_api_key("/api/v1/ping", &key.secret)).await;
     assert_eq!(header.status, 200);
     assert_eq!(header.header("x-cache"), "MISS", "/ping is never cached");
 }
@@ -70,14 +64,7 @@ async fn missing_invalid_conflicting_expired_and_revoked_keys_are_401() {
     for (request, message) in cases {
         let answer = send(&service, request).await;
         assert_eq!(answer.status, 401, "{message}");
-        assert!(
-            answer.json()["error"]
-                .as_str()
-                .unwrap()
-                .starts_with(message),
-            "{}",
-            answer.json()
-        );
+        assert!(answer.error().starts_with(message), "{}", answer.json());
         assert_eq!(
             answer.header("x-ratelimit-limit"),
             "60",
@@ -88,9 +75,7 @@ async fn missing_invalid_conflicting_expired_and_revoked_keys_are_401() {
 
 #[actix_web::test]
 async fn a_key_header_sent_twice_is_401_whatever_its_values_and_their_order() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 120).await;
     let (valid, bearer) = (key.secret.as_str(), format!("Bearer {}", key.secret));
     let cases = [
         ("X-API-Key", [valid, "garbage"]),
@@ -151,9 +136,7 @@ async fn a_key_pinned_to_a_domain_refuses_other_origins_with_403() {
 
 #[actix_web::test]
 async fn a_key_without_the_scope_gets_403_naming_it() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 120).await;
     for (uri, scope) in [
         ("/api/v1/kpi/months", "kpi:aggregate"),
         ("/api/v1/kpi/2026-11", "kpi:aggregate"),
@@ -165,11 +148,11 @@ async fn a_key_without_the_scope_gets_403_naming_it() {
         assert_eq!(answer.status, 403, "{uri}");
         assert_eq!(answer.json()["required_scope"], scope, "{uri}");
     }
-    let calls_only = app.key(2, "operators", 120, None);
+    let operators = app.key(2, "operators", 120, None);
     let answer = ask(
         &service,
         "/api/v1/calls/summary?start=2026-11-02",
-        &calls_only,
+        &operators,
     )
     .await;
     assert_eq!(answer.json()["required_scope"], "calls");
@@ -177,18 +160,14 @@ async fn a_key_without_the_scope_gets_403_naming_it() {
 
 #[actix_web::test]
 async fn scope_is_checked_before_parameters() {
-    let app = TestApp::new();
-    let key = app.key(1, "operators", 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("operators", 120).await;
     let answer = ask(&service, "/api/v1/calls/summary?start=garbage", &key).await;
     assert_eq!(answer.status, 403);
 }
 
 #[actix_web::test]
 async fn quota_refuses_the_request_after_the_limit_until_the_next_minute() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 3, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 3).await;
     let remaining: Vec<String> = {
         let mut seen = Vec::new();
         for _ in 0..3 {
@@ -205,48 +184,23 @@ async fn quota_refuses_the_request_after_the_limit_until_the_next_minute() {
     assert_eq!(over.status, 429);
     assert_eq!(over.header("retry-after"), "60");
     assert_eq!(over.header("x-ratelimit-remaining"), "0");
-    assert!(
-        over.json()["error"]
-            .as_str()
-            .unwrap()
-            .contains("rate limit of 3")
-    );
+    assert!(over.error().contains("rate limit of 3"));
     // Every request counts, whatever its status: even one the scope check would refuse.
     assert_eq!(ask(&service, "/api/v1/operators", &key).await.status, 429);
 
     app.clock.set(datetime!(2026-11-21 06:16:00 UTC));
     let next = ask(&service, "/api/v1/ping", &key).await;
-    assert_eq!(
-        (next.status, next.header("x-ratelimit-remaining")),
-        (200, "2")
-    );
+    assert_eq!(next.status_with("x-ratelimit-remaining"), (200, "2"));
 }
 
 #[actix_web::test]
 async fn requests_without_a_valid_key_spend_the_per_ip_quota_and_get_429_past_it() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 120).await;
     for _ in 0..60 {
-        assert_eq!(
-            send(
-                &service,
-                TestRequest::get()
-                    .uri("/api/v1/ping")
-                    .insert_header(("X-API-Key", "guess"))
-            )
-            .await
-            .status,
-            401
-        );
+        let guess = send(&service, get_with_api_key("/api/v1/ping", "guess")).await;
+        assert_eq!(guess.status, 401);
     }
-    let blocked = send(
-        &service,
-        TestRequest::get()
-            .uri("/api/v1/ping")
-            .insert_header(("X-API-Key", "guess")),
-    )
-    .await;
+    let blocked = send(&service, get_with_api_key("/api/v1/ping", "guess")).await;
     assert_eq!(blocked.status, 429);
     assert_eq!(blocked.header("retry-after"), "60");
     let valid = ask(&service, "/api/v1/ping", &key).await;
@@ -295,9 +249,7 @@ async fn without_a_trusted_proxy_forwarded_headers_are_ignored() {
 
 #[actix_web::test]
 async fn a_revoked_key_stops_working_within_ten_seconds() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 120).await;
     assert_eq!(ask(&service, "/api/v1/ping", &key).await.status, 200);
     app.edit_key(&key, |k| {
         k.revoked_at = Some(datetime!(2026-11-21 06:15:31 UTC));
@@ -320,26 +272,15 @@ async fn a_revoked_key_stops_working_within_ten_seconds() {
 
 #[actix_web::test]
 async fn a_flood_of_guessed_keys_from_one_address_costs_the_database_no_look_up_per_guess() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 120).await;
     for n in 0..2_000_u32 {
         let mut bytes = [0xa5_u8; 32];
         bytes[..4].copy_from_slice(&n.to_le_bytes());
         let guess = callstats_domain::access::ApiKeySecret::from_random_bytes(&bytes);
-        let answer = send(
-            &service,
-            TestRequest::get()
-                .uri("/api/v1/ping")
-                .insert_header(("X-API-Key", guess.expose())),
-        )
-        .await;
+        let answer = send(&service, get_with_api_key("/api/v1/ping", guess.expose())).await;
         assert_eq!(answer.status, if n < 60 { 401 } else { 429 }, "guess {n}");
     }
-    let lookups = app
-        .store
-        .key_lookups
-        .load(std::sync::atomic::Ordering::SeqCst);
+    let lookups = app.store.key_lookups.load(Ordering::SeqCst);
     assert!(lookups <= 70, "{lookups} key look-ups for 2,000 guesses");
     let valid = ask(&service, "/api/v1/ping", &key).await;
     assert_eq!(

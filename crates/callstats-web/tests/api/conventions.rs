@@ -35,9 +35,7 @@ fn max_age(answer: &Answer) -> u32 {
 
 #[actix_web::test]
 async fn every_data_answer_has_a_weak_validator_and_the_seconds_its_entry_has_left() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 120).await;
     for uri in DATA {
         let lifetime = if uri.contains("/calls/") { 600 } else { 60 };
         let first = ask(&service, uri, &key).await;
@@ -124,9 +122,7 @@ async fn answers_whose_body_follows_the_key_vary_on_both_key_headers_and_the_ori
 
 #[actix_web::test]
 async fn a_matching_if_none_match_gets_304_without_a_body_and_is_counted() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 120).await;
     let first = ask(&service, "/api/v1/operators", &key).await;
     let etag = first.header("etag").to_owned();
     let strong = etag.trim_start_matches("W/").to_owned();
@@ -213,9 +209,7 @@ fn unbrotli(bytes: &[u8]) -> Vec<u8> {
 
 #[actix_web::test]
 async fn gzip_and_br_bodies_decode_to_the_same_bytes_under_the_same_validator() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 120).await;
     for uri in DATA.into_iter().chain(["/api/v1/openapi.json"]) {
         let plain = ask(&service, uri, &key).await;
         assert_eq!(plain.status, 200, "{uri}");
@@ -251,9 +245,7 @@ async fn gzip_and_br_bodies_decode_to_the_same_bytes_under_the_same_validator() 
 
 #[actix_web::test]
 async fn ping_and_errors_are_not_to_be_stored_and_carry_no_validator() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 120).await;
     for (uri, status) in [
         ("/api/v1/ping", 200),
         ("/api/v1/calls/summary?start=2026-02-30", 400),
@@ -300,9 +292,7 @@ async fn the_document_is_revalidated_by_its_validator() {
 
 #[actix_web::test]
 async fn oversized_requests_are_admitted_first_and_carry_the_rate_limit_headers() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 120, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 120).await;
     let long = format!("/api/v1/ping?pad={}", "a".repeat(9 * 1024));
     let big_headers = with(
         get("/api/v1/ping", &key),

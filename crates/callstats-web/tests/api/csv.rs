@@ -72,12 +72,9 @@ fn flattened(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
     match value {
         Value::Object(fields) => {
             for (name, field) in fields {
-                let path = if prefix.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{prefix}.{name}")
-                };
-                flattened(&path, field, out);
+                // A top-level field is named alone: the prefix is empty.
+                let path = format!("{prefix}.{name}");
+                flattened(path.trim_start_matches('.'), field, out);
             }
         }
         Value::Null => out.push((prefix.to_owned(), String::new())),
@@ -102,14 +99,14 @@ fn assert_rows_match(body: &[u8], json: &Value, array: &str, uri: &str) {
         let mut fields: Vec<(String, String)> = Vec::new();
         for (name, value) in leaves {
             let prefix = format!("{name}.");
-            let spread: Vec<String> = header
+            let ahead = header.get(fields.len()..).unwrap_or_default();
+            let inside = ahead
                 .iter()
-                .skip(fields.len())
-                .take_while(|column| column.starts_with(&prefix))
-                .cloned()
-                .collect();
+                .take_while(|column| column.starts_with(&prefix));
+            let spread: Vec<(String, String)> =
+                inside.map(|c| (c.clone(), String::new())).collect();
             if value.is_empty() && !spread.is_empty() {
-                fields.extend(spread.into_iter().map(|column| (column, String::new())));
+                fields.extend(spread);
             } else {
                 fields.push((name, value));
             }
@@ -123,9 +120,7 @@ fn assert_rows_match(body: &[u8], json: &Value, array: &str, uri: &str) {
 
 #[actix_web::test]
 async fn every_csv_endpoint_gives_the_rows_of_its_json_array_in_order() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 600, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 600).await;
     for (uri, array, file_name) in CSV_ENDPOINTS {
         let json = ask(&service, uri, &key).await;
         assert_eq!(json.status, 200, "{uri}");
@@ -173,9 +168,7 @@ async fn every_csv_endpoint_gives_the_rows_of_its_json_array_in_order() {
 
 #[actix_web::test]
 async fn a_csv_is_cached_apart_with_identical_bytes_its_own_304_and_compression() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 600, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 600).await;
     for (uri, _, _) in CSV_ENDPOINTS {
         let first = send(&service, accepting(get(uri, &key), "text/csv")).await;
         let json = ask(&service, uri, &key).await;
@@ -246,9 +239,9 @@ async fn text_is_quoted_where_needed_and_guarded_against_formulas_through_the_ap
         ],
         ..portal()
     };
-    let app = TestApp::with(store, FakePlatform::default(), false);
-    let key = app.key(1, "operators", 60, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::with(store, FakePlatform::default(), false)
+        .serve("operators", 60)
+        .await;
     let csv = send(
         &service,
         accepting(get("/api/v1/operators", &key), "text/csv"),
@@ -269,9 +262,7 @@ async fn text_is_quoted_where_needed_and_guarded_against_formulas_through_the_ap
 
 #[actix_web::test]
 async fn json_stays_the_default_unless_csv_is_preferred() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 600, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 600).await;
     let json = ask(&service, "/api/v1/operators", &key).await;
     for accept in [
         "*/*",
@@ -301,9 +292,7 @@ async fn json_stays_the_default_unless_csv_is_preferred() {
 
 #[actix_web::test]
 async fn an_endpoint_without_csv_answers_406_when_json_is_excluded_and_json_otherwise() {
-    let app = TestApp::new();
-    let key = app.key(1, ALL_SCOPES, 600, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve(ALL_SCOPES, 600).await;
     for uri in [
         "/api/v1/kpi/2026-11",
         "/api/v1/kpi/months",
@@ -349,15 +338,14 @@ async fn an_endpoint_without_csv_answers_406_when_json_is_excluded_and_json_othe
 
 #[actix_web::test]
 async fn errors_are_never_csv() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 600, None);
-    let service = app.service().await;
-    for (uri, status) in [
+    let (_, key, service) = TestApp::new().serve("calls", 600).await;
+    let errors = [
         ("/api/v1/calls/agents?start=2026-02-30", 400),
         ("/api/v1/calls/intervals?start=2026-11-02&interval=45", 400),
         ("/api/v1/operators", 403),
         ("/api/v1/nope", 404),
-    ] {
+    ];
+    for (uri, status) in errors {
         let answer = send(&service, accepting(get(uri, &key), "text/csv")).await;
         assert_eq!(answer.status, status, "{uri}");
         assert_eq!(

@@ -35,9 +35,7 @@ where
 
 #[actix_web::test]
 async fn as_of_and_provisional_from_across_settled_unsettled_future_and_mixed_periods() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 10_000, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 10_000).await;
     let now = Value::from("2026-11-21T06:15:30.000Z");
     let cases = [
         // Settled: as of the fetch, final.
@@ -77,9 +75,7 @@ async fn as_of_and_provisional_from_across_settled_unsettled_future_and_mixed_pe
 
 #[actix_web::test]
 async fn as_of_is_the_oldest_fetch_among_the_days_of_the_period() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 10_000, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 10_000).await;
     freshness(&service, &key, "2026-11-01", "2026-11-05").await;
     freshness(&service, &key, "2026-11-20", "2026-11-21").await;
     // Two minutes on: the held settled days keep their fetch time, the new days and today

@@ -36,6 +36,13 @@ pub const CLIENT: &str = "203.0.113.9:40000";
 /// `Vary` of every data answer, 200 or 304, JSON or CSV.
 pub const DATA_VARY: &str = "accept, accept-encoding, authorization, x-api-key, origin";
 
+/// The records of `items` whose start falls in `range`, as the fakes answer a period.
+fn started_within<T: Clone>(items: &[T], range: DateRange, start: impl Fn(&T) -> i64) -> Vec<T> {
+    let (from, to) = range.unix_window();
+    let inside = |item: &&T| (from..to).contains(&start(item));
+    items.iter().filter(inside).cloned().collect()
+}
+
 /// The portal in memory.
 #[derive(Default)]
 pub struct FakeStore {
@@ -123,13 +130,7 @@ impl PortalStore for FakeStore {
 
     async fn call_scores(&self, range: DateRange) -> Result<Vec<CallScore>, StoreError> {
         self.check()?;
-        let (from, to) = range.unix_window();
-        Ok(self
-            .scores
-            .iter()
-            .filter(|s| (from..to).contains(&s.started_at))
-            .cloned()
-            .collect())
+        Ok(started_within(&self.scores, range, |s| s.started_at))
     }
 }
 
@@ -158,13 +159,7 @@ impl CallPlatform for FakePlatform {
             tracing::warn!("fake call platform down");
             return Err(UpstreamError::new("HTTP 502 from upstream"));
         }
-        let (from, to) = range.unix_window();
-        Ok(self
-            .calls
-            .iter()
-            .filter(|c| (from..to).contains(&c.started_at))
-            .cloned()
-            .collect())
+        Ok(started_within(&self.calls, range, |c| c.started_at).into())
     }
 
     async fn live(&self) -> Result<LiveSnapshot, LiveError> {
@@ -383,17 +378,30 @@ pub struct Key {
     pub secret: String,
 }
 
+impl FakePlatform {
+    /// The platform with the demo calls and no live figures.
+    pub fn with_calls() -> Self {
+        Self {
+            calls: calls(),
+            ..Self::default()
+        }
+    }
+
+    /// The demo calls, every fetch of them failing.
+    pub fn failing() -> Self {
+        let platform = Self::with_calls();
+        platform.down.store(true, Ordering::SeqCst);
+        platform
+    }
+}
+
 impl TestApp {
     pub fn new() -> Self {
-        Self::with(
-            portal(),
-            FakePlatform {
-                calls: calls(),
-                live: Mutex::new(Some(live_snapshot(2))),
-                ..FakePlatform::default()
-            },
-            false,
-        )
+        let platform = FakePlatform {
+            live: Mutex::new(Some(live_snapshot(2))),
+            ..FakePlatform::with_calls()
+        };
+        Self::with(portal(), platform, false)
     }
 
     pub fn with(store: FakeStore, platform: FakePlatform, trust_proxy: bool) -> Self {
@@ -402,11 +410,7 @@ impl TestApp {
 
     /// The demo data with these settings of the statistics.
     pub fn with_stats(settings: StatsSettings) -> Self {
-        let platform = FakePlatform {
-            calls: calls(),
-            ..FakePlatform::default()
-        };
-        Self::with_settings(portal(), platform, false, settings)
+        Self::with_settings(portal(), FakePlatform::with_calls(), false, settings)
     }
 
     fn with_settings(
@@ -489,6 +493,11 @@ impl TestApp {
         }
     }
 
+    /// How many times the call platform was asked for calls.
+    pub fn fetches(&self) -> usize {
+        self.platform.fetches.load(Ordering::SeqCst)
+    }
+
     pub fn edit_key(&self, key: &Key, edit: impl FnOnce(&mut ApiKeyRecord)) {
         let digest = ApiKeySecret::parse(&key.secret).unwrap().digest();
         edit(self.store.keys.lock().unwrap().get_mut(&digest).unwrap());
@@ -501,8 +510,50 @@ impl TestApp {
         Response = ServiceResponse<impl MessageBody>,
         Error = actix_web::Error,
     > {
-        test::init_service(callstats_web::app(self.state.clone())).await
+        start(self.state.clone()).await
     }
+
+    /// The set-up most tests share: key 1 with these scopes and quota (no origin), and the
+    /// service, beside the app itself.
+    pub async fn serve(
+        self,
+        scopes: &str,
+        rate_limit: u32,
+    ) -> (
+        Self,
+        Key,
+        impl Service<
+            actix_http::Request,
+            Response = ServiceResponse<impl MessageBody>,
+            Error = actix_web::Error,
+        >,
+    ) {
+        let key = self.key(1, scopes, rate_limit, None);
+        let service = start(self.state.clone()).await;
+        (self, key, service)
+    }
+}
+
+/// The app of `state`, as a service answering test requests.
+async fn start(
+    state: ApiState,
+) -> impl Service<
+    actix_http::Request,
+    Response = ServiceResponse<impl MessageBody>,
+    Error = actix_web::Error,
+> {
+    test::init_service(callstats_web::app(state)).await
+}
+
+/// The app's service as the tests drive it: one name for actix's bounds.
+pub trait TestService<B>:
+    Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>
+{
+}
+
+impl<S, B> TestService<B> for S where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>
+{
 }
 
 /// A finished response: status, headers and body bytes.
@@ -518,6 +569,20 @@ impl Answer {
             .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
     }
 
+    /// The `error` text of a JSON error body.
+    pub fn error(&self) -> String {
+        let body = self.json();
+        body["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error text: {body}"))
+            .to_owned()
+    }
+
+    /// The status beside the header `name`, for asserting both at once.
+    pub fn status_with(&self, name: &str) -> (u16, &str) {
+        (self.status, self.header(name))
+    }
+
     pub fn header(&self, name: &str) -> &str {
         self.headers
             .get(name)
@@ -527,11 +592,10 @@ impl Answer {
     }
 }
 
-pub async fn send<S, B>(service: &S, request: test::TestRequest) -> Answer
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
+pub async fn send<S: TestService<B>, B: MessageBody>(
+    service: &S,
+    request: test::TestRequest,
+) -> Answer {
     let response = test::call_service(
         service,
         request.peer_addr(CLIENT.parse().unwrap()).to_request(),
@@ -548,16 +612,93 @@ where
 }
 
 /// `GET uri` with `key` as a Bearer token, answered by `service`.
-pub async fn ask<S, B>(service: &S, uri: &str, key: &Key) -> Answer
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
+pub async fn ask<S: TestService<B>, B: MessageBody>(service: &S, uri: &str, key: &Key) -> Answer {
     send(service, get(uri, key)).await
+}
+
+/// The JSON body of `GET uri`, which must be a 200.
+pub async fn ask_json<S: TestService<B>, B: MessageBody>(
+    service: &S,
+    uri: &str,
+    key: &Key,
+) -> Value {
+    let answer = ask(service, uri, key).await;
+    assert_eq!(answer.status, 200, "{uri}");
+    answer.json()
+}
+
+/// A key of `app` with only the `scripts` scope is refused `uri` with a 403.
+pub async fn assert_needs_calls_scope<S: TestService<B>, B: MessageBody>(
+    app: &TestApp,
+    service: &S,
+    uri: &str,
+) {
+    let scripts_only = app.key(2, "scripts", 120, None);
+    assert_eq!(ask(service, uri, &scripts_only).await.status, 403, "{uri}");
+}
+
+/// `GET uri` with `secret` (a key's, or not) in `X-API-Key`.
+pub fn get_with_api_key(uri: &str, secret: &str) -> test::TestRequest {
+    test::TestRequest::get()
+        .uri(uri)
+        .insert_header(("X-API-Key", secret))
 }
 
 pub fn get(uri: &str, key: &Key) -> test::TestRequest {
     test::TestRequest::get()
         .uri(uri)
         .insert_header(("Authorization", format!("Bearer {}", key.secret)))
+}
+
+fn array(rows: &Value) -> &Vec<Value> {
+    rows.as_array()
+        .unwrap_or_else(|| panic!("not an array: {rows}"))
+}
+
+/// `name` of each row of the JSON array `rows`, as a JSON array.
+pub fn column(rows: &Value, name: &str) -> Value {
+    array(rows).iter().map(|row| row[name].clone()).collect()
+}
+
+/// `names` of each row of the JSON array `rows`: a JSON array of arrays.
+pub fn columns(rows: &Value, names: &[&str]) -> Value {
+    let pick = |row: &Value| {
+        names
+            .iter()
+            .map(|name| row[*name].clone())
+            .collect::<Value>()
+    };
+    array(rows).iter().map(pick).collect()
+}
+
+/// Each field of `expected` (a JSON object; a dotted name reaches into nested objects, a
+/// number into an array) has that value in `body`.
+pub fn assert_fields(body: &Value, expected: &Value) {
+    fn step<'v>(node: &'v Value, name: &str) -> &'v Value {
+        match name.parse::<usize>() {
+            Ok(index) => &node[index],
+            Err(_) => &node[name],
+        }
+    }
+    for (path, value) in expected.as_object().unwrap() {
+        let actual = path.split('.').fold(body, step);
+        assert_eq!(actual, value, "{path}");
+    }
+}
+
+/// The rows of the JSON array `rows` hold exactly the fields of `expected` (a JSON object
+/// giving each field's value in every row, in order), with those values.
+pub fn assert_columns(rows: &Value, expected: &Value) {
+    let expected = expected.as_object().unwrap();
+    let names: Vec<&String> = expected.keys().collect();
+    for (n, row) in array(rows).iter().enumerate() {
+        let mut fields: Vec<&String> = row.as_object().unwrap().keys().collect();
+        fields.sort();
+        let mut wanted = names.clone();
+        wanted.sort();
+        assert_eq!(fields, wanted, "the fields of row {n}");
+    }
+    for (name, values) in expected {
+        assert_eq!(&column(rows, name), values, "{name}");
+    }
 }

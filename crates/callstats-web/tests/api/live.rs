@@ -15,19 +15,13 @@ const LIVE: &str = "/api/v1/calls/live";
 
 /// The keys of a JSON object, in the order written.
 fn keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect()
+    let object = value.as_object().unwrap();
+    object.keys().map(String::as_str).collect()
 }
 
 #[actix_web::test]
 async fn the_live_figures_name_every_field_in_order_with_names_from_the_roster() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 100, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 100).await;
     let answer = ask(&service, LIVE, &key).await;
     assert_eq!(answer.status, 200);
     let body = answer.json();
@@ -77,9 +71,7 @@ async fn the_live_figures_name_every_field_in_order_with_names_from_the_roster()
 
 #[actix_web::test]
 async fn within_five_seconds_the_bytes_are_the_same_and_a_validator_gets_a_304() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 100, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 100).await;
     let first = ask(&service, LIVE, &key).await;
     assert_eq!(first.header("x-cache"), "MISS");
     assert_eq!(first.header("cache-control"), "private, max-age=5");
@@ -138,9 +130,7 @@ async fn no_live_figures_is_a_404_and_a_platform_down_a_503_never_stale() {
 
 #[actix_web::test]
 async fn csv_alone_is_a_406_naming_json_and_the_stream() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 100, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 100).await;
     let answer = send(
         &service,
         get(LIVE, &key).insert_header(("Accept", "text/csv")),
@@ -148,9 +138,8 @@ async fn csv_alone_is_a_406_naming_json_and_the_stream() {
     .await;
     assert_eq!(answer.status, 406);
     assert!(
-        answer.json()["error"]
-            .as_str()
-            .unwrap()
+        answer
+            .error()
             .ends_with("application/json, text/event-stream"),
         "{}",
         answer.json()
@@ -182,9 +171,7 @@ fn lines(chunk: &Bytes) -> Vec<String> {
 
 #[actix_web::test]
 async fn the_stream_starts_with_retry_and_the_figures_as_the_json_answer_has_them() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 100, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 100).await;
     let json_body = ask(&service, LIVE, &key).await.body;
     let response = actix_web::test::call_service(
         &service,
@@ -233,9 +220,7 @@ async fn the_stream_starts_with_retry_and_the_figures_as_the_json_answer_has_the
 
 #[actix_web::test]
 async fn a_key_holds_four_streams_and_the_fifth_is_a_429_saying_so() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 100, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 100).await;
     let mut open = Vec::new();
     for _ in 0..4 {
         let response = actix_web::test::call_service(
@@ -252,10 +237,7 @@ async fn a_key_holds_four_streams_and_the_fifth_is_a_429_saying_so() {
     assert_eq!(refused.status, 429);
     assert_eq!(refused.header("retry-after"), "5");
     assert!(
-        refused.json()["error"]
-            .as_str()
-            .unwrap()
-            .contains("4 open live streams"),
+        refused.error().contains("4 open live streams"),
         "{}",
         refused.json()
     );

@@ -64,9 +64,9 @@ async fn the_document_validates_against_the_openapi_3_1_schema() {
 #[actix_web::test]
 async fn every_documented_path_is_served() {
     let doc = served_document().await;
-    let app = TestApp::new();
-    let key = app.key(1, "calls,kpi:detail,operators,scripts", 1000, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new()
+        .serve("calls,kpi:detail,operators,scripts", 1000)
+        .await;
     for path in doc["paths"].as_object().unwrap().keys() {
         let uri = path.replace("{month}", "2026-11");
         let answer = ask(&service, &uri, &key).await;

@@ -104,22 +104,17 @@ async fn readyz_probes_at_most_once_a_second_whatever_the_request_rate() {
         1,
         "one probe in flight, the others wait for its result"
     );
+    let ready = || async {
+        send(&service, TestRequest::get().uri("/readyz"))
+            .await
+            .status
+    };
     for _ in 0..10 {
-        assert_eq!(
-            send(&service, TestRequest::get().uri("/readyz"))
-                .await
-                .status,
-            200
-        );
+        assert_eq!(ready().await, 200);
     }
     assert_eq!(checks(), 1, "a result is reused for a second");
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
-    assert_eq!(
-        send(&service, TestRequest::get().uri("/readyz"))
-            .await
-            .status,
-        200
-    );
+    assert_eq!(ready().await, 200);
     assert_eq!(checks(), 2, "then probed again");
 }
 
@@ -127,9 +122,7 @@ async fn readyz_probes_at_most_once_a_second_whatever_the_request_rate() {
 async fn metrics_count_requests_by_route_and_status_cache_results_and_quota_rejections() {
     let handle =
         callstats_web::ops::install_metrics().expect("the only recorder of this test binary");
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 1, None);
-    let service = app.service().await;
+    let (_, key, service) = TestApp::new().serve("calls", 1).await;
     ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
     ask(&service, "/api/v1/calls/summary?start=2026-11-02", &key).await;
 

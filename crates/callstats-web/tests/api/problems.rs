@@ -181,9 +181,7 @@ async fn every_error_is_problem_details_when_accept_prefers_them_and_error_other
 
 #[actix_web::test]
 async fn failures_of_dependencies_and_handlers_are_problem_details_too() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls,operators", 10_000, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls,operators", 10_000).await;
     let request = |uri: &str| accepting(get(uri, &key), PROBLEM_JSON);
     let summary = "/api/v1/calls/summary?start=2026-11-02";
     let schedule = "/api/v1/schedule?month=2026-11";

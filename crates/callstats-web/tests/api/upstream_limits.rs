@@ -1,15 +1,11 @@
 //! What one key may make the service ask of the call platform, at the HTTP edge: the history
 //! horizon (400) and the day budget (the `"days"` policy, and 429 past it).
 
-use std::sync::atomic::Ordering;
-
 use crate::helpers::*;
 
 #[actix_web::test]
 async fn a_period_before_the_history_horizon_is_a_400_naming_the_earliest_start() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 1000, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 1000).await;
     // The test clock is 2026-11-21 in Tashkent: the 400 days end there.
     for path in ["/api/v1/calls/summary", "/api/v1/calls/agents"] {
         let refused = ask(&service, &format!("{path}?start=2025-10-17"), &key).await;
@@ -25,7 +21,7 @@ async fn a_period_before_the_history_horizon_is_a_400_naming_the_earliest_start(
         assert_eq!(first.status, 200, "{path}");
     }
     assert_eq!(
-        app.platform.fetches.load(Ordering::SeqCst),
+        app.fetches(),
         1,
         "nothing asked for the day before the horizon"
     );
@@ -33,9 +29,7 @@ async fn a_period_before_the_history_horizon_is_a_400_naming_the_earliest_start(
 
 #[actix_web::test]
 async fn the_days_a_key_makes_the_service_fetch_are_counted_and_refused_past_its_budget() {
-    let app = TestApp::new();
-    let key = app.key(1, "calls", 1000, None);
-    let service = app.service().await;
+    let (app, key, service) = TestApp::new().serve("calls", 1000).await;
     let days_left = |answer: &Answer| {
         let reset = answer.header("x-ratelimit-reset");
         let ratelimit = answer.header("ratelimit");
@@ -65,7 +59,7 @@ async fn the_days_a_key_makes_the_service_fetch_are_counted_and_refused_past_its
         assert_eq!(answer.status, 200, "{start}");
         assert_eq!(days_left(&answer), left, "{start}");
     }
-    assert_eq!(app.platform.fetches.load(Ordering::SeqCst), 124);
+    assert_eq!(app.fetches(), 124);
     // Days already held cost nothing, whatever the endpoint or direction.
     let held = ask(
         &service,
@@ -93,7 +87,7 @@ async fn the_days_a_key_makes_the_service_fetch_are_counted_and_refused_past_its
         refused.header("ratelimit-policy"),
         "\"minute\";q=1000;w=60, \"days\";q=124;w=60"
     );
-    assert_eq!(app.platform.fetches.load(Ordering::SeqCst), 124);
+    assert_eq!(app.fetches(), 124);
     // Another key has its own budget; and the next minute, so has this one.
     let other = app.key(2, "calls", 1000, None);
     let theirs = ask(&service, "/api/v1/calls/summary?start=2026-04-30", &other).await;

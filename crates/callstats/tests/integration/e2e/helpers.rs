@@ -10,7 +10,6 @@ use callstats::app::{Assembly, Upstream};
 use callstats::commands::keys::issue;
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::scope::ScopeSet;
-use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_domain::testing::TestClock;
 use callstats_infra::clock::SystemClock;
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
@@ -23,7 +22,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::support::serve::serve;
+use crate::support::serve::{assembly, serve};
 
 /// The portal every test starts from (the fixture format of docs/portal-schema.md).
 pub const PORTAL: &str = include_str!("data/portal.json");
@@ -176,30 +175,15 @@ pub async fn spawn_app_with(db: &TestDatabase, spawn: Spawn) -> TestApp {
     // Every test starts at the first second of a quota window, so the counts it checks cannot
     // be split by a real minute boundary.
     clock.advance_to_next_minute();
+    let store = spawn
+        .api_store
+        .unwrap_or_else(|| db.store(Access::ReadOnly));
     let service = Assembly {
-        store: spawn
-            .api_store
-            .unwrap_or_else(|| db.store(Access::ReadOnly)),
         archive: spawn.persist.then(|| db.store(Access::ReadWrite)),
-        upstream: Upstream::Http(upstream),
-        redis: None,
-        prior_weight: PriorWeight::new(10.0).unwrap(),
-        kpi_aggregate_min_rows: AggregateMinRows::DEFAULT,
-        history: callstats_domain::limits::HistoryHorizon::default(),
         anon_rate_limit: spawn.anon_rate_limit,
-        trust_proxy: false,
-        cache_max_bytes: 16 << 20,
         call_days: spawn.call_days,
-        call_day_cache_max_bytes: 16 << 20,
-        // Off: these tests count the upstream's requests.
-        warm_days: 0,
-        backfill: callstats_application::BackfillSettings {
-            per_minute: 0,
-            ..callstats_application::BackfillSettings::default()
-        },
-        computing: callstats_application::Computing::default(),
-        live: callstats_application::live::LiveSettings::default(),
         clock: clock.clone(),
+        ..assembly(store, Upstream::Http(upstream))
     };
     let (base, server) = serve(service, 0);
     TestApp {

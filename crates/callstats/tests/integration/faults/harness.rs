@@ -1,32 +1,22 @@
 use std::net::SocketAddr;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use callstats::app::{Assembly, Upstream};
 use callstats_callplatform::HttpPlatformConfig;
-use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_store::Store;
 use callstats_store::testing::TestDatabase;
 use tokio::sync::watch;
 
-use crate::support::serve::serve;
+use crate::support::serve::{assembly, serve};
 
 /// Runs the binary against `db_url`; its stdout.
 fn run(db_url: &str, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
-        .args(args)
-        .env("CALLSTATS_DATABASE_URL", db_url)
-        .env_remove("RUST_LOG")
-        .current_dir(std::env::temp_dir())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    crate::support::callstats_stdout(args, |command| {
+        command
+            .env("CALLSTATS_DATABASE_URL", db_url)
+            .current_dir(std::env::temp_dir());
+    })
 }
 
 /// Seeds the demo data set into `db` and issues a key with every scope, through the binary.
@@ -91,15 +81,7 @@ pub fn start(store: Store, upstream: Upstream) -> Running {
 /// [`start`], its settings changed by `adjust` first.
 pub fn start_with(store: Store, upstream: Upstream, adjust: impl FnOnce(&mut Assembly)) -> Running {
     let mut service = Assembly {
-        store,
-        archive: None,
-        upstream,
-        redis: None,
-        prior_weight: PriorWeight::new(10.0).unwrap(),
-        kpi_aggregate_min_rows: AggregateMinRows::DEFAULT,
-        history: callstats_domain::limits::HistoryHorizon::default(),
         anon_rate_limit: 100_000,
-        trust_proxy: false,
         // No response cache: every request must reach the faulty dependency.
         cache_max_bytes: 0,
         call_days: callstats_application::CallDaySettings {
@@ -109,16 +91,7 @@ pub fn start_with(store: Store, upstream: Upstream, adjust: impl FnOnce(&mut Ass
             day_budget: callstats_domain::limits::DayBudget::new(0),
             ..callstats_application::CallDaySettings::default()
         },
-        call_day_cache_max_bytes: 16 << 20,
-        // Off: these tests count the upstream's requests.
-        warm_days: 0,
-        backfill: callstats_application::BackfillSettings {
-            per_minute: 0,
-            ..callstats_application::BackfillSettings::default()
-        },
-        computing: callstats_application::Computing::default(),
-        live: callstats_application::live::LiveSettings::default(),
-        clock: Arc::new(callstats_infra::clock::SystemClock),
+        ..assembly(store, upstream)
     };
     adjust(&mut service);
     let (base, handle) = serve(service, 2);

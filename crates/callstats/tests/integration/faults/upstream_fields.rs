@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::faults::harness::{client, seeded_sqlite, short_upstream, start};
+use crate::faults::harness::{Running, client, see, seeded_sqlite, short_upstream, start};
 
 const DAY: &str = "2026-11-02";
 
@@ -43,52 +43,70 @@ fn call(
     call
 }
 
-async fn fetch(client: &reqwest::Client, base: &str, path: &str, key: &str) -> (u16, Value) {
-    let response = client
-        .get(format!("{base}{path}"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap_or_else(|err| panic!("{path}: {err}"));
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+/// An inbound call of [`DAY`] that waited `wait` seconds in `queue`.
+fn queued(
+    id: &str,
+    agent: Option<&str>,
+    time: &str,
+    duration: f64,
+    wait: &Value,
+    queue: &str,
+) -> Value {
+    call(
+        id,
+        "inbound",
+        agent,
+        time,
+        duration,
+        json!({"wait_seconds": wait, "queue": queue}),
+    )
+}
+
+/// The service on a read-only store of the seeded database, fetching from `upstream`, asked
+/// with the seeded key.
+struct Service {
+    running: Running,
+    client: reqwest::Client,
+    key: String,
+}
+
+impl Service {
+    fn start(db: &callstats_store::testing::TestDatabase, key: &str, upstream: &str) -> Self {
+        Self {
+            running: start(
+                db.store(Access::ReadOnly),
+                Upstream::Http(short_upstream(upstream.to_owned())),
+            ),
+            client: client(),
+            key: key.to_owned(),
+        }
+    }
+
+    /// GET `/api/v1/calls/{query}`: the status and the JSON body (`null` when it is none).
+    async fn calls(&self, query: &str) -> (u16, Value) {
+        let path = format!("/api/v1/calls/{query}");
+        let seen = see(&self.client, &self.running.base, &path, &self.key).await;
+        (
+            seen.status,
+            serde_json::from_str(&seen.body).unwrap_or(Value::Null),
+        )
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waits_and_queues_from_the_upstream_give_the_service_figures_and_the_queues() {
     let (db, key) = seeded_sqlite().await;
     let platform = upstream(json!([
-        call(
-            "c-1",
-            "inbound",
-            Some("101"),
-            "09:00:00",
-            120.0,
-            json!({"wait_seconds": 4.5, "queue": "sales"})
-        ),
-        call(
-            "c-2",
-            "inbound",
-            Some("102"),
-            "09:10:00",
-            60.0,
-            json!({"wait_seconds": 20, "queue": "sales"})
-        ),
-        call(
-            "c-3",
-            "inbound",
-            None,
-            "09:20:00",
-            0.0,
-            json!({"wait_seconds": 95.25, "queue": "support"})
-        ),
-        call(
+        queued("c-1", Some("101"), "09:00:00", 120.0, &json!(4.5), "sales"),
+        queued("c-2", Some("102"), "09:10:00", 60.0, &json!(20), "sales"),
+        queued("c-3", None, "09:20:00", 0.0, &json!(95.25), "support"),
+        queued(
             "c-4",
-            "inbound",
             Some("101"),
             "10:00:00",
             30.0,
-            json!({"wait_seconds": 41.0, "queue": "support"})
+            &json!(41.0),
+            "support"
         ),
         // A platform may know neither for some calls: absent and null read alike.
         call("c-5", "inbound", Some("102"), "11:00:00", 90.0, json!({})),
@@ -102,19 +120,9 @@ async fn waits_and_queues_from_the_upstream_give_the_service_figures_and_the_que
         ),
     ]))
     .await;
-    let service = start(
-        db.store(Access::ReadOnly),
-        Upstream::Http(short_upstream(platform.uri())),
-    );
-    let client = client();
+    let service = Service::start(&db, &key, &platform.uri());
 
-    let (status, summary) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/summary?start={DAY}"),
-        &key,
-    )
-    .await;
+    let (status, summary) = service.calls(&format!("summary?start={DAY}")).await;
     assert_eq!(status, 200, "{summary}");
     assert_eq!(
         (&summary["total_calls"], &summary["unanswered_calls"]),
@@ -130,22 +138,12 @@ async fn waits_and_queues_from_the_upstream_give_the_service_figures_and_the_que
     assert_eq!(summary["longest_wait_seconds"], 95.25);
     assert_eq!(summary["average_handle_time_seconds"], 75.0);
 
-    let (_, tighter) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/summary?start={DAY}&sl_threshold=5"),
-        &key,
-    )
-    .await;
+    let (_, tighter) = service
+        .calls(&format!("summary?start={DAY}&sl_threshold=5"))
+        .await;
     assert_eq!(tighter["service_level"]["percent"], 25.0);
 
-    let (status, queues) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/queues?start={DAY}"),
-        &key,
-    )
-    .await;
+    let (status, queues) = service.calls(&format!("queues?start={DAY}")).await;
     assert_eq!(status, 200, "{queues}");
     let rows: Vec<(Value, u64)> = queues["queues"]
         .as_array()
@@ -159,13 +157,9 @@ async fn waits_and_queues_from_the_upstream_give_the_service_figures_and_the_que
     );
     // A queue's row is /calls/summary with that queue.
     for (index, name) in ["sales", "support"].iter().enumerate() {
-        let (_, alone) = fetch(
-            &client,
-            &service.base,
-            &format!("/api/v1/calls/summary?start={DAY}&queue={name}"),
-            &key,
-        )
-        .await;
+        let (_, alone) = service
+            .calls(&format!("summary?start={DAY}&queue={name}"))
+            .await;
         let row = &queues["queues"][index];
         assert_eq!(row["offered"], alone["total_calls"]);
         assert_eq!(row["abandon_rate_percent"], alone["abandon_rate_percent"]);
@@ -184,13 +178,9 @@ async fn waits_and_queues_from_the_upstream_give_the_service_figures_and_the_que
         assert_eq!(row["longest_wait_seconds"], alone["longest_wait_seconds"]);
     }
 
-    let (_, agents) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/agents?start={DAY}&queue=support"),
-        &key,
-    )
-    .await;
+    let (_, agents) = service
+        .calls(&format!("agents?start={DAY}&queue=support"))
+        .await;
     let listed: Vec<(&str, u64)> = agents["agents"]
         .as_array()
         .unwrap()
@@ -208,21 +198,11 @@ async fn waits_and_queues_from_the_upstream_give_the_service_figures_and_the_que
         "only the agent who answered a support call, and only it"
     );
 
-    let (status, unknown) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/summary?start={DAY}&queue=SALES"),
-        &key,
-    )
-    .await;
+    let (status, unknown) = service
+        .calls(&format!("summary?start={DAY}&queue=SALES"))
+        .await;
     assert_eq!((status, &unknown["total_calls"]), (200, &json!(0)));
-    let (status, _) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/summary?start={DAY}&queue="),
-        &key,
-    )
-    .await;
+    let (status, _) = service.calls(&format!("summary?start={DAY}&queue=")).await;
     assert_eq!(status, 400);
 }
 
@@ -235,18 +215,8 @@ async fn an_upstream_without_waits_or_queues_keeps_every_figure_and_gives_null_s
         call("c-3", "outbound", Some("102"), "14:00:00", 60.0, json!({})),
     ]))
     .await;
-    let service = start(
-        db.store(Access::ReadOnly),
-        Upstream::Http(short_upstream(platform.uri())),
-    );
-    let client = client();
-    let (status, summary) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/summary?start={DAY}"),
-        &key,
-    )
-    .await;
+    let service = Service::start(&db, &key, &platform.uri());
+    let (status, summary) = service.calls(&format!("summary?start={DAY}")).await;
     assert_eq!(status, 200, "{summary}");
     assert_eq!(
         (
@@ -271,13 +241,7 @@ async fn an_upstream_without_waits_or_queues_keeps_every_figure_and_gives_null_s
             "{field}: not tracked is null, never 0"
         );
     }
-    let (_, queues) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/queues?start={DAY}"),
-        &key,
-    )
-    .await;
+    let (_, queues) = service.calls(&format!("queues?start={DAY}")).await;
     assert_eq!(
         queues["queues"],
         json!([{"queue": null, "offered": 2, "answered": 1, "unanswered": 1,
@@ -293,7 +257,6 @@ async fn an_upstream_without_waits_or_queues_keeps_every_figure_and_gives_null_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_negative_or_non_finite_wait_or_a_65_byte_queue_fails_the_day() {
     let (db, key) = seeded_sqlite().await;
-    let client = client();
     let long = "q".repeat(65);
     for (case, extra) in [
         ("a negative wait", json!({"wait_seconds": -1.0})),
@@ -317,18 +280,9 @@ async fn a_negative_or_non_finite_wait_or_a_65_byte_queue_fails_the_day() {
             call("c-2", "inbound", Some("101"), "09:05:00", 60.0, extra),
         ]))
         .await;
-        let service = start(
-            db.store(Access::ReadOnly),
-            Upstream::Http(short_upstream(platform.uri())),
-        );
+        let service = Service::start(&db, &key, &platform.uri());
         for path in ["summary", "queues", "agents"] {
-            let (status, body) = fetch(
-                &client,
-                &service.base,
-                &format!("/api/v1/calls/{path}?start={DAY}"),
-                &key,
-            )
-            .await;
+            let (status, body) = service.calls(&format!("{path}?start={DAY}")).await;
             assert_eq!(status, 503, "{case} on /calls/{path}: {body}");
         }
     }
@@ -342,16 +296,7 @@ async fn a_negative_or_non_finite_wait_or_a_65_byte_queue_fails_the_day() {
         )))
         .mount(&server)
         .await;
-    let service = start(
-        db.store(Access::ReadOnly),
-        Upstream::Http(short_upstream(server.uri())),
-    );
-    let (status, _) = fetch(
-        &client,
-        &service.base,
-        &format!("/api/v1/calls/summary?start={DAY}"),
-        &key,
-    )
-    .await;
+    let service = Service::start(&db, &key, &server.uri());
+    let (status, _) = service.calls(&format!("summary?start={DAY}")).await;
     assert_eq!(status, 503, "an overflowing wait");
 }

@@ -25,7 +25,6 @@ use callstats::commands::keys::issue;
 use callstats_callplatform::HttpPlatformConfig;
 use callstats_domain::access::ApiKeySecret;
 use callstats_domain::scope::ScopeSet;
-use callstats_domain::stats::{AggregateMinRows, PriorWeight};
 use callstats_redis::RedisSettings;
 use callstats_redis::testing::{shared_redis_url, unique_prefix};
 use callstats_sim::{RunningSim, SimOptions, spawn_sim};
@@ -60,27 +59,11 @@ impl Replica {
         adjust: impl FnOnce(&mut Assembly),
     ) -> Self {
         let mut service = Assembly {
-            store: db.store(Access::ReadOnly),
-            archive: None,
-            upstream: Upstream::Http(HttpPlatformConfig::new(upstream, None)),
             redis,
-            prior_weight: PriorWeight::new(10.0).unwrap(),
-            kpi_aggregate_min_rows: AggregateMinRows::DEFAULT,
-            history: callstats_domain::limits::HistoryHorizon::default(),
-            anon_rate_limit: 60,
-            trust_proxy: false,
-            cache_max_bytes: 16 << 20,
-            call_days: callstats_application::CallDaySettings::default(),
-            call_day_cache_max_bytes: 16 << 20,
-            // Off: these tests count the upstream's requests.
-            warm_days: 0,
-            backfill: callstats_application::BackfillSettings {
-                per_minute: 0,
-                ..callstats_application::BackfillSettings::default()
-            },
-            computing: callstats_application::Computing::default(),
-            live: callstats_application::live::LiveSettings::default(),
-            clock: std::sync::Arc::new(callstats_infra::clock::SystemClock),
+            ..serve::assembly(
+                db.store(Access::ReadOnly),
+                Upstream::Http(HttpPlatformConfig::new(upstream, None)),
+            )
         };
         adjust(&mut service);
         let (base, handle) = serve(service, 1);

@@ -6,11 +6,10 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use callstats_domain::calendar::Day;
-use callstats_sim::{SimOptions, spawn_sim};
+use callstats_sim::{RunningSim, SimOptions, spawn_sim};
 use serde_json::Value;
 
 const ANCHOR: &str = "2026-11-21";
@@ -23,19 +22,32 @@ use crate::support::demo;
 use demo::Demo;
 
 fn callstats(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_callstats"))
-        .args(args)
-        .args(["--database-url", "sqlite://callstats-demo.db"])
-        .current_dir(dir)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    crate::support::callstats_stdout(args, |command| {
+        command
+            .args(["--database-url", "sqlite://callstats-demo.db"])
+            .current_dir(dir);
+    })
+    .trim()
+    .to_owned()
+}
+
+/// Issues a key named `name` with `scopes` (and `extra` options) through the binary: its secret.
+fn create_key(dir: &Path, name: &str, scopes: &str, extra: &[&str]) -> String {
+    let args = [
+        &["keys", "create", "--name", name, "--scopes", scopes],
+        extra,
+    ]
+    .concat();
+    callstats(dir, &args)
+}
+
+/// The sim, asking for [`UPSTREAM_TOKEN`].
+fn sim_behind_token() -> RunningSim {
+    spawn_sim(SimOptions {
+        token: Some(UPSTREAM_TOKEN.to_owned()),
+        ..SimOptions::default()
+    })
+    .unwrap()
 }
 
 /// The demo, over a database seeded at a fixed anchor so the test knows its people, with JSON
@@ -95,6 +107,19 @@ struct Session {
 }
 
 impl Session {
+    /// A session against `base`, having seen nothing yet.
+    fn new(base: String) -> Self {
+        callstats_callplatform::install_crypto_provider();
+        Self {
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
+            base,
+            seen: Vec::new(),
+        }
+    }
+
     async fn get(&mut self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
         let mut request = self.client.get(format!("{}{path}", self.base));
         for (name, value) in headers {
@@ -156,36 +181,11 @@ fn walk(value: &Value, keys: &mut Vec<String>, strings: &mut Vec<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_key_token_username_or_phone_appears_in_any_response_header_body_or_log_line() {
-    let sim = spawn_sim(SimOptions {
-        token: Some(UPSTREAM_TOKEN.to_owned()),
-        ..SimOptions::default()
-    })
-    .unwrap();
+    let sim = sim_behind_token();
     let demo = demo("scan", &sim.base_url());
-    let aggregate = callstats(
-        &demo.dir,
-        &[
-            "keys",
-            "create",
-            "--name",
-            "aggregate",
-            "--scopes",
-            "kpi:aggregate",
-        ],
-    );
-    let nothing = callstats(
-        &demo.dir,
-        &["keys", "create", "--name", "nothing", "--scopes", ""],
-    );
-    callstats_callplatform::install_crypto_provider();
-    let mut session = Session {
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap(),
-        base: demo.base(),
-        seen: Vec::new(),
-    };
+    let aggregate = create_key(&demo.dir, "aggregate", "kpi:aggregate", &[]);
+    let nothing = create_key(&demo.dir, "nothing", "", &[]);
+    let mut session = Session::new(demo.base());
 
     let bearer = |key: &str| format!("Bearer {key}");
     let (every, every_bearer) = (demo.key.clone(), bearer(&demo.key));
@@ -298,47 +298,21 @@ async fn no_key_token_username_or_phone_appears_in_any_response_header_body_or_l
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_aggregate_kpi_view_never_carries_a_name_or_agent_number_for_any_month_or_shift() {
-    let sim = spawn_sim(SimOptions {
-        token: Some(UPSTREAM_TOKEN.to_owned()),
-        ..SimOptions::default()
-    })
-    .unwrap();
+    let sim = sim_behind_token();
     let demo = demo("aggregate", &sim.base_url());
-    let aggregate = callstats(
+    let aggregate = create_key(
         &demo.dir,
-        &[
-            "keys",
-            "create",
-            "--name",
-            "aggregate",
-            "--scopes",
-            "kpi:aggregate",
-            "--rate-limit",
-            "100000",
-        ],
+        "aggregate",
+        "kpi:aggregate",
+        &["--rate-limit", "100000"],
     );
-    let detail = callstats(
+    let detail = create_key(
         &demo.dir,
-        &[
-            "keys",
-            "create",
-            "--name",
-            "detail",
-            "--scopes",
-            "kpi:detail",
-            "--rate-limit",
-            "100000",
-        ],
+        "detail",
+        "kpi:detail",
+        &["--rate-limit", "100000"],
     );
-    callstats_callplatform::install_crypto_provider();
-    let mut session = Session {
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap(),
-        base: demo.base(),
-        seen: Vec::new(),
-    };
+    let mut session = Session::new(demo.base());
     let (aggregate_bearer, detail_bearer) =
         (format!("Bearer {aggregate}"), format!("Bearer {detail}"));
     let (status, body) = session
