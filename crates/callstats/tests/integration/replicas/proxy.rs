@@ -573,9 +573,7 @@ async fn nginx_bounds_requests_per_client_and_answers_when_no_replica_can_be_rea
     drop((in_flight, extra, nginx));
 
     // No replica listening: nginx's 502 becomes the service's 503.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let closed_base = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
+    let (_closed, closed_base) = refusing();
     let Some(nginx) = Nginx::start("down", &[&closed_base]) else {
         return;
     };
@@ -705,9 +703,7 @@ async fn nginx_goes_on_to_the_other_replica_when_one_refuses_or_does_not_accept_
         .filter_map(|_| TcpStream::connect_timeout(&full_address, Duration::from_millis(200)).ok())
         .collect();
     // And one refusing connections, as a replica whose container is starting.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let closed_base = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
+    let (_closed, closed_base) = refusing();
     let key = key.expose().to_owned();
     for (name, down) in [
         ("timeout", format!("http://{full_address}")),
@@ -818,4 +814,14 @@ async fn nginx_passes_a_live_stream_on_as_the_replica_writes_it() {
     }
     drop(nginx);
     stand.stop().await;
+}
+
+/// An address that refuses connections while the socket lives: bound but not listening, so
+/// that no other process (another test's nginx, say) can take its port meanwhile, as it could
+/// once a listener was dropped.
+fn refusing() -> (tokio::net::TcpSocket, String) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let base = format!("http://{}", socket.local_addr().unwrap());
+    (socket, base)
 }
