@@ -1,5 +1,6 @@
 //! docs/behaviour.md's figure tables, written from the OpenAPI document: each figure is described
-//! once, in the doc comment of its field in crates/callstats-domain/src/model.rs, which utoipa
+//! once, in the doc comment of its field (on an answer of crates/callstats-api, or of
+//! crates/callstats-domain/src/model.rs for the answers not moved there yet), which utoipa
 //! copies into the document, and the page takes it from there rather than restating it.
 
 use anyhow::{Context as _, Result, bail};
@@ -27,21 +28,19 @@ const RESOURCES: [(&str, &str); 7] = [
 pub fn tables(document: &Value) -> Result<String> {
     let mut out = String::new();
     for (name, what) in RESOURCES {
-        let properties = document
-            .pointer(&format!("/components/schemas/{name}/properties"))
-            .and_then(Value::as_object)
-            .with_context(|| format!("the document has no schema {name} with properties"))?;
+        let mut properties = Vec::new();
+        properties_of(document, name, &mut properties)?;
         out.push_str(&format!(
             "**{what}** (`{name}`)\n\n| field | definition |\n|---|---|\n"
         ));
-        for (field, schema) in properties {
+        for (declared_in, field, schema) in properties {
             if !is_figure(schema) {
                 continue;
             }
             let Some(description) = description(schema) else {
                 bail!(
-                    "{name}.{field} has no doc comment: describe the figure on its field in \
-                     crates/callstats-domain/src/model.rs"
+                    "{declared_in}.{field} has no doc comment: describe the figure on its field \
+                     (crates/callstats-api/src, or crates/callstats-domain/src/model.rs)"
                 );
             };
             let cell = description
@@ -54,6 +53,44 @@ pub fn tables(document: &Value) -> Result<String> {
         out.push('\n');
     }
     Ok(out.trim_end().to_owned())
+}
+
+/// The properties of the schema `name`, with the schema each is declared in: its own, and
+/// those of the blocks it flattens (the `$ref`s of its `allOf`), in the document's order.
+fn properties_of<'d>(
+    document: &'d Value,
+    name: &str,
+    out: &mut Vec<(String, &'d str, &'d Value)>,
+) -> Result<()> {
+    let schema = document
+        .pointer(&format!("/components/schemas/{name}"))
+        .with_context(|| format!("the document has no schema {name}"))?;
+    collect(document, name, schema, out)
+}
+
+fn collect<'d>(
+    document: &'d Value,
+    name: &str,
+    schema: &'d Value,
+    out: &mut Vec<(String, &'d str, &'d Value)>,
+) -> Result<()> {
+    if let Some(reference) = field(schema, "$ref").as_str() {
+        let block = reference
+            .strip_prefix("#/components/schemas/")
+            .with_context(|| format!("{name} refers to {reference}, outside the document"))?;
+        return properties_of(document, block, out);
+    }
+    for part in field(schema, "allOf").as_array().into_iter().flatten() {
+        collect(document, name, part, out)?;
+    }
+    for (property, value) in field(schema, "properties")
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        out.push((name.to_owned(), property.as_str(), value));
+    }
+    Ok(())
 }
 
 /// A number, a count, or one of [`RESOURCES`] (possibly null).
@@ -147,13 +184,13 @@ mod tests {
     #[test]
     fn a_figure_without_a_description_is_refused() {
         let mut document = document();
-        document["components"]["schemas"]["QueueEntry"]["properties"]["answered"]
+        document["components"]["schemas"]["RowCounts"]["properties"]["answered"]
             .as_object_mut()
             .unwrap()
             .remove("description");
         let err = tables(&document).unwrap_err().to_string();
         assert!(
-            err.starts_with("QueueEntry.answered has no doc comment"),
+            err.starts_with("RowCounts.answered has no doc comment"),
             "{err}"
         );
     }

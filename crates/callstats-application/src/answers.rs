@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::representation::{self, Acceptable, Representation};
 use bytes::Bytes;
+use callstats_api::Wire;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
@@ -580,7 +581,7 @@ fn count_refusal(err: &DomainError) {
 /// held).
 fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
     let mut out = Bounded::new(limit);
-    match serde_json::to_writer(&mut out, body) {
+    match serde_json::to_writer(&mut out, &Wire::from(body)) {
         Ok(()) => Ok(out.into_bytes()),
         Err(err) if err.is_io() => Err(DomainError::BodyTooLarge { limit_bytes: limit }),
         // The bodies are plain structs with string keys: serialising them cannot fail, so

@@ -14,6 +14,9 @@ use std::borrow::Cow;
 
 use crate::representation::CsvRow;
 use bytes::Bytes;
+use callstats_api::intervals::IntervalsResponse;
+use callstats_api::queues::QueuesResponse;
+use callstats_api::trend::TrendResponse;
 use callstats_domain::DomainError;
 use callstats_domain::use_cases::Response;
 use serde::Serialize;
@@ -26,9 +29,11 @@ use crate::bounded::Bounded;
 pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, DomainError> {
     match response {
         Response::Agents(body) => table(&body.agents, limit),
-        Response::Queues(body) => table(&body.queues, limit),
-        Response::Intervals(body) => table(&body.intervals, limit),
-        Response::Trend(body) => table(&body.buckets, limit),
+        Response::Queues(queues) => table(&QueuesResponse::from(queues).queues, limit),
+        Response::Intervals(intervals) => {
+            table(&IntervalsResponse::from(intervals).intervals, limit)
+        }
+        Response::Trend(trend) => table(&TrendResponse::from(trend).buckets, limit),
         Response::Operators(body) => table(&body.operators, limit),
         Response::Schedule(body) => table(&body.off_days, limit),
         Response::Scripts(body) => table(&body.scripts, limit),

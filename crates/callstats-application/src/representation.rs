@@ -6,11 +6,12 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use callstats_api::intervals::IntervalEntry;
+use callstats_api::queues::QueueEntry;
+use callstats_api::trend::TrendBucket;
 use callstats_domain::calendar::DateRange;
 use callstats_domain::error::DomainError;
-use callstats_domain::model::{
-    AgentEntry, IntervalEntry, OffDay, Operator, QueueEntry, Script, TrendBucket,
-};
+use callstats_domain::model::{AgentEntry, OffDay, Operator, Script};
 use callstats_domain::request::{ApiRequest, Endpoint};
 
 /// The media type of JSON answers, as a 406 names it.
@@ -262,12 +263,17 @@ impl CsvRow for Script {
 
 #[cfg(test)]
 mod tests {
+    use callstats_api::blocks::{RowCounts, RowHandling, RowServiceLevel};
     use callstats_domain::calendar::{Day, LocalDateTime};
     use callstats_domain::model::{
         AgentNumber, LocalizedText, OffDayKind, OffDaySource, QueueName, SpeedOfAnswerPercentiles,
     };
+    use callstats_domain::params::SlThreshold;
     use callstats_domain::request::UnvalidatedRequest;
     use callstats_domain::scope::KpiView;
+    use callstats_domain::stats::intervals::IntervalTally;
+    use callstats_domain::stats::service_level::ServiceTally;
+    use callstats_domain::stats::trend::BucketTally;
 
     use super::*;
 
@@ -417,61 +423,46 @@ mod tests {
         check(
             flattened(&QueueEntry {
                 queue: Some(QueueName::new("sales").unwrap()),
-                offered: 1,
-                answered: 1,
-                unanswered: 0,
-                short_abandoned_calls: 0,
-                abandon_rate_percent: Some(0.0),
-                service_level_percent: None,
-                answered_within_threshold: 0,
-                calls_with_wait: 0,
-                average_speed_of_answer_seconds: None,
+                counts: RowCounts {
+                    offered: 1,
+                    answered: 1,
+                    unanswered: 0,
+                    short_abandoned_calls: 0,
+                    abandon_rate_percent: Some(0.0),
+                },
+                service_level: RowServiceLevel {
+                    service_level_percent: None,
+                    answered_within_threshold: 0,
+                    calls_with_wait: 0,
+                    average_speed_of_answer_seconds: None,
+                },
                 speed_of_answer_percentiles: Some(SpeedOfAnswerPercentiles {
                     p50: 1.0,
                     p80: 2.0,
                     p90: 3.0,
                     p95: 4.0,
                 }),
-                average_handle_time_seconds: None,
-                longest_wait_seconds: None,
+                handling: RowHandling {
+                    average_handle_time_seconds: None,
+                    longest_wait_seconds: None,
+                },
                 average_abandon_time_seconds: None,
             }),
             QueueEntry::COLUMNS,
         );
         check(
-            flattened(&IntervalEntry {
+            flattened(&IntervalEntry::from(&IntervalTally {
                 start: "2026-11-21T09:30:00+05:00".into(),
-                offered: 0,
-                answered: 0,
-                unanswered: 0,
-                short_abandoned_calls: 0,
-                abandon_rate_percent: None,
-                service_level_percent: None,
-                answered_within_threshold: 0,
-                calls_with_wait: 0,
-                average_speed_of_answer_seconds: None,
-                average_handle_time_seconds: None,
-                longest_wait_seconds: None,
-            }),
+                tally: ServiceTally::new(SlThreshold::DEFAULT),
+            })),
             IntervalEntry::COLUMNS,
         );
         check(
-            flattened(&TrendBucket {
+            flattened(&TrendBucket::from(&BucketTally {
                 start: Day::parse("2026-11-02").unwrap(),
                 end: Day::parse("2026-11-08").unwrap(),
-                days: 7,
-                offered: 0,
-                answered: 0,
-                unanswered: 0,
-                short_abandoned_calls: 0,
-                abandon_rate_percent: None,
-                answered_within_threshold: 0,
-                calls_with_wait: 0,
-                service_level_percent: None,
-                average_speed_of_answer_seconds: None,
-                average_handle_time_seconds: None,
-                longest_wait_seconds: None,
-            }),
+                tally: ServiceTally::new(SlThreshold::DEFAULT),
+            })),
             TrendBucket::COLUMNS,
         );
         check(

@@ -13,7 +13,7 @@ use crate::calendar::{Day, LocalDateTime, Month, Period};
 pub use crate::identifiers::{
     AgentNumber, InvalidAgentNumber, InvalidQueueName, MAX_IDENTIFIER_BYTES, QueueName,
 };
-use crate::params::{Compare, Direction, Granularity};
+use crate::params::{Compare, Direction};
 use crate::scope::ScopeSet;
 
 /// Currency of every money figure.
@@ -212,73 +212,6 @@ pub struct Comparison {
     pub longest_wait_seconds: Option<f64>,
 }
 
-/// One bucket of /calls/trend: a day, an ISO week or a month, cut to the period.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrendBucket {
-    /// The bucket's first date inside the period.
-    pub start: Day,
-    /// The bucket's last date inside the period.
-    pub end: Day,
-    /// The bucket's days inside the period: `end` − `start` + 1.
-    pub days: u32,
-    /// Calls of the direction (and queue) that started in the bucket, answered or not.
-    pub offered: u64,
-    /// `answered_calls` of /calls/summary over the bucket's calls.
-    pub answered: u64,
-    /// `unanswered_calls` of /calls/summary over the bucket's calls.
-    pub unanswered: u64,
-    /// `short_abandoned_calls` of /calls/summary over the bucket's calls.
-    pub short_abandoned_calls: u64,
-    /// `abandon_rate_percent` of /calls/summary over the bucket's calls.
-    pub abandon_rate_percent: Option<f64>,
-    /// `service_level.answered_within_threshold` of /calls/summary over the bucket's calls (0
-    /// when none has a wait).
-    pub answered_within_threshold: u64,
-    /// `service_level.calls_with_wait` of /calls/summary over the bucket's calls (0 when none
-    /// has a wait).
-    pub calls_with_wait: u64,
-    /// `service_level.percent` of /calls/summary over the bucket's calls; null when none has a
-    /// wait time.
-    pub service_level_percent: Option<f64>,
-    /// `average_speed_of_answer_seconds` of /calls/summary over the bucket's calls.
-    pub average_speed_of_answer_seconds: Option<f64>,
-    /// `average_handle_time_seconds` of /calls/summary over the bucket's calls.
-    pub average_handle_time_seconds: Option<f64>,
-    /// `longest_wait_seconds` of /calls/summary over the bucket's calls.
-    pub longest_wait_seconds: Option<f64>,
-}
-
-/// The body of /calls/trend.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrendResponse {
-    /// The dates actually used (after the 366-day clamp).
-    pub period: Period,
-    pub direction: Direction,
-    pub granularity: Granularity,
-    /// Always `+05:00`: buckets are Tashkent days.
-    #[cfg_attr(feature = "openapi", schema(example = "+05:00"))]
-    pub timezone: &'static str,
-    /// True when the period asked for was longer than 366 days and its latest 366 were kept.
-    pub clamped: bool,
-    pub sl_threshold_seconds: u16,
-    /// The `short_abandon` asked for (default 0).
-    pub short_abandon_seconds: u16,
-    /// The `queue` asked for; null when none was.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
-    pub queue: Option<QueueName>,
-    /// When the platform was last asked for the oldest of the period's days that have begun
-    /// (UTC, to the millisecond). Null when no day of the period has begun.
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
-    pub as_of: Option<String>,
-    /// The first date of the period whose figures may still change. Null when every day of
-    /// the period is settled.
-    pub provisional_from: Option<Day>,
-    /// Every bucket that overlaps the period, in time order, cut to the period.
-    pub buckets: Vec<TrendBucket>,
-}
-
 /// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n
 /// answered calls' waits sorted ascending (nearest rank), rounded to 2 decimals.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -308,132 +241,6 @@ pub struct ServiceLevel {
     pub calls_with_wait: u64,
     /// 100 × `answered_within_threshold` / `calls_with_wait`.
     pub percent: f64,
-}
-
-/// One queue of /calls/queues: the figures of /calls/summary over that queue's calls.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct QueueEntry {
-    /// The queue's name; null for the calls without a queue (listed last).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
-    pub queue: Option<QueueName>,
-    /// Calls of the period and direction that the queue offered.
-    pub offered: u64,
-    /// `answered_calls` of /calls/summary with this queue.
-    pub answered: u64,
-    /// `unanswered_calls` of /calls/summary with this queue.
-    pub unanswered: u64,
-    /// `short_abandoned_calls` of /calls/summary with this queue.
-    pub short_abandoned_calls: u64,
-    /// `abandon_rate_percent` of /calls/summary with this queue.
-    pub abandon_rate_percent: Option<f64>,
-    /// `service_level.percent` of /calls/summary with this queue; null when no call has a wait.
-    pub service_level_percent: Option<f64>,
-    /// `service_level.answered_within_threshold` of /calls/summary with this queue (0 when no
-    /// call has a wait): summed over queues with `calls_with_wait`, it gives their service level.
-    pub answered_within_threshold: u64,
-    /// `service_level.calls_with_wait` of /calls/summary with this queue (0 when none has).
-    pub calls_with_wait: u64,
-    /// `average_speed_of_answer_seconds` of /calls/summary with this queue.
-    pub average_speed_of_answer_seconds: Option<f64>,
-    /// `speed_of_answer_percentiles` of /calls/summary with this queue.
-    pub speed_of_answer_percentiles: Option<SpeedOfAnswerPercentiles>,
-    /// `average_handle_time_seconds` of /calls/summary with this queue.
-    pub average_handle_time_seconds: Option<f64>,
-    /// `longest_wait_seconds` of /calls/summary with this queue.
-    pub longest_wait_seconds: Option<f64>,
-    /// `average_abandon_time_seconds` of /calls/summary with this queue.
-    pub average_abandon_time_seconds: Option<f64>,
-}
-
-/// The body of /calls/queues.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct QueuesResponse {
-    /// The dates actually used (after the 31-day clamp).
-    pub period: Period,
-    pub direction: Direction,
-    pub clamped: bool,
-    pub sl_threshold_seconds: u16,
-    /// The `short_abandon` asked for (default 0).
-    pub short_abandon_seconds: u16,
-    /// When the platform was last asked for the oldest of the period's days that have begun
-    /// (UTC, to the millisecond). Null when no day of the period has begun.
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
-    pub as_of: Option<String>,
-    /// The first date of the period whose figures may still change. Null when every day of
-    /// the period is settled.
-    pub provisional_from: Option<Day>,
-    /// One entry per queue with a call in the period: by offered descending, then name
-    /// (byte-wise); the calls without a queue last, as `queue: null`.
-    pub queues: Vec<QueueEntry>,
-}
-
-/// One interval of /calls/intervals: the figures of /calls/summary over the calls that
-/// started in it (Tashkent time).
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IntervalEntry {
-    /// When the interval begins, Tashkent time with its offset.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime, example = "2026-11-21T09:30:00+05:00"))]
-    pub start: String,
-    /// Calls of the direction (and queue) that started in the interval, answered or not.
-    pub offered: u64,
-    /// `answered_calls` of /calls/summary over the interval's calls.
-    pub answered: u64,
-    /// `unanswered_calls` of /calls/summary over the interval's calls.
-    pub unanswered: u64,
-    /// `short_abandoned_calls` of /calls/summary over the interval's calls.
-    pub short_abandoned_calls: u64,
-    /// `abandon_rate_percent` of /calls/summary over the interval's calls.
-    pub abandon_rate_percent: Option<f64>,
-    /// `service_level.percent` of /calls/summary over the interval's calls; null when none has
-    /// a wait time.
-    pub service_level_percent: Option<f64>,
-    /// `service_level.answered_within_threshold` of /calls/summary over the interval's calls
-    /// (0 when none has a wait): summed over intervals with `calls_with_wait`, it gives their
-    /// service level.
-    pub answered_within_threshold: u64,
-    /// `service_level.calls_with_wait` of /calls/summary over the interval's calls (0 when none
-    /// has).
-    pub calls_with_wait: u64,
-    /// `average_speed_of_answer_seconds` of /calls/summary over the interval's calls.
-    pub average_speed_of_answer_seconds: Option<f64>,
-    /// `average_handle_time_seconds` of /calls/summary over the interval's calls.
-    pub average_handle_time_seconds: Option<f64>,
-    /// `longest_wait_seconds` of /calls/summary over the interval's calls.
-    pub longest_wait_seconds: Option<f64>,
-}
-
-/// The body of /calls/intervals.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IntervalsResponse {
-    /// The dates actually used (after the 7-day clamp).
-    pub period: Period,
-    pub direction: Direction,
-    /// 15, 30 or 60.
-    pub interval_minutes: u8,
-    /// Always `+05:00`: intervals are Tashkent time.
-    #[cfg_attr(feature = "openapi", schema(example = "+05:00"))]
-    pub timezone: &'static str,
-    /// True when the period asked for was longer than 7 days and its latest 7 were kept.
-    pub clamped: bool,
-    pub sl_threshold_seconds: u16,
-    /// The `short_abandon` asked for (default 0).
-    pub short_abandon_seconds: u16,
-    /// The `queue` asked for; null when none was.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
-    pub queue: Option<QueueName>,
-    /// When the platform was last asked for the oldest of the period's days that have begun
-    /// (UTC, to the millisecond). Null when no day of the period has begun.
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
-    pub as_of: Option<String>,
-    /// The first date of the period whose figures may still change. Null when every day of
-    /// the period is settled.
-    pub provisional_from: Option<Day>,
-    /// Every interval of the period in time order, zero-filled.
-    pub intervals: Vec<IntervalEntry>,
 }
 
 /// One entry of the agent leaderboard.

@@ -196,6 +196,28 @@ impl CallExt for CallRecord {
     }
 }
 
+/// The inbound calls of docs/behaviour.md's worked example ("Service figures"), c-1 to c-5 of
+/// 2 November 2026: the domain's and the API's tests check the page against them.
+#[must_use]
+pub fn worked_example() -> Vec<CallRecord> {
+    let inbound = |agent, at, seconds| call(Direction::Inbound, agent, at, seconds);
+    vec![
+        inbound(Some("101"), "2026-11-02T09:00:00+05:00", 120.0)
+            .waited(4.5)
+            .queued("sales"),
+        inbound(Some("102"), "2026-11-02T09:10:00+05:00", 60.0)
+            .waited(20.0)
+            .queued("sales"),
+        inbound(None, "2026-11-02T09:20:00+05:00", 0.0)
+            .waited(95.25)
+            .queued("support"),
+        inbound(Some("101"), "2026-11-02T10:00:00+05:00", 30.0)
+            .waited(41.0)
+            .queued("support"),
+        inbound(Some("102"), "2026-11-02T11:00:00+05:00", 90.0),
+    ]
+}
+
 /// The days of `range` holding `calls`, as a [`CallDaySource`](crate::ports::CallDaySource)
 /// hands them over: every day of the range in order, each settled, fetched at the Unix epoch;
 /// calls outside the range are left out. What a `MockCallDaySource` returns.

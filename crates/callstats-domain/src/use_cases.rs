@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde::Serialize;
 
 use crate::access::{
     ApiKeyRecord, ClientAddress, KeyDigest, PresentedKey, QuotaBucket, QuotaStatus, QuotaSubject,
@@ -17,9 +16,8 @@ use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::live::{LiveBody, LiveError};
 use crate::model::{
-    AgentsResponse, CallScore, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, Operator,
-    OperatorsResponse, QueueName, QueuesResponse, Schedule, ScriptsResponse, SheetsResponse,
-    TrendResponse,
+    AgentsResponse, CallScore, CallSummary, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse,
+    QueueName, Schedule, ScriptsResponse, SheetsResponse,
 };
 use crate::params::{RosterFilter, ScriptsLimit, Shift};
 use crate::ports::{
@@ -28,6 +26,9 @@ use crate::ports::{
 };
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
+use crate::stats::intervals::Intervals;
+use crate::stats::queues::Queues;
+use crate::stats::trend::Trend;
 use crate::stats::{self, AggregateMinRows, PriorWeight};
 
 /// Default per-minute quota of requests without a valid key, per client IP.
@@ -334,15 +335,15 @@ pub struct StatsSettings {
     pub kpi_aggregate_min_rows: AggregateMinRows,
 }
 
-/// Any body of a cacheable endpoint.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+/// Any answer of a cacheable endpoint, as the statistics computed it; the API crate
+/// (`callstats-api`) writes it as the wire carries it.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     CallSummary(CallSummary),
     Agents(AgentsResponse),
-    Queues(QueuesResponse),
-    Intervals(IntervalsResponse),
-    Trend(TrendResponse),
+    Queues(Queues),
+    Intervals(Intervals),
+    Trend(Trend),
     Live(LiveBody),
     Sheets(SheetsResponse),
     Kpi(KpiMonthResponse),

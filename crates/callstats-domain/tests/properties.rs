@@ -17,6 +17,10 @@ use callstats_domain::stats::intervals::{intervals_per_day, intervals_response};
 use callstats_domain::stats::kpi::{spread, totals};
 use callstats_domain::stats::queues::queue_entries;
 use callstats_domain::stats::round::round2;
+use callstats_domain::stats::service_level::{
+    abandon_rate_percent, average_handle_time_seconds, average_speed_of_answer_seconds,
+    longest_wait_seconds, service_level, service_level_percent,
+};
 use callstats_domain::stats::{PriorWeight, agent_leaderboard, call_summary, trend_response};
 use proptest::prelude::*;
 use time::{Date, Duration};
@@ -104,24 +108,26 @@ fn days_around(range: DateRange, calls: &[CallRecord]) -> Vec<CallDay> {
     days
 }
 
-/// Asserts that a row of /calls/queues or /calls/trend (`$row`) states the figures of the
-/// summary of its own calls (`$alone`) that every such row shares with it.
-macro_rules! prop_assert_row_is_its_summary {
-    ($row:expr, $alone:expr) => {{
-        let (row, alone) = (&$row, &$alone);
-        prop_assert_eq!(row.offered, alone.total_calls);
-        prop_assert_eq!(row.answered, alone.answered_calls);
-        prop_assert_eq!(row.unanswered, alone.unanswered_calls);
-        prop_assert_eq!(row.abandon_rate_percent, alone.abandon_rate_percent);
+/// Asserts that the tally of a row of /calls/queues or /calls/trend (`$tally`) gives the
+/// figures of the summary of its own calls (`$alone`) that every such row shares with it.
+macro_rules! prop_assert_tally_is_its_summary {
+    ($tally:expr, $alone:expr) => {{
+        let (tally, alone) = ($tally, &$alone);
+        prop_assert_eq!(tally.offered(), alone.total_calls);
+        prop_assert_eq!(tally.answered(), alone.answered_calls);
+        prop_assert_eq!(tally.unanswered(), alone.unanswered_calls);
+        prop_assert_eq!(tally.short_abandoned(), alone.short_abandoned_calls);
+        prop_assert_eq!(abandon_rate_percent(tally), alone.abandon_rate_percent);
+        prop_assert_eq!(service_level(tally), alone.service_level);
         prop_assert_eq!(
-            row.average_speed_of_answer_seconds,
+            average_speed_of_answer_seconds(tally),
             alone.average_speed_of_answer_seconds
         );
         prop_assert_eq!(
-            row.average_handle_time_seconds,
+            average_handle_time_seconds(tally),
             alone.average_handle_time_seconds
         );
-        prop_assert_eq!(row.longest_wait_seconds, alone.longest_wait_seconds);
+        prop_assert_eq!(longest_wait_seconds(tally), alone.longest_wait_seconds);
     }};
 }
 
@@ -226,16 +232,15 @@ proptest! {
         let rollups: Vec<DayRollup> = days.iter().map(DayRollup::of).collect();
         let trend = trend_response(&range, direction, granularity, rules, queue.as_ref(), &rollups);
         let whole = call_summary(&range, direction, rules, queue.as_ref(), &days);
-        prop_assert_eq!(trend.buckets.iter().map(|b| b.offered).sum::<u64>(), whole.total_calls);
-        prop_assert_eq!(trend.buckets.iter().map(|b| usize::try_from(b.days).unwrap()).sum::<usize>(), range.days());
+        prop_assert_eq!(trend.buckets.iter().map(|b| b.tally.offered()).sum::<u64>(), whole.total_calls);
+        prop_assert_eq!(trend.buckets.iter().map(|b| usize::try_from(b.days()).unwrap()).sum::<usize>(), range.days());
         for bucket in &trend.buckets {
             let own = DateRange::up_to_31_days(bucket.start, bucket.end).unwrap();
             let alone = call_summary(&own, direction, rules, queue.as_ref(), &days);
-            prop_assert_row_is_its_summary!(bucket, alone);
-            prop_assert_eq!(bucket.short_abandoned_calls, alone.short_abandoned_calls);
+            prop_assert_tally_is_its_summary!(&bucket.tally, alone);
             prop_assert_eq!(
-                (bucket.answered_within_threshold, bucket.calls_with_wait, bucket.service_level_percent),
-                alone.service_level.map_or((0, 0, None), |l| (l.answered_within_threshold, l.calls_with_wait, Some(l.percent)))
+                (bucket.tally.answered_within_threshold(), bucket.tally.calls_with_wait()),
+                alone.service_level.map_or((0, 0), |l| (l.answered_within_threshold, l.calls_with_wait))
             );
         }
     }
@@ -249,16 +254,15 @@ proptest! {
         let days = days_around(range, &calls);
         let summary = call_summary(&range, direction, threshold, None, &days);
         let queues = queue_entries(&range, direction, threshold, &days);
-        prop_assert_eq!(queues.iter().map(|q| q.offered).sum::<u64>(), summary.total_calls);
-        prop_assert!(queues.iter().all(|q| q.offered > 0));
+        prop_assert_eq!(queues.iter().map(|q| q.tally.offered()).sum::<u64>(), summary.total_calls);
+        prop_assert!(queues.iter().all(|q| q.tally.offered() > 0));
         for (index, row) in queues.iter().enumerate() {
             let Some(queue) = &row.queue else {
                 prop_assert_eq!(index + 1, queues.len(), "the calls without a queue come last");
                 continue;
             };
             let alone = call_summary(&range, direction, threshold, Some(queue), &days);
-            prop_assert_row_is_its_summary!(row, alone);
-            prop_assert_eq!(row.service_level_percent, alone.service_level.map(|l| l.percent));
+            prop_assert_tally_is_its_summary!(&row.tally, alone);
         }
         let unknown = call_summary(&range, direction, threshold, Some(&QueueName::new("nobody").unwrap()), &days);
         prop_assert_eq!((unknown.total_calls, unknown.service_level), (0, None));
@@ -280,22 +284,20 @@ proptest! {
         let per_day = intervals_per_day(interval);
         prop_assert_eq!(rows.len(), range.days() * per_day);
         for (day, chunk) in summary.daily.iter().zip(rows.chunks(per_day)) {
-            prop_assert_eq!(chunk.iter().map(|r| r.offered).sum::<u64>(), day.count);
+            prop_assert_eq!(chunk.iter().map(|r| r.tally.offered()).sum::<u64>(), day.count);
             prop_assert!(chunk.iter().all(|r| r.start.starts_with(&day.date.to_string())));
         }
         prop_assert!(rows.windows(2).all(|pair| pair[0].start < pair[1].start), "time order");
-        prop_assert_eq!(rows.iter().map(|r| r.answered).sum::<u64>(), summary.answered_calls);
+        prop_assert_eq!(rows.iter().map(|r| r.tally.answered()).sum::<u64>(), summary.answered_calls);
         for row in &rows {
-            prop_assert_eq!(row.answered + row.unanswered, row.offered);
-            prop_assert!(row.service_level_percent.is_none_or(|p| (0.0..=100.0).contains(&p)));
-            prop_assert_eq!(row.average_handle_time_seconds.is_some(), row.answered > 0);
+            let tally = &row.tally;
+            prop_assert_eq!(tally.answered() + tally.unanswered(), tally.offered());
+            prop_assert!(service_level_percent(tally).is_none_or(|p| (0.0..=100.0).contains(&p)));
+            prop_assert_eq!(average_handle_time_seconds(tally).is_some(), tally.answered() > 0);
         }
         // An interval with all the period's calls has the summary's figures (the same tally).
-        if let Some(row) = rows.iter().find(|r| r.offered == summary.total_calls && r.offered > 0) {
-            prop_assert_eq!(row.service_level_percent, summary.service_level.map(|l| l.percent));
-            prop_assert_eq!(row.average_speed_of_answer_seconds, summary.average_speed_of_answer_seconds);
-            prop_assert_eq!(row.average_handle_time_seconds, summary.average_handle_time_seconds);
-            prop_assert_eq!(row.longest_wait_seconds, summary.longest_wait_seconds);
+        if let Some(row) = rows.iter().find(|r| r.tally.offered() == summary.total_calls && r.tally.offered() > 0) {
+            prop_assert_tally_is_its_summary!(&row.tally, summary);
         }
     }
 

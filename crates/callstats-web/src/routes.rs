@@ -17,14 +17,17 @@ use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTRO
 use actix_web::{HttpRequest, HttpResponse, Responder as _, get, web};
 use actix_web_lab::sse;
 use bytes::Bytes;
+use callstats_api::intervals::IntervalsResponse;
+use callstats_api::queues::QueuesResponse;
+use callstats_api::trend::TrendResponse;
 use callstats_application::live::LiveEvent;
 use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::live::LiveResponse;
 use callstats_domain::model::{
-    AgentsResponse, CallSummary, IntervalsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse,
-    QueuesResponse, Schedule, ScriptsResponse, SheetsResponse, TrendResponse,
+    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
+    ScriptsResponse, SheetsResponse,
 };
 use callstats_domain::params::{
     AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,

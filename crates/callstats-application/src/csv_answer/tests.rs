@@ -1,7 +1,8 @@
+use callstats_api::blocks::{RowCounts, RowHandling, RowServiceLevel};
+use callstats_api::queues::QueueEntry;
 use callstats_domain::calendar::LocalDateTime;
 use callstats_domain::model::{
-    AgentEntry, AgentNumber, LocalizedText, Operator, OperatorsResponse, QueueEntry, Script,
-    ScriptsResponse,
+    AgentEntry, AgentNumber, LocalizedText, Operator, OperatorsResponse, Script, ScriptsResponse,
 };
 
 use super::*;
@@ -58,18 +59,24 @@ fn the_header_row_is_the_json_field_names_and_lines_end_in_crlf() {
 fn a_null_object_has_an_empty_field_for_each_of_its_columns() {
     let row = |percentiles| QueueEntry {
         queue: None,
-        offered: 1,
-        answered: 0,
-        unanswered: 1,
-        short_abandoned_calls: 0,
-        abandon_rate_percent: Some(100.0),
-        service_level_percent: None,
-        answered_within_threshold: 0,
-        calls_with_wait: 0,
-        average_speed_of_answer_seconds: None,
+        counts: RowCounts {
+            offered: 1,
+            answered: 0,
+            unanswered: 1,
+            short_abandoned_calls: 0,
+            abandon_rate_percent: Some(100.0),
+        },
+        service_level: RowServiceLevel {
+            service_level_percent: None,
+            answered_within_threshold: 0,
+            calls_with_wait: 0,
+            average_speed_of_answer_seconds: None,
+        },
         speed_of_answer_percentiles: percentiles,
-        average_handle_time_seconds: None,
-        longest_wait_seconds: None,
+        handling: RowHandling {
+            average_handle_time_seconds: None,
+            longest_wait_seconds: None,
+        },
         average_abandon_time_seconds: None,
     };
     let percentiles = callstats_domain::model::SpeedOfAnswerPercentiles {

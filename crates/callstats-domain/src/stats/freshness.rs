@@ -4,6 +4,8 @@
 
 use crate::calendar::{self, DateRange, Day};
 use crate::call_day::{Held, HeldDay};
+use crate::model::QueueName;
+use crate::params::{Direction, ServiceRules};
 
 /// The freshness fields of /calls/summary and /calls/agents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +41,40 @@ pub fn freshness<T: HeldDay, D: AsRef<T>>(range: &DateRange, days: &[D]) -> Fres
     Freshness {
         as_of: oldest.and_then(calendar::utc_millis_of),
         provisional_from,
+    }
+}
+
+/// What an answer of service figures over a period was measured over and by, and how fresh its
+/// days were: what every such answer states around its rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Measurement {
+    /// The dates used (after the endpoint's clamp).
+    pub range: DateRange,
+    pub direction: Direction,
+    pub rules: ServiceRules,
+    /// The queue whose calls alone were measured; `None` for every call.
+    pub queue: Option<QueueName>,
+    pub freshness: Freshness,
+}
+
+impl Measurement {
+    /// The measurement of `range`'s calls of `direction` (and `queue`) by `rules`, as fresh as
+    /// `days`, the held days (or rollups) it was computed from.
+    #[must_use]
+    pub fn of<T: HeldDay, D: AsRef<T>>(
+        range: &DateRange,
+        direction: Direction,
+        rules: ServiceRules,
+        queue: Option<&QueueName>,
+        days: &[D],
+    ) -> Self {
+        Self {
+            range: *range,
+            direction,
+            rules,
+            queue: queue.cloned(),
+            freshness: freshness(range, days),
+        }
     }
 }
 

@@ -7,10 +7,10 @@
 
 use crate::calendar::{DateRange, Day};
 use crate::call_day::{CallDay, DayCall};
-use crate::model::{IntervalEntry, IntervalsResponse, QueueName};
+use crate::model::QueueName;
 use crate::params::{Direction, IntervalMinutes, ServiceRules};
-use crate::stats::freshness::period_response;
-use crate::stats::service_level::{ServiceTally, offered_calls, tally_row};
+use crate::stats::freshness::Measurement;
+use crate::stats::service_level::{ServiceTally, offered_calls};
 use crate::tz;
 
 const SECONDS_PER_DAY: u32 = 86_400;
@@ -40,6 +40,24 @@ pub fn interval_start(day: Day, index: usize, interval: IntervalMinutes) -> Stri
     )
 }
 
+/// /calls/intervals measured: the period, what measured it, and each interval's tally, from
+/// which the answer's rows read their figures (`callstats-api` writes them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Intervals {
+    pub measurement: Measurement,
+    pub interval: IntervalMinutes,
+    /// Every interval of the period in time order, zero-filled.
+    pub intervals: Vec<IntervalTally>,
+}
+
+/// The calls of one interval, tallied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalTally {
+    /// When the interval begins, Tashkent time with its offset.
+    pub start: String,
+    pub tally: ServiceTally,
+}
+
 /// Every interval of `range`, zero-filled and in time order, with the figures of the calls of
 /// `direction` (and of `queue`, when one is given) that started in it.
 ///
@@ -54,7 +72,7 @@ pub fn intervals_response<D: AsRef<CallDay>>(
     rules: impl Into<ServiceRules>,
     queue: Option<&QueueName>,
     days: &[D],
-) -> IntervalsResponse {
+) -> Intervals {
     let rules = rules.into();
     let per_day = intervals_per_day(interval);
     let first_day = range.start().number();
@@ -77,23 +95,13 @@ pub fn intervals_response<D: AsRef<CallDay>>(
         .iter_days()
         .flat_map(|day| (0..per_day).map(move |index| interval_start(day, index, interval)))
         .zip(tallies)
-        .map(|(start, tally)| interval_entry(start, &tally))
+        .map(|(start, tally)| IntervalTally { start, tally })
         .collect();
-    period_response!(range, days, rules => IntervalsResponse {
-        direction,
-        interval_minutes: interval.get(),
-        timezone: tz::TASHKENT_LABEL,
-        queue: queue.cloned(),
+    Intervals {
+        measurement: Measurement::of(range, direction, rules, queue, days),
+        interval,
         intervals,
-    })
-}
-
-/// An interval's row from the tally of its calls.
-#[must_use]
-pub fn interval_entry(start: String, tally: &ServiceTally) -> IntervalEntry {
-    tally_row!(tally => IntervalEntry {
-        start,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -101,8 +109,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
     use crate::params::SlThreshold;
-    use crate::stats::call_summary;
-    use crate::testing::{CallExt, call, day, queue, range};
+    use crate::testing::{CallExt, call, queue, range};
 
     fn minutes(m: u8) -> IntervalMinutes {
         IntervalMinutes::minutes(m).unwrap()
@@ -114,7 +121,7 @@ mod tests {
         m: u8,
         records: &[CallRecord],
         queue: Option<&QueueName>,
-    ) -> Vec<IntervalEntry> {
+    ) -> Vec<IntervalTally> {
         let r = range(start, end);
         intervals_response(
             &r,
@@ -132,12 +139,16 @@ mod tests {
     }
 
     /// The `offered` of the row that starts at `start`.
-    fn offered_at(rows: &[IntervalEntry], start: &str) -> u64 {
-        rows.iter().find(|row| row.start == start).unwrap().offered
+    fn offered_at(rows: &[IntervalTally], start: &str) -> u64 {
+        rows.iter()
+            .find(|row| row.start == start)
+            .unwrap()
+            .tally
+            .offered()
     }
 
     /// Asserts the calls offered in each interval of `expected`, by its start.
-    fn assert_offered(rows: &[IntervalEntry], expected: &[(&str, u64)]) {
+    fn assert_offered(rows: &[IntervalTally], expected: &[(&str, u64)]) {
         for &(start, offered) in expected {
             assert_eq!(offered_at(rows, start), offered, "offered at {start}");
         }
@@ -165,9 +176,7 @@ mod tests {
                     "23:45"
                 })
             );
-            assert!(rows.iter().all(|row| row.offered == 0
-                && row.service_level_percent.is_none()
-                && row.average_handle_time_seconds.is_none()));
+            assert!(rows.iter().all(|row| row.tally.offered() == 0));
         }
         // Two days: 96 rows at 30 minutes, the second day's first row after the first's last.
         let rows = rows("2026-11-02", "2026-11-03", 30, &[], None);
@@ -207,7 +216,7 @@ mod tests {
         );
         let at60 = rows("2026-11-02", "2026-11-02", 60, &records, None);
         assert_eq!(offered_at(&at60, "2026-11-02T09:00:00+05:00"), 4);
-        assert_eq!(at60.iter().map(|r| r.offered).sum::<u64>(), 6);
+        assert_eq!(at60.iter().map(|r| r.tally.offered()).sum::<u64>(), 6);
     }
 
     #[test]
@@ -234,57 +243,7 @@ mod tests {
                 ("2026-11-02T09:15:00+05:00", 1),
             ],
         );
-        assert_eq!(rows.iter().map(|r| r.offered).sum::<u64>(), 4);
-    }
-
-    #[test]
-    fn an_interval_has_the_service_figures_of_its_calls_by_the_same_functions() {
-        let answered = inbound("2026-11-02 10:05").waited(10.0);
-        let slow = call(Direction::Inbound, Some("101"), "2026-11-02 10:10", 120.0).waited(40.0);
-        let abandoned = call(Direction::Inbound, None, "2026-11-02 10:20", 0.0).waited(5.0);
-        let outbound = call(
-            Direction::Outbound,
-            Some("101"),
-            "2026-11-02T10:25:00+05:00",
-            30.0,
-        );
-        let records = [answered, slow, abandoned, outbound];
-        let rows = rows("2026-11-02", "2026-11-02", 30, &records, None);
-        let row = rows
-            .iter()
-            .find(|row| row.start == "2026-11-02T10:00:00+05:00")
-            .unwrap();
-        assert_eq!((row.offered, row.answered, row.unanswered), (3, 2, 1));
-        // 1 answered within 20 s of 3 calls with a wait; 1 of 3 abandoned.
-        assert_eq!(row.service_level_percent, Some(33.33));
-        assert_eq!((row.answered_within_threshold, row.calls_with_wait), (1, 3));
-        assert_eq!(row.abandon_rate_percent, Some(33.33));
-        assert_eq!(row.average_speed_of_answer_seconds, Some(25.0));
-        assert_eq!(row.average_handle_time_seconds, Some(90.0));
-        assert_eq!(row.longest_wait_seconds, Some(40.0));
-        // The same calls through /calls/summary: the same figures.
-        let r = range("2026-11-02", "2026-11-02");
-        let summary = call_summary(
-            &r,
-            Direction::Inbound,
-            SlThreshold::DEFAULT,
-            None,
-            &CallDay::split(&r, 0, &records),
-        );
-        assert_eq!(
-            summary.service_level.map(|level| level.percent),
-            row.service_level_percent
-        );
-        assert_eq!(
-            summary.average_speed_of_answer_seconds,
-            row.average_speed_of_answer_seconds
-        );
-        assert_eq!(summary.abandon_rate_percent, row.abandon_rate_percent);
-        let level = summary.service_level.unwrap();
-        assert_eq!(
-            (level.answered_within_threshold, level.calls_with_wait),
-            (row.answered_within_threshold, row.calls_with_wait)
-        );
+        assert_eq!(rows.iter().map(|r| r.tally.offered()).sum::<u64>(), 4);
     }
 
     #[test]
@@ -298,25 +257,6 @@ mod tests {
         let unknown = QueueName::new("Sales").unwrap();
         let none = rows("2026-11-02", "2026-11-02", 60, &records, Some(&unknown));
         assert_eq!(none.len(), 24);
-        assert!(none.iter().all(|row| row.offered == 0));
-    }
-
-    #[test]
-    fn the_response_says_the_interval_the_zone_and_the_queue() {
-        let r = range("2026-11-02", "2026-11-02");
-        let queue = QueueName::new("sales").unwrap();
-        let response = intervals_response(
-            &r,
-            Direction::Outbound,
-            minutes(15),
-            SlThreshold::DEFAULT,
-            Some(&queue),
-            &CallDay::split(&r, 0, &[]),
-        );
-        assert_eq!(response.interval_minutes, 15);
-        assert_eq!(response.timezone, "+05:00");
-        assert_eq!(response.queue, Some(queue));
-        assert_eq!(response.period.start_date, day("2026-11-02"));
-        assert_eq!(response.intervals.len(), 96);
+        assert!(none.iter().all(|row| row.tally.offered() == 0));
     }
 }

@@ -5,43 +5,57 @@ use std::collections::HashMap;
 
 use crate::calendar::DateRange;
 use crate::call_day::CallDay;
-use crate::model::{QueueEntry, QueueName, QueuesResponse};
+use crate::model::QueueName;
 use crate::params::{Direction, ServiceRules};
-use crate::stats::freshness::period_response;
-use crate::stats::service_level::{
-    ServiceTally, average_abandon_time_seconds, offered_calls, speed_of_answer_percentiles,
-    tally_row,
-};
+use crate::stats::freshness::Measurement;
+use crate::stats::service_level::{ServiceTally, offered_calls};
 
-/// One entry per queue with a call of `direction` in `range`, figures measured against
-/// `sl_threshold`; the calls without a queue form one entry with `queue: null`, listed last;
-/// the others by offered descending, then name (byte-wise).
-///
-/// Each queue's calls are tallied in the order of the days and of the calls within each day,
-/// as /calls/summary with that `queue` tallies them, so an entry's figures are that summary's
-/// to the last bit.
+/// /calls/queues measured: the period (every queue's calls: no `queue`), and each queue's
+/// tally, from which the answer's rows read their figures (`callstats-api` writes them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queues {
+    pub measurement: Measurement,
+    /// One per queue with a call of the direction in the period: by offered descending, then
+    /// name (byte-wise); the calls without a queue last.
+    pub queues: Vec<QueueTally>,
+}
+
+/// One queue's calls of the period, tallied; `queue` is `None` for the calls without one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueTally {
+    pub queue: Option<QueueName>,
+    pub tally: ServiceTally,
+}
+
+/// The queues of `range` with a call of `direction`, their figures measured by `rules`.
 #[must_use]
 pub fn queues_response<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
     rules: impl Into<ServiceRules>,
     days: &[D],
-) -> QueuesResponse {
+) -> Queues {
     let rules = rules.into();
-    period_response!(range, days, rules => QueuesResponse {
-        direction,
+    Queues {
+        measurement: Measurement::of(range, direction, rules, None, days),
         queues: queue_entries(range, direction, rules, days),
-    })
+    }
 }
 
-/// The entries of [`queues_response`].
+/// One tally per queue with a call of `direction` in `range`, figures measured against
+/// `rules`; the calls without a queue form one entry with `queue: None`, listed last; the
+/// others by offered descending, then name (byte-wise).
+///
+/// Each queue's calls are tallied in the order of the days and of the calls within each day,
+/// as /calls/summary with that `queue` tallies them, so an entry's figures are that summary's
+/// to the last bit.
 #[must_use]
 pub fn queue_entries<D: AsRef<CallDay>>(
     range: &DateRange,
     direction: Direction,
     rules: impl Into<ServiceRules>,
     days: &[D],
-) -> Vec<QueueEntry> {
+) -> Vec<QueueTally> {
     let rules = rules.into();
     // One tally per queue of the period; each day maps its own queue table onto them once, so
     // a call costs an index, not a hash of its queue's name.
@@ -72,29 +86,22 @@ pub fn queue_entries<D: AsRef<CallDay>>(
         }
     }
     // A queue of the period whose calls were all of the other direction is not listed.
-    let mut entries: Vec<QueueEntry> = tallies
+    let mut entries: Vec<QueueTally> = tallies
         .into_iter()
         .filter(|(_, tally)| tally.offered() > 0)
-        .map(|(queue, tally)| queue_entry(queue.cloned(), &tally))
+        .map(|(queue, tally)| QueueTally {
+            queue: queue.cloned(),
+            tally,
+        })
         .collect();
     entries.sort_by(|a, b| {
         a.queue
             .is_none()
             .cmp(&b.queue.is_none())
-            .then_with(|| b.offered.cmp(&a.offered))
+            .then_with(|| b.tally.offered().cmp(&a.tally.offered()))
             .then_with(|| a.queue.cmp(&b.queue))
     });
     entries
-}
-
-/// A queue's row from the tally of its calls.
-#[must_use]
-pub fn queue_entry(queue: Option<QueueName>, tally: &ServiceTally) -> QueueEntry {
-    tally_row!(tally => QueueEntry {
-        queue,
-        speed_of_answer_percentiles: speed_of_answer_percentiles(tally),
-        average_abandon_time_seconds: average_abandon_time_seconds(tally),
-    })
 }
 
 #[cfg(test)]
@@ -102,6 +109,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
     use crate::params::SlThreshold;
+    use crate::stats::service_level::service_level_percent;
     use crate::testing::{call, range};
 
     const DAY: &str = "2026-11-02";
@@ -113,7 +121,7 @@ mod tests {
         record
     }
 
-    fn entries(records: &[CallRecord], direction: Direction) -> Vec<QueueEntry> {
+    fn entries(records: &[CallRecord], direction: Direction) -> Vec<QueueTally> {
         let r = range(DAY, DAY);
         queue_entries(
             &r,
@@ -136,7 +144,7 @@ mod tests {
         ];
         let names: Vec<(Option<String>, u64)> = entries(&records, Direction::Inbound)
             .iter()
-            .map(|e| (e.queue.as_ref().map(ToString::to_string), e.offered))
+            .map(|e| (e.queue.as_ref().map(ToString::to_string), e.tally.offered()))
             .collect();
         assert_eq!(
             names,
@@ -146,28 +154,6 @@ mod tests {
                 (Some("support".to_owned()), 1),
                 (None, 3),
             ]
-        );
-    }
-
-    #[test]
-    fn a_queue_entry_carries_the_service_figures_of_its_calls() {
-        let records = [
-            queued(Some("billing"), None, Some(50.0)),
-            queued(Some("billing"), Some("102"), Some(10.0)),
-        ];
-        let entry = &entries(&records, Direction::Inbound)[0];
-        assert_eq!(
-            serde_json::to_value(entry).unwrap(),
-            serde_json::json!({
-                "queue": "billing", "offered": 2, "answered": 1, "unanswered": 1,
-                "short_abandoned_calls": 0,
-                "abandon_rate_percent": 50.0, "service_level_percent": 50.0,
-                "answered_within_threshold": 1, "calls_with_wait": 2,
-                "average_speed_of_answer_seconds": 10.0,
-                "speed_of_answer_percentiles": {"p50": 10.0, "p80": 10.0, "p90": 10.0, "p95": 10.0},
-                "average_handle_time_seconds": 60.0,
-                "longest_wait_seconds": 50.0, "average_abandon_time_seconds": 50.0
-            })
         );
     }
 
@@ -191,8 +177,11 @@ mod tests {
             &CallDay::split(&r, 0, &records),
         );
         let level = summary.service_level.unwrap();
-        let within: u64 = rows.iter().map(|row| row.answered_within_threshold).sum();
-        let with_wait: u64 = rows.iter().map(|row| row.calls_with_wait).sum();
+        let within: u64 = rows
+            .iter()
+            .map(|row| row.tally.answered_within_threshold())
+            .sum();
+        let with_wait: u64 = rows.iter().map(|row| row.tally.calls_with_wait()).sum();
         assert_eq!((within, with_wait), (3, 5));
         assert_eq!(
             (within, with_wait),
@@ -213,57 +202,11 @@ mod tests {
         ];
         let outbound = entries(&records, Direction::Outbound);
         assert_eq!(outbound.len(), 1);
-        assert_eq!((outbound[0].queue.as_ref(), outbound[0].offered), (None, 1));
-        assert_eq!(outbound[0].service_level_percent, None);
-        assert!(entries(&[], Direction::Inbound).is_empty());
-    }
-}
-
-/// docs/behaviour.md's worked example, per queue: the table of /calls/queues for the day of
-/// the summary's example (stats/summary.rs).
-#[cfg(test)]
-mod worked_example {
-    use super::*;
-    use crate::params::SlThreshold;
-    use crate::stats::summary::worked_example::example;
-    use crate::testing::range;
-
-    #[test]
-    fn the_worked_example_per_queue_is_what_the_code_answers() {
-        let r = range("2026-11-02", "2026-11-02");
-        let days = CallDay::split(&r, 0, &example());
-        let rows = queue_entries(&r, Direction::Inbound, SlThreshold::DEFAULT, &days);
-        let table: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|row| serde_json::to_value(row).unwrap())
-            .collect();
         assert_eq!(
-            table,
-            [
-                serde_json::json!({"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
-                    "short_abandoned_calls": 0,
-                    "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
-                    "answered_within_threshold": 2, "calls_with_wait": 2,
-                    "average_speed_of_answer_seconds": 12.25,
-                    "speed_of_answer_percentiles": {"p50": 4.5, "p80": 20.0, "p90": 20.0, "p95": 20.0},
-                    "average_handle_time_seconds": 90.0,
-                    "longest_wait_seconds": 20.0, "average_abandon_time_seconds": null}),
-                serde_json::json!({"queue": "support", "offered": 2, "answered": 1, "unanswered": 1,
-                    "short_abandoned_calls": 0,
-                    "abandon_rate_percent": 50.0, "service_level_percent": 0.0,
-                    "answered_within_threshold": 0, "calls_with_wait": 2,
-                    "average_speed_of_answer_seconds": 41.0,
-                    "speed_of_answer_percentiles": {"p50": 41.0, "p80": 41.0, "p90": 41.0, "p95": 41.0},
-                    "average_handle_time_seconds": 30.0,
-                    "longest_wait_seconds": 95.25, "average_abandon_time_seconds": 95.25}),
-                serde_json::json!({"queue": null, "offered": 1, "answered": 1, "unanswered": 0,
-                    "short_abandoned_calls": 0,
-                    "abandon_rate_percent": 0.0, "service_level_percent": null,
-                    "answered_within_threshold": 0, "calls_with_wait": 0,
-                    "average_speed_of_answer_seconds": null, "speed_of_answer_percentiles": null,
-                    "average_handle_time_seconds": 90.0,
-                    "longest_wait_seconds": null, "average_abandon_time_seconds": null}),
-            ]
+            (outbound[0].queue.as_ref(), outbound[0].tally.offered()),
+            (None, 1)
         );
+        assert_eq!(service_level_percent(&outbound[0].tally), None);
+        assert!(entries(&[], Direction::Inbound).is_empty());
     }
 }

@@ -292,33 +292,6 @@ fn count_f64(n: u64) -> f64 {
     u32::try_from(n).map_or_else(|_| f64::from(u32::MAX), f64::from)
 }
 
-/// A row `$ty { .. }` (`tally_row!(tally => Ty { .. })`) with the figures that the rows of
-/// /calls/queues, /calls/intervals and /calls/trend all state, read from `tally`; the other
-/// fields as given.
-///
-/// One place lists these fields so that every row reads each figure from the same function.
-macro_rules! tally_row {
-    ($tally:expr => $ty:ident { $($fields:tt)* }) => {{
-        use $crate::stats::service_level as figures;
-        let tally: &figures::ServiceTally = $tally;
-        $ty {
-            offered: tally.offered(),
-            answered: tally.answered(),
-            unanswered: tally.unanswered(),
-            short_abandoned_calls: tally.short_abandoned(),
-            abandon_rate_percent: figures::abandon_rate_percent(tally),
-            service_level_percent: figures::service_level_percent(tally),
-            answered_within_threshold: tally.answered_within_threshold(),
-            calls_with_wait: tally.calls_with_wait(),
-            average_speed_of_answer_seconds: figures::average_speed_of_answer_seconds(tally),
-            average_handle_time_seconds: figures::average_handle_time_seconds(tally),
-            longest_wait_seconds: figures::longest_wait_seconds(tally),
-            $($fields)*
-        }
-    }};
-}
-pub(crate) use tally_row;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,53 +141,10 @@ fn earliest_max<T: Copy>(items: &[T], count: impl Fn(&T) -> u64) -> Option<T> {
 /// docs/behaviour.md's worked example ("Service figures"), computed: the page states what the
 /// code answers. The per-queue table of the same day is checked in stats/queues.rs.
 #[cfg(test)]
-pub(crate) mod worked_example {
+mod worked_example {
     use super::*;
-    use crate::model::CallRecord;
     use crate::params::SlThreshold;
-    use crate::testing::{call, range};
-
-    /// The day's inbound calls of the example, c-1 to c-5.
-    pub(crate) fn example() -> Vec<CallRecord> {
-        let record =
-            |agent: Option<&str>, at: &str, duration, wait: Option<f64>, queue: Option<&str>| {
-                let mut record = call(Direction::Inbound, agent, at, duration);
-                record.wait_seconds = wait;
-                record.queue = queue.map(|q| QueueName::new(q).unwrap());
-                record
-            };
-        vec![
-            record(
-                Some("101"),
-                "2026-11-02T09:00:00+05:00",
-                120.0,
-                Some(4.5),
-                Some("sales"),
-            ),
-            record(
-                Some("102"),
-                "2026-11-02T09:10:00+05:00",
-                60.0,
-                Some(20.0),
-                Some("sales"),
-            ),
-            record(
-                None,
-                "2026-11-02T09:20:00+05:00",
-                0.0,
-                Some(95.25),
-                Some("support"),
-            ),
-            record(
-                Some("101"),
-                "2026-11-02T10:00:00+05:00",
-                30.0,
-                Some(41.0),
-                Some("support"),
-            ),
-            record(Some("102"), "2026-11-02T11:00:00+05:00", 90.0, None, None),
-        ]
-    }
+    use crate::testing::{range, worked_example as example};
 
     #[test]
     fn the_worked_example_of_the_docs_is_what_the_code_answers() {

@@ -6,12 +6,39 @@
 
 use crate::calendar::{DateRange, Day};
 use crate::call_day::HeldDay;
-use crate::model::{QueueName, TrendBucket, TrendResponse};
+use crate::model::QueueName;
 use crate::params::{Direction, Granularity, ServiceRules};
 use crate::rollup::DayRollup;
-use crate::stats::freshness::period_response;
-use crate::stats::service_level::{ServiceTally, tally_row};
-use crate::tz;
+use crate::stats::freshness::Measurement;
+use crate::stats::service_level::ServiceTally;
+
+/// /calls/trend measured: the period, what measured it, and each bucket's tally, from which the
+/// answer's rows read their figures (`callstats-api` writes them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trend {
+    pub measurement: Measurement,
+    pub granularity: Granularity,
+    /// Every bucket that overlaps the period, in time order, cut to the period.
+    pub buckets: Vec<BucketTally>,
+}
+
+/// The calls of one bucket's days, tallied from their rollups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BucketTally {
+    /// The bucket's first date inside the period.
+    pub start: Day,
+    /// The bucket's last date inside the period.
+    pub end: Day,
+    pub tally: ServiceTally,
+}
+
+impl BucketTally {
+    /// The bucket's days inside the period: `end` − `start` + 1.
+    #[must_use]
+    pub fn days(&self) -> u32 {
+        u32::try_from(self.end.number() - self.start.number() + 1).unwrap_or(0)
+    }
+}
 
 /// Every bucket of `granularity` that overlaps `range`, in time order and cut to it, with the
 /// figures of the calls of `direction` (and of `queue`, when one is given) measured by
@@ -25,16 +52,14 @@ pub fn trend_response<R: AsRef<DayRollup>>(
     rules: impl Into<ServiceRules>,
     queue: Option<&QueueName>,
     rollups: &[R],
-) -> TrendResponse {
+) -> Trend {
     let rules = rules.into();
     let rollups: Vec<&DayRollup> = rollups.iter().map(AsRef::as_ref).collect();
-    period_response!(range, &rollups, rules => TrendResponse {
-        direction,
+    Trend {
+        measurement: Measurement::of(range, direction, rules, queue, &rollups),
         granularity,
-        timezone: tz::TASHKENT_LABEL,
-        queue: queue.cloned(),
         buckets: trend_buckets(range, direction, granularity, rules, queue, &rollups),
-    })
+    }
 }
 
 /// The rows of [`trend_response`].
@@ -46,7 +71,7 @@ pub fn trend_buckets(
     rules: ServiceRules,
     queue: Option<&QueueName>,
     rollups: &[&DayRollup],
-) -> Vec<TrendBucket> {
+) -> Vec<BucketTally> {
     let mut buckets: Vec<(Day, Day, ServiceTally)> = Vec::new();
     for day in range.iter_days() {
         let start = granularity.bucket_start(day).max(range.start());
@@ -72,18 +97,8 @@ pub fn trend_buckets(
     }
     buckets
         .into_iter()
-        .map(|(start, end, tally)| trend_bucket(start, end, &tally))
+        .map(|(start, end, tally)| BucketTally { start, end, tally })
         .collect()
-}
-
-/// A bucket's row from the tally of its days.
-#[must_use]
-pub fn trend_bucket(start: Day, end: Day, tally: &ServiceTally) -> TrendBucket {
-    tally_row!(tally => TrendBucket {
-        start,
-        end,
-        days: u32::try_from(end.number() - start.number() + 1).unwrap_or(0),
-    })
 }
 
 #[cfg(test)]
@@ -93,13 +108,17 @@ mod tests {
     use crate::model::CallRecord;
     use crate::params::{ShortAbandon, SlThreshold};
     use crate::stats::call_summary;
+    use crate::stats::service_level::{
+        abandon_rate_percent, average_handle_time_seconds, average_speed_of_answer_seconds,
+        longest_wait_seconds, service_level_percent,
+    };
     use crate::testing::{CallExt, call, day, queue};
 
     fn long(start: &str, end: &str) -> DateRange {
         DateRange::up_to(day(start), day(end), 366).unwrap()
     }
 
-    fn trend(range: &DateRange, granularity: Granularity, records: &[CallRecord]) -> TrendResponse {
+    fn trend(range: &DateRange, granularity: Granularity, records: &[CallRecord]) -> Trend {
         let rollups: Vec<DayRollup> = CallDay::split(range, 0, records)
             .iter()
             .map(DayRollup::of)
@@ -114,11 +133,11 @@ mod tests {
         )
     }
 
-    fn spans(response: &TrendResponse) -> Vec<(String, String, u32)> {
+    fn spans(response: &Trend) -> Vec<(String, String, u32)> {
         response
             .buckets
             .iter()
-            .map(|b| (b.start.to_string(), b.end.to_string(), b.days))
+            .map(|b| (b.start.to_string(), b.end.to_string(), b.days()))
             .collect()
     }
 
@@ -173,10 +192,13 @@ mod tests {
         let response = trend(&long("2026-11-01", "2026-11-03"), Granularity::Day, &[]);
         assert_eq!(response.buckets.len(), 3);
         let empty = &response.buckets[1];
-        assert_eq!((empty.offered, empty.calls_with_wait), (0, 0));
-        assert_eq!(empty.abandon_rate_percent, None);
-        assert_eq!(empty.service_level_percent, None);
-        assert_eq!(empty.longest_wait_seconds, None);
+        assert_eq!(
+            (empty.tally.offered(), empty.tally.calls_with_wait()),
+            (0, 0)
+        );
+        assert_eq!(abandon_rate_percent(&empty.tally), None);
+        assert_eq!(service_level_percent(&empty.tally), None);
+        assert_eq!(longest_wait_seconds(&empty.tally), None);
     }
 
     #[test]
@@ -208,10 +230,17 @@ mod tests {
         );
         // 2026-11-01 is a Sunday: its week is cut to one day.
         assert_eq!(response.buckets.len(), 3);
-        assert_eq!(response.buckets.iter().map(|b| b.offered).sum::<u64>(), 5);
+        assert_eq!(
+            response
+                .buckets
+                .iter()
+                .map(|b| b.tally.offered())
+                .sum::<u64>(),
+            5
+        );
         let week = &response.buckets[1];
         assert_eq!(
-            (week.start, week.end, week.days),
+            (week.start, week.end, week.days()),
             (day("2026-11-02"), day("2026-11-08"), 7)
         );
         let summary = call_summary(
@@ -221,30 +250,39 @@ mod tests {
             None,
             &days,
         );
-        assert_eq!(week.offered, summary.total_calls);
-        assert_eq!(week.offered, 4);
-        assert_eq!(week.answered, summary.answered_calls);
-        assert_eq!(week.unanswered, summary.unanswered_calls);
-        assert_eq!(week.short_abandoned_calls, 1);
-        assert_eq!(week.short_abandoned_calls, summary.short_abandoned_calls);
-        assert_eq!(week.abandon_rate_percent, summary.abandon_rate_percent);
+        assert_eq!(week.tally.offered(), summary.total_calls);
+        assert_eq!(week.tally.offered(), 4);
+        assert_eq!(week.tally.answered(), summary.answered_calls);
+        assert_eq!(week.tally.unanswered(), summary.unanswered_calls);
+        assert_eq!(week.tally.short_abandoned(), 1);
+        assert_eq!(week.tally.short_abandoned(), summary.short_abandoned_calls);
+        assert_eq!(
+            abandon_rate_percent(&week.tally),
+            summary.abandon_rate_percent
+        );
         let level = summary.service_level.unwrap();
         assert_eq!(
-            (week.answered_within_threshold, week.calls_with_wait),
+            (
+                week.tally.answered_within_threshold(),
+                week.tally.calls_with_wait()
+            ),
             (level.answered_within_threshold, level.calls_with_wait)
         );
         assert_eq!(
-            (week.answered_within_threshold, week.calls_with_wait),
+            (
+                week.tally.answered_within_threshold(),
+                week.tally.calls_with_wait()
+            ),
             (1, 3)
         );
-        assert_eq!(week.service_level_percent, Some(level.percent));
+        assert_eq!(service_level_percent(&week.tally), Some(level.percent));
         assert_eq!(
-            week.average_speed_of_answer_seconds,
+            average_speed_of_answer_seconds(&week.tally),
             summary.average_speed_of_answer_seconds
         );
-        assert_eq!(week.average_speed_of_answer_seconds, Some(20.25));
-        assert_eq!(week.average_handle_time_seconds, Some(80.0));
-        assert_eq!(week.longest_wait_seconds, Some(40.0));
+        assert_eq!(average_speed_of_answer_seconds(&week.tally), Some(20.25));
+        assert_eq!(average_handle_time_seconds(&week.tally), Some(80.0));
+        assert_eq!(longest_wait_seconds(&week.tally), Some(40.0));
         // With a queue, only its calls.
         let sales = queue("sales");
         let by_queue = trend_response(
@@ -255,14 +293,14 @@ mod tests {
             Some(&sales),
             &rollups,
         );
-        let offered: Vec<u64> = by_queue.buckets.iter().map(|b| b.offered).collect();
+        let offered: Vec<u64> = by_queue.buckets.iter().map(|b| b.tally.offered()).collect();
         assert_eq!(offered, [0, 0, 1]);
     }
 
     /// docs/behaviour.md's "Trend" and "Comparison" examples, computed.
     #[test]
     fn the_trend_and_comparison_of_the_docs_are_what_the_code_answers() {
-        let records = crate::stats::summary::worked_example::example();
+        let records = crate::testing::worked_example();
         let weeks_range = long("2026-10-28", "2026-11-10");
         let weeks = trend(&weeks_range, Granularity::Week, &records);
         let rows: Vec<_> = weeks
@@ -271,13 +309,13 @@ mod tests {
             .map(|b| {
                 (
                     b.start.to_string(),
-                    b.days,
-                    b.offered,
-                    b.abandon_rate_percent,
-                    b.service_level_percent,
-                    b.average_speed_of_answer_seconds,
-                    b.average_handle_time_seconds,
-                    b.longest_wait_seconds,
+                    b.days(),
+                    b.tally.offered(),
+                    abandon_rate_percent(&b.tally),
+                    service_level_percent(&b.tally),
+                    average_speed_of_answer_seconds(&b.tally),
+                    average_handle_time_seconds(&b.tally),
+                    longest_wait_seconds(&b.tally),
                 )
             })
             .collect();
@@ -306,7 +344,7 @@ mod tests {
                 span("2026-11-01", "2026-11-10", 10)
             ]
         );
-        assert_eq!(months.buckets[1].offered, 5);
+        assert_eq!(months.buckets[1].tally.offered(), 5);
         // /calls/summary?start=2026-11-09&compare=previous_week
         let earlier =
             crate::params::Compare::PreviousWeek.earlier(&long("2026-11-09", "2026-11-09"));
@@ -343,8 +381,11 @@ mod tests {
             None,
             &rollups,
         );
-        assert_eq!(response.as_of.as_deref(), Some("2026-11-18T11:06:40.123Z"));
-        assert_eq!(response.provisional_from, None);
+        assert_eq!(
+            response.measurement.freshness.as_of.as_deref(),
+            Some("2026-11-18T11:06:40.123Z")
+        );
+        assert_eq!(response.measurement.freshness.provisional_from, None);
         let missing = trend_response(
             &range,
             Direction::Inbound,
@@ -353,6 +394,9 @@ mod tests {
             None,
             &rollups[..1],
         );
-        assert_eq!(missing.provisional_from, Some(day("2026-11-02")));
+        assert_eq!(
+            missing.measurement.freshness.provisional_from,
+            Some(day("2026-11-02"))
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! The examples: each 200 answer's body is computed by the domain's own functions from a small
 //! fixed data set, so it shows what the API really sends.
 
+use callstats_api::intervals::IntervalsResponse;
+use callstats_api::queues::QueuesResponse;
+use callstats_api::trend::TrendResponse;
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, unix_millis};
 use callstats_domain::call_day::CallDay;
 use callstats_domain::live::{
@@ -72,28 +75,30 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
         Endpoint::CallsQueues => {
             vec![(
                 "queues",
-                value(serde_json::to_value(stats::queues_response(
-                    &sample.range,
-                    Direction::Inbound,
-                    SlThreshold::DEFAULT,
-                    &sample.calls,
+                value(serde_json::to_value(QueuesResponse::from(
+                    &stats::queues_response(
+                        &sample.range,
+                        Direction::Inbound,
+                        SlThreshold::DEFAULT,
+                        &sample.calls,
+                    ),
                 ))),
             )]
         }
         Endpoint::CallsIntervals => {
             // One hour of the sample's first day, so that the example stays short.
-            let mut intervals = stats::intervals_response(
+            let mut intervals = IntervalsResponse::from(&stats::intervals_response(
                 &DateRange::day(sample.range.start()),
                 Direction::Inbound,
                 IntervalMinutes::default(),
                 SlThreshold::DEFAULT,
                 None,
                 &sample.calls,
-            );
+            ));
             let busy = intervals
                 .intervals
                 .iter()
-                .position(|row| row.offered > 0)
+                .position(|row| row.counts.offered > 0)
                 .unwrap_or(0);
             intervals.intervals = intervals.intervals.into_iter().skip(busy).take(2).collect();
             vec![("intervals", value(serde_json::to_value(intervals)))]
@@ -102,13 +107,15 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             let rollups: Vec<DayRollup> = sample.calls.iter().map(DayRollup::of).collect();
             vec![(
                 "trend",
-                value(serde_json::to_value(stats::trend_response(
-                    &sample.range,
-                    Direction::Inbound,
-                    Granularity::Week,
-                    SlThreshold::DEFAULT,
-                    None,
-                    &rollups,
+                value(serde_json::to_value(TrendResponse::from(
+                    &stats::trend_response(
+                        &sample.range,
+                        Direction::Inbound,
+                        Granularity::Week,
+                        SlThreshold::DEFAULT,
+                        None,
+                        &rollups,
+                    ),
                 ))),
             )]
         }

@@ -1,0 +1,179 @@
+//! /calls/queues: the service figures of each queue.
+
+use callstats_domain::calendar::Period;
+use callstats_domain::model::{QueueName, SpeedOfAnswerPercentiles};
+use callstats_domain::params::Direction;
+use callstats_domain::stats::queues::{QueueTally, Queues};
+use callstats_domain::stats::service_level::{
+    average_abandon_time_seconds, speed_of_answer_percentiles,
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::blocks::{Freshness, Measured, RowCounts, RowHandling, RowServiceLevel};
+
+/// The body of /calls/queues.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct QueuesResponse {
+    /// The dates actually used (after the 31-day clamp).
+    pub period: Period,
+    pub direction: Direction,
+    pub clamped: bool,
+    #[serde(flatten)]
+    pub measured: Measured,
+    #[serde(flatten)]
+    pub freshness: Freshness,
+    /// One entry per queue with a call in the period: by offered descending, then name
+    /// (byte-wise); the calls without a queue last, as `queue: null`.
+    pub queues: Vec<QueueEntry>,
+}
+
+/// One queue of /calls/queues: the figures of /calls/summary over that queue's calls.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct QueueEntry {
+    /// The queue's name; null for the calls without a queue (listed last).
+    #[schema(value_type = Option<String>, example = "sales")]
+    pub queue: Option<QueueName>,
+    #[serde(flatten)]
+    pub counts: RowCounts,
+    #[serde(flatten)]
+    pub service_level: RowServiceLevel,
+    /// `speed_of_answer_percentiles` of /calls/summary with this queue.
+    pub speed_of_answer_percentiles: Option<SpeedOfAnswerPercentiles>,
+    #[serde(flatten)]
+    pub handling: RowHandling,
+    /// `average_abandon_time_seconds` of /calls/summary with this queue.
+    pub average_abandon_time_seconds: Option<f64>,
+}
+
+impl From<&Queues> for QueuesResponse {
+    fn from(queues: &Queues) -> Self {
+        let measurement = &queues.measurement;
+        Self {
+            period: Period::from(&measurement.range),
+            direction: measurement.direction,
+            clamped: measurement.range.clamped(),
+            measured: measurement.rules.into(),
+            freshness: (&measurement.freshness).into(),
+            queues: queues.queues.iter().map(QueueEntry::from).collect(),
+        }
+    }
+}
+
+impl From<&QueueTally> for QueueEntry {
+    fn from(QueueTally { queue, tally }: &QueueTally) -> Self {
+        Self {
+            queue: queue.clone(),
+            counts: tally.into(),
+            service_level: tally.into(),
+            speed_of_answer_percentiles: speed_of_answer_percentiles(tally),
+            handling: tally.into(),
+            average_abandon_time_seconds: average_abandon_time_seconds(tally),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::fields;
+    use callstats_domain::call_day::CallDay;
+    use callstats_domain::params::SlThreshold;
+    use callstats_domain::stats::queues_response;
+    use callstats_domain::testing::{CallExt, call, range, worked_example};
+    use serde_json::{Value, json};
+
+    /// The rows of /calls/queues for `calls` on 2 November 2026, as JSON.
+    fn rows(calls: &[callstats_domain::model::CallRecord]) -> Vec<Value> {
+        let r = range("2026-11-02", "2026-11-02");
+        let days = CallDay::split(&r, 0, calls);
+        let queues = queues_response(&r, Direction::Inbound, SlThreshold::DEFAULT, &days);
+        let body = serde_json::to_value(QueuesResponse::from(&queues)).unwrap();
+        body["queues"].as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn an_entry_carries_the_service_figures_of_its_calls_in_order() {
+        let at = "2026-11-02T10:00:00+05:00";
+        let calls = [
+            call(Direction::Inbound, None, at, 60.0)
+                .waited(50.0)
+                .queued("billing"),
+            call(Direction::Inbound, Some("102"), at, 60.0)
+                .waited(10.0)
+                .queued("billing"),
+        ];
+        let entry = &rows(&calls)[0];
+        assert_eq!(
+            serde_json::to_string(entry).unwrap(),
+            json!({
+                "queue": "billing", "offered": 2, "answered": 1, "unanswered": 1,
+                "short_abandoned_calls": 0,
+                "abandon_rate_percent": 50.0, "service_level_percent": 50.0,
+                "answered_within_threshold": 1, "calls_with_wait": 2,
+                "average_speed_of_answer_seconds": 10.0,
+                "speed_of_answer_percentiles": {"p50": 10.0, "p80": 10.0, "p90": 10.0, "p95": 10.0},
+                "average_handle_time_seconds": 60.0,
+                "longest_wait_seconds": 50.0, "average_abandon_time_seconds": 50.0
+            })
+            .to_string()
+        );
+    }
+
+    #[test]
+    fn the_body_states_its_period_bounds_and_freshness_in_order() {
+        let r = range("2026-11-02", "2026-11-02");
+        let days = CallDay::split(&r, 1_795_000_000_123, &worked_example());
+        let queues = queues_response(&r, Direction::Inbound, SlThreshold::DEFAULT, &days);
+        let body = serde_json::to_value(QueuesResponse::from(&queues)).unwrap();
+        assert_eq!(
+            fields(&body),
+            [
+                "period",
+                "direction",
+                "clamped",
+                "sl_threshold_seconds",
+                "short_abandon_seconds",
+                "as_of",
+                "provisional_from",
+                "queues"
+            ]
+        );
+        assert_eq!(body["sl_threshold_seconds"], 20);
+        assert_eq!(body["as_of"], "2026-11-18T11:06:40.123Z");
+    }
+
+    /// docs/behaviour.md's worked example, per queue: the table of /calls/queues for the day
+    /// of the summary's example.
+    #[test]
+    fn the_worked_example_per_queue_is_what_the_code_answers() {
+        assert_eq!(
+            rows(&worked_example()),
+            [
+                json!({"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
+                    "short_abandoned_calls": 0,
+                    "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
+                    "answered_within_threshold": 2, "calls_with_wait": 2,
+                    "average_speed_of_answer_seconds": 12.25,
+                    "speed_of_answer_percentiles": {"p50": 4.5, "p80": 20.0, "p90": 20.0, "p95": 20.0},
+                    "average_handle_time_seconds": 90.0,
+                    "longest_wait_seconds": 20.0, "average_abandon_time_seconds": null}),
+                json!({"queue": "support", "offered": 2, "answered": 1, "unanswered": 1,
+                    "short_abandoned_calls": 0,
+                    "abandon_rate_percent": 50.0, "service_level_percent": 0.0,
+                    "answered_within_threshold": 0, "calls_with_wait": 2,
+                    "average_speed_of_answer_seconds": 41.0,
+                    "speed_of_answer_percentiles": {"p50": 41.0, "p80": 41.0, "p90": 41.0, "p95": 41.0},
+                    "average_handle_time_seconds": 30.0,
+                    "longest_wait_seconds": 95.25, "average_abandon_time_seconds": 95.25}),
+                json!({"queue": null, "offered": 1, "answered": 1, "unanswered": 0,
+                    "short_abandoned_calls": 0,
+                    "abandon_rate_percent": 0.0, "service_level_percent": null,
+                    "answered_within_threshold": 0, "calls_with_wait": 0,
+                    "average_speed_of_answer_seconds": null, "speed_of_answer_percentiles": null,
+                    "average_handle_time_seconds": 90.0,
+                    "longest_wait_seconds": null, "average_abandon_time_seconds": null}),
+            ]
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! /calls/trend: the service figures of each day, ISO week or month of up to 366 days.
+
+use callstats_domain::calendar::{Day, Period};
+use callstats_domain::params::{Direction, Granularity};
+use callstats_domain::stats::service_level::{
+    average_speed_of_answer_seconds, service_level_percent,
+};
+use callstats_domain::stats::trend::{BucketTally, Trend};
+use callstats_domain::tz;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::blocks::{QueueMeasured, RowCounts, RowHandling};
+
+/// The body of /calls/trend.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct TrendResponse {
+    /// The dates actually used (after the 366-day clamp).
+    pub period: Period,
+    pub direction: Direction,
+    pub granularity: Granularity,
+    /// Always `+05:00`: buckets are Tashkent days.
+    #[schema(example = "+05:00")]
+    pub timezone: &'static str,
+    /// True when the period asked for was longer than 366 days and its latest 366 were kept.
+    pub clamped: bool,
+    #[serde(flatten)]
+    pub asked: QueueMeasured,
+    /// Every bucket that overlaps the period, in time order, cut to the period.
+    pub buckets: Vec<TrendBucket>,
+}
+
+/// One bucket of /calls/trend: a day, an ISO week or a month, cut to the period.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct TrendBucket {
+    /// The bucket's first date inside the period.
+    pub start: Day,
+    /// The bucket's last date inside the period.
+    pub end: Day,
+    /// The bucket's days inside the period: `end` − `start` + 1.
+    pub days: u32,
+    #[serde(flatten)]
+    pub counts: RowCounts,
+    /// `service_level.answered_within_threshold` of /calls/summary over the bucket's calls (0
+    /// when none has a wait).
+    pub answered_within_threshold: u64,
+    /// `service_level.calls_with_wait` of /calls/summary over the bucket's calls (0 when none
+    /// has a wait).
+    pub calls_with_wait: u64,
+    /// `service_level.percent` of /calls/summary over the bucket's calls; null when none has a
+    /// wait time.
+    pub service_level_percent: Option<f64>,
+    /// `average_speed_of_answer_seconds` of /calls/summary over the bucket's calls.
+    pub average_speed_of_answer_seconds: Option<f64>,
+    #[serde(flatten)]
+    pub handling: RowHandling,
+}
+
+impl From<&Trend> for TrendResponse {
+    fn from(trend: &Trend) -> Self {
+        Self {
+            period: Period::from(&trend.measurement.range),
+            direction: trend.measurement.direction,
+            granularity: trend.granularity,
+            timezone: tz::TASHKENT_LABEL,
+            clamped: trend.measurement.range.clamped(),
+            asked: (&trend.measurement).into(),
+            buckets: trend.buckets.iter().map(TrendBucket::from).collect(),
+        }
+    }
+}
+
+impl From<&BucketTally> for TrendBucket {
+    fn from(bucket: &BucketTally) -> Self {
+        let tally = &bucket.tally;
+        Self {
+            start: bucket.start,
+            end: bucket.end,
+            days: bucket.days(),
+            counts: tally.into(),
+            answered_within_threshold: tally.answered_within_threshold(),
+            calls_with_wait: tally.calls_with_wait(),
+            service_level_percent: service_level_percent(tally),
+            average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
+            handling: tally.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::fields;
+    use callstats_domain::calendar::DateRange;
+    use callstats_domain::call_day::CallDay;
+    use callstats_domain::params::SlThreshold;
+    use callstats_domain::rollup::DayRollup;
+    use callstats_domain::stats::trend_response;
+    use callstats_domain::testing::{day, worked_example};
+    use serde_json::json;
+
+    #[test]
+    fn a_bucket_states_its_span_and_figures_in_order() {
+        let range = DateRange::up_to(day("2026-10-28"), day("2026-11-10"), 366).unwrap();
+        let rollups: Vec<DayRollup> = CallDay::split(&range, 0, &worked_example())
+            .iter()
+            .map(DayRollup::of)
+            .collect();
+        let trend = trend_response(
+            &range,
+            Direction::Inbound,
+            Granularity::Week,
+            SlThreshold::DEFAULT,
+            None,
+            &rollups,
+        );
+        let body = TrendResponse::from(&trend);
+        assert_eq!(
+            serde_json::to_string(&body.buckets[1]).unwrap(),
+            json!({
+                "start": "2026-11-02", "end": "2026-11-08", "days": 7, "offered": 5,
+                "answered": 4, "unanswered": 1, "short_abandoned_calls": 0,
+                "abandon_rate_percent": 20.0, "answered_within_threshold": 2,
+                "calls_with_wait": 4, "service_level_percent": 50.0,
+                "average_speed_of_answer_seconds": 21.83,
+                "average_handle_time_seconds": 75.0, "longest_wait_seconds": 95.25
+            })
+            .to_string()
+        );
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(
+            fields(&json),
+            [
+                "period",
+                "direction",
+                "granularity",
+                "timezone",
+                "clamped",
+                "sl_threshold_seconds",
+                "short_abandon_seconds",
+                "queue",
+                "as_of",
+                "provisional_from",
+                "buckets"
+            ]
+        );
+    }
+}
