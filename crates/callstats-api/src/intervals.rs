@@ -75,6 +75,7 @@ impl From<&IntervalTally> for IntervalEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::summary::CallSummary;
     use crate::test_support::fields;
     use callstats_domain::call_day::CallDay;
     use callstats_domain::model::{CallRecord, QueueName};
@@ -135,13 +136,13 @@ mod tests {
         );
         // The same calls through /calls/summary: the same figures.
         let r = range("2026-11-02", "2026-11-02");
-        let summary = call_summary(
+        let summary = CallSummary::from(&call_summary(
             &r,
             Direction::Inbound,
             SlThreshold::DEFAULT,
             None,
             &days_of(r, &records),
-        );
+        ));
         let level = summary.service_level.unwrap();
         assert_eq!(
             (

@@ -8,6 +8,7 @@
 pub mod blocks;
 pub mod intervals;
 pub mod queues;
+pub mod summary;
 pub mod trend;
 
 #[cfg(test)]
@@ -15,8 +16,7 @@ mod test_support;
 
 use callstats_domain::live::LiveBody;
 use callstats_domain::model::{
-    AgentsResponse, CallSummary, KpiMonthResponse, OperatorsResponse, Schedule, ScriptsResponse,
-    SheetsResponse,
+    AgentsResponse, KpiMonthResponse, OperatorsResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
 use callstats_domain::use_cases::Response;
 use serde::Serialize;
@@ -26,7 +26,7 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum Wire<'a> {
-    CallSummary(&'a CallSummary),
+    CallSummary(Box<summary::CallSummary>),
     Agents(&'a AgentsResponse),
     Queues(queues::QueuesResponse),
     Intervals(intervals::IntervalsResponse),
@@ -42,7 +42,7 @@ pub enum Wire<'a> {
 impl<'a> From<&'a Response> for Wire<'a> {
     fn from(response: &'a Response) -> Self {
         match response {
-            Response::CallSummary(body) => Self::CallSummary(body),
+            Response::CallSummary(summary) => Self::CallSummary(Box::new(summary.into())),
             Response::Agents(body) => Self::Agents(body),
             Response::Queues(queues) => Self::Queues(queues.into()),
             Response::Intervals(intervals) => Self::Intervals(intervals.into()),

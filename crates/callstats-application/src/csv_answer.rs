@@ -47,14 +47,14 @@ pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, Dom
 
 /// The header row and one record per row.
 pub(crate) fn table<R: CsvRow>(rows: &[R], limit: usize) -> Result<Bytes, DomainError> {
-    csv_table(R::COLUMNS, rows, limit)
+    csv_table(&R::columns(), rows, limit)
 }
 
 /// The header row `columns` and one record per row, each row serialised as JSON is and
 /// flattened; its fields must be `columns`, in order. Public for the OpenAPI document's
 /// examples, which are made from the JSON examples' rows.
 pub fn csv_table<R: Serialize>(
-    columns: &[&str],
+    columns: &[String],
     rows: &[R],
     limit: usize,
 ) -> Result<Bytes, DomainError> {
@@ -99,6 +99,13 @@ fn written(err: &csv::Error, limit: usize) -> DomainError {
     }
 }
 
+/// The dotted names of `value`'s leaves, in the JSON's field order: the columns of a row.
+pub(crate) fn field_names(value: &Value) -> Vec<String> {
+    let mut cells = Vec::new();
+    flatten(value, &mut String::new(), &mut cells);
+    cells.into_iter().map(|(name, _)| name).collect()
+}
+
 /// Pushes `value`'s leaves with their dotted names, in the JSON's field order.
 fn flatten<'v>(value: &'v Value, path: &mut String, cells: &mut Vec<(String, Cow<'v, str>)>) {
     match value {
@@ -121,7 +128,7 @@ fn flatten<'v>(value: &'v Value, path: &mut String, cells: &mut Vec<(String, Cow
 /// written as one empty field for each of them: a null object has the columns of its fields.
 fn spread_nulls<'v>(
     cells: Vec<(String, Cow<'v, str>)>,
-    columns: &[&str],
+    columns: &[String],
 ) -> Vec<(String, Cow<'v, str>)> {
     let mut spread = Vec::with_capacity(columns.len());
     for (name, cell) in cells {
@@ -130,7 +137,7 @@ fn spread_nulls<'v>(
             .iter()
             .skip(spread.len())
             .take_while(|column| column.starts_with(&prefix))
-            .copied()
+            .map(String::as_str)
             .collect();
         if cell.is_empty() && !fields.is_empty() {
             spread.extend(

@@ -9,10 +9,17 @@ use serde::Serialize;
 use callstats_api::intervals::IntervalEntry;
 use callstats_api::queues::QueueEntry;
 use callstats_api::trend::TrendBucket;
-use callstats_domain::calendar::DateRange;
+use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::error::DomainError;
-use callstats_domain::model::{AgentEntry, OffDay, Operator, Script};
+use callstats_domain::model::{AgentEntry, OffDay, Operator, Script, SpeedOfAnswerPercentiles};
+use callstats_domain::params::SlThreshold;
 use callstats_domain::request::{ApiRequest, Endpoint};
+use callstats_domain::stats::intervals::IntervalTally;
+use callstats_domain::stats::queues::QueueTally;
+use callstats_domain::stats::service_level::ServiceTally;
+use callstats_domain::stats::trend::BucketTally;
+
+use crate::csv_answer;
 
 /// The media type of JSON answers, as a 406 names it.
 pub const JSON_MEDIA_TYPE: &str = "application/json";
@@ -82,23 +89,24 @@ pub const fn has_csv(endpoint: Endpoint) -> bool {
 }
 
 /// A CSV endpoint's table: the JSON array whose entries are the rows, and their columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct CsvTable {
     pub rows_field: &'static str,
-    pub columns: &'static [&'static str],
+    /// The rows' [`CsvRow::columns`].
+    pub columns: fn() -> Vec<String>,
 }
 
 /// The table of `endpoint`'s CSV answers; `None` for an endpoint without CSV.
 #[must_use]
 pub const fn csv_table(endpoint: Endpoint) -> Option<CsvTable> {
-    let (rows_field, columns) = match endpoint {
-        Endpoint::CallsAgents => ("agents", AgentEntry::COLUMNS),
-        Endpoint::CallsIntervals => ("intervals", IntervalEntry::COLUMNS),
-        Endpoint::CallsTrend => ("buckets", TrendBucket::COLUMNS),
-        Endpoint::CallsQueues => ("queues", QueueEntry::COLUMNS),
-        Endpoint::Operators => ("operators", Operator::COLUMNS),
-        Endpoint::Schedule => ("off_days", OffDay::COLUMNS),
-        Endpoint::ScriptsStats => ("scripts", Script::COLUMNS),
+    let (rows_field, columns): (_, fn() -> Vec<String>) = match endpoint {
+        Endpoint::CallsAgents => ("agents", AgentEntry::columns),
+        Endpoint::CallsIntervals => ("intervals", IntervalEntry::columns),
+        Endpoint::CallsTrend => ("buckets", TrendBucket::columns),
+        Endpoint::CallsQueues => ("queues", QueueEntry::columns),
+        Endpoint::Operators => ("operators", Operator::columns),
+        Endpoint::Schedule => ("off_days", OffDay::columns),
+        Endpoint::ScriptsStats => ("scripts", Script::columns),
         Endpoint::Ping
         | Endpoint::CallsSummary
         | Endpoint::CallsLive
@@ -148,132 +156,123 @@ pub fn csv_file_name(request: &ApiRequest) -> Option<String> {
 }
 
 /// A row of a CSV answer: an entry of the answer's JSON array, whose fields (nested objects
-/// flattened with a dot) are [`CsvRow::COLUMNS`], in this order.
+/// flattened with a dot) are [`CsvRow::columns`], in this order.
 pub trait CsvRow: Serialize {
-    const COLUMNS: &'static [&'static str];
+    /// The columns, in order.
+    fn columns() -> Vec<String>;
+}
+
+/// The columns of the rows `full` is one of, named by its JSON: `full` holds every nested
+/// object its rows may hold, so that none of their columns is missing.
+fn columns_of(full: &impl Serialize) -> Vec<String> {
+    serde_json::to_value(full)
+        .map(|value| csv_answer::field_names(&value))
+        .unwrap_or_default()
+}
+
+/// Columns listed by hand, for the rows still declared in the domain's model.
+fn listed(columns: &[&str]) -> Vec<String> {
+    columns.iter().map(|column| (*column).to_owned()).collect()
 }
 
 impl CsvRow for AgentEntry {
-    const COLUMNS: &'static [&'static str] = &[
-        "agent_number",
-        "name",
-        "calls",
-        "inbound_calls",
-        "outbound_calls",
-        "share_percent",
-        "total_duration_seconds",
-        "inbound_duration_seconds",
-        "outbound_duration_seconds",
-        "average_duration_seconds",
-        "average_speed_of_answer_seconds",
-        "average_handle_time_seconds",
-        "checklist_percent",
-        "positive_sentiment_percent",
-    ];
-}
-
-/// The columns of a /calls/queues or /calls/intervals row: `$before`, then the service
-/// figures both rows begin with, then `$after`.
-///
-/// Both rows are built by the domain's one list of these figures, so their columns are too.
-macro_rules! service_row_columns {
-    ([$($before:literal),*], [$($after:literal),*]) => {
-        &[
-            $($before,)*
-            "offered",
-            "answered",
-            "unanswered",
-            "short_abandoned_calls",
-            "abandon_rate_percent",
-            "service_level_percent",
-            "answered_within_threshold",
-            "calls_with_wait",
+    fn columns() -> Vec<String> {
+        listed(&[
+            "agent_number",
+            "name",
+            "calls",
+            "inbound_calls",
+            "outbound_calls",
+            "share_percent",
+            "total_duration_seconds",
+            "inbound_duration_seconds",
+            "outbound_duration_seconds",
+            "average_duration_seconds",
             "average_speed_of_answer_seconds",
-            $($after,)*
-        ]
-    };
+            "average_handle_time_seconds",
+            "checklist_percent",
+            "positive_sentiment_percent",
+        ])
+    }
 }
 
 impl CsvRow for QueueEntry {
-    const COLUMNS: &'static [&'static str] = service_row_columns!(
-        ["queue"],
-        [
-            "speed_of_answer_percentiles.p50",
-            "speed_of_answer_percentiles.p80",
-            "speed_of_answer_percentiles.p90",
-            "speed_of_answer_percentiles.p95",
-            "average_handle_time_seconds",
-            "longest_wait_seconds",
-            "average_abandon_time_seconds"
-        ]
-    );
+    fn columns() -> Vec<String> {
+        columns_of(&QueueEntry {
+            speed_of_answer_percentiles: Some(SpeedOfAnswerPercentiles::default()),
+            ..QueueEntry::from(&QueueTally {
+                queue: None,
+                tally: ServiceTally::new(SlThreshold::DEFAULT),
+            })
+        })
+    }
 }
 
 impl CsvRow for IntervalEntry {
-    const COLUMNS: &'static [&'static str] = service_row_columns!(
-        ["start"],
-        ["average_handle_time_seconds", "longest_wait_seconds"]
-    );
+    fn columns() -> Vec<String> {
+        columns_of(&IntervalEntry::from(&IntervalTally {
+            start: String::new(),
+            tally: ServiceTally::new(SlThreshold::DEFAULT),
+        }))
+    }
 }
 
 impl CsvRow for TrendBucket {
-    const COLUMNS: &'static [&'static str] = &[
-        "start",
-        "end",
-        "days",
-        "offered",
-        "answered",
-        "unanswered",
-        "short_abandoned_calls",
-        "abandon_rate_percent",
-        "answered_within_threshold",
-        "calls_with_wait",
-        "service_level_percent",
-        "average_speed_of_answer_seconds",
-        "average_handle_time_seconds",
-        "longest_wait_seconds",
-    ];
+    fn columns() -> Vec<String> {
+        let day = Day::new(time::Date::MIN);
+        columns_of(&TrendBucket::from(&BucketTally {
+            start: day,
+            end: day,
+            tally: ServiceTally::new(SlThreshold::DEFAULT),
+        }))
+    }
 }
 
 impl CsvRow for Operator {
-    const COLUMNS: &'static [&'static str] = &[
-        "agent_number",
-        "name",
-        "team",
-        "shift",
-        "staff_role",
-        "joined_at",
-    ];
+    fn columns() -> Vec<String> {
+        listed(&[
+            "agent_number",
+            "name",
+            "team",
+            "shift",
+            "staff_role",
+            "joined_at",
+        ])
+    }
 }
 
 impl CsvRow for OffDay {
-    const COLUMNS: &'static [&'static str] = &["agent_number", "name", "date", "kind", "source"];
+    fn columns() -> Vec<String> {
+        listed(&["agent_number", "name", "date", "kind", "source"])
+    }
 }
 
 impl CsvRow for Script {
-    const COLUMNS: &'static [&'static str] = &[
-        "id",
-        "title.uz",
-        "title.ru",
-        "category.uz",
-        "category.ru",
-        "views",
-    ];
+    fn columns() -> Vec<String> {
+        listed(&[
+            "id",
+            "title.uz",
+            "title.ru",
+            "category.uz",
+            "category.ru",
+            "views",
+        ])
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use callstats_api::blocks::{RowCounts, RowHandling, RowServiceLevel};
-    use callstats_domain::calendar::{Day, LocalDateTime};
-    use callstats_domain::model::{
-        AgentNumber, LocalizedText, OffDayKind, OffDaySource, QueueName, SpeedOfAnswerPercentiles,
-    };
-    use callstats_domain::params::SlThreshold;
+    use callstats_api::intervals::IntervalsResponse;
+    use callstats_api::queues::QueuesResponse;
+    use callstats_api::trend::TrendResponse;
+    use callstats_domain::calendar::LocalDateTime;
+    use callstats_domain::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource};
+    use callstats_domain::params::{Direction, Granularity, IntervalMinutes};
     use callstats_domain::request::UnvalidatedRequest;
+    use callstats_domain::rollup::DayRollup;
     use callstats_domain::scope::KpiView;
-    use callstats_domain::stats::intervals::IntervalTally;
-    use callstats_domain::stats::service_level::ServiceTally;
-    use callstats_domain::stats::trend::BucketTally;
+    use callstats_domain::stats;
+    use callstats_domain::testing::{days_of, range, worked_example};
 
     use super::*;
 
@@ -400,7 +399,7 @@ mod tests {
     #[test]
     fn the_columns_are_the_json_field_names_in_their_order() {
         let agent = AgentNumber::new("101").unwrap();
-        let check = |names: Vec<String>, columns: &[&str]| assert_eq!(names, columns);
+        let check = |names: Vec<String>, columns: Vec<String>| assert_eq!(names, columns);
         check(
             flattened(&AgentEntry {
                 agent_number: agent.clone(),
@@ -418,52 +417,41 @@ mod tests {
                 checklist_percent: None,
                 positive_sentiment_percent: None,
             }),
-            AgentEntry::COLUMNS,
+            AgentEntry::columns(),
         );
-        check(
-            flattened(&QueueEntry {
-                queue: Some(QueueName::new("sales").unwrap()),
-                counts: RowCounts {
-                    offered: 1,
-                    answered: 1,
-                    unanswered: 0,
-                    short_abandoned_calls: 0,
-                    abandon_rate_percent: Some(0.0),
-                },
-                service_level: RowServiceLevel {
-                    service_level_percent: None,
-                    answered_within_threshold: 0,
-                    calls_with_wait: 0,
-                    average_speed_of_answer_seconds: None,
-                },
-                speed_of_answer_percentiles: Some(SpeedOfAnswerPercentiles {
-                    p50: 1.0,
-                    p80: 2.0,
-                    p90: 3.0,
-                    p95: 4.0,
-                }),
-                handling: RowHandling {
-                    average_handle_time_seconds: None,
-                    longest_wait_seconds: None,
-                },
-                average_abandon_time_seconds: None,
-            }),
-            QueueEntry::COLUMNS,
+        // The service rows, from the calls of docs/behaviour.md's worked example: its first
+        // queue has every nested object (its percentiles).
+        let r = range("2026-11-02", "2026-11-02");
+        let days = days_of(r, &worked_example());
+        let queues = stats::queues_response(&r, Direction::Inbound, SlThreshold::DEFAULT, &days);
+        let queue = &QueuesResponse::from(&queues).queues[0];
+        assert!(queue.speed_of_answer_percentiles.is_some());
+        assert_eq!(flattened(queue), QueueEntry::columns());
+        let intervals = stats::intervals_response(
+            &r,
+            Direction::Inbound,
+            IntervalMinutes::default(),
+            SlThreshold::DEFAULT,
+            None,
+            &days,
         );
-        check(
-            flattened(&IntervalEntry::from(&IntervalTally {
-                start: "2026-11-21T09:30:00+05:00".into(),
-                tally: ServiceTally::new(SlThreshold::DEFAULT),
-            })),
-            IntervalEntry::COLUMNS,
+        let busy = IntervalsResponse::from(&intervals)
+            .intervals
+            .into_iter()
+            .max_by_key(|row| row.counts.offered);
+        assert_eq!(flattened(&busy.unwrap()), IntervalEntry::columns());
+        let rollups: Vec<DayRollup> = days.iter().map(|day| DayRollup::of(day)).collect();
+        let trend = stats::trend_response(
+            &r,
+            Direction::Inbound,
+            Granularity::Day,
+            SlThreshold::DEFAULT,
+            None,
+            &rollups,
         );
-        check(
-            flattened(&TrendBucket::from(&BucketTally {
-                start: Day::parse("2026-11-02").unwrap(),
-                end: Day::parse("2026-11-08").unwrap(),
-                tally: ServiceTally::new(SlThreshold::DEFAULT),
-            })),
-            TrendBucket::COLUMNS,
+        assert_eq!(
+            flattened(&TrendResponse::from(&trend).buckets[0]),
+            TrendBucket::columns()
         );
         check(
             flattened(&Operator {
@@ -474,7 +462,7 @@ mod tests {
                 staff_role: None,
                 joined_at: LocalDateTime::parse("2025-03-01 09:00:00").unwrap(),
             }),
-            Operator::COLUMNS,
+            Operator::columns(),
         );
         check(
             flattened(&OffDay {
@@ -484,7 +472,7 @@ mod tests {
                 kind: OffDayKind::Dam,
                 source: OffDaySource::Admin,
             }),
-            OffDay::COLUMNS,
+            OffDay::columns(),
         );
         let text = || LocalizedText {
             uz: "a".into(),
@@ -497,7 +485,7 @@ mod tests {
                 category: text(),
                 views: 3,
             }),
-            Script::COLUMNS,
+            Script::columns(),
         );
     }
 }

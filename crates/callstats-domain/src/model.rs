@@ -13,7 +13,7 @@ use crate::calendar::{Day, LocalDateTime, Month, Period};
 pub use crate::identifiers::{
     AgentNumber, InvalidAgentNumber, InvalidQueueName, MAX_IDENTIFIER_BYTES, QueueName,
 };
-use crate::params::{Compare, Direction};
+use crate::params::Direction;
 use crate::scope::ScopeSet;
 
 /// Currency of every money figure.
@@ -123,99 +123,10 @@ pub struct HourCount {
     pub count: u64,
 }
 
-/// The body of /calls/summary.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CallSummary {
-    pub period: Period,
-    pub direction: Direction,
-    pub clamped: bool,
-    pub timezone: &'static str,
-    /// When the platform was last asked for the oldest of the period's days that have begun
-    /// (UTC, to the millisecond): every figure reflects the platform at least as of then. Null
-    /// when no day of the period has begun.
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
-    pub as_of: Option<String>,
-    /// The first date of the period whose figures may still change (the earliest day not yet
-    /// settled, or not yet begun). Null when every day of the period is settled.
-    pub provisional_from: Option<Day>,
-    /// Calls of the period and direction (and queue, when one is asked), answered or not.
-    pub total_calls: u64,
-    /// Calls of the period and direction that an agent answered;
-    /// `answered_calls + unanswered_calls == total_calls`.
-    pub answered_calls: u64,
-    /// Calls of the period and direction with no agent (unanswered, abandoned).
-    pub unanswered_calls: u64,
-    /// Unanswered calls whose wait is known and strictly below `short_abandon_seconds` (the
-    /// caller hung up before anyone could answer); 0 when `short_abandon` is 0. They stay in
-    /// the call counts.
-    pub short_abandoned_calls: u64,
-    /// The `short_abandon` asked for (default 0: no call is a short abandon).
-    pub short_abandon_seconds: u16,
-    /// 100 × (unanswered_calls − short_abandoned_calls) / (total_calls −
-    /// short_abandoned_calls); null when that is 0.
-    pub abandon_rate_percent: Option<f64>,
-    /// Answered within `sl_threshold` seconds among the calls with a wait time, answered or
-    /// not, short abandons left out; null when no call has one (the platform sends no waits,
-    /// or outbound calls).
-    pub service_level: Option<ServiceLevel>,
-    /// Mean wait of the answered calls that have one; null when none has.
-    pub average_speed_of_answer_seconds: Option<f64>,
-    /// The nearest-rank percentiles of the waits of the answered calls that have one; null
-    /// when none has.
-    pub speed_of_answer_percentiles: Option<SpeedOfAnswerPercentiles>,
-    /// The longest wait among the calls that have one, answered or not; null when none has.
-    pub longest_wait_seconds: Option<f64>,
-    /// Mean wait of the unanswered calls that have one and are not short abandons; null when
-    /// none has.
-    pub average_abandon_time_seconds: Option<f64>,
-    /// Mean duration of the answered calls (talk time: the records hold no after-call work);
-    /// null when none was answered.
-    pub average_handle_time_seconds: Option<f64>,
-    pub daily: Vec<DayCount>,
-    /// 24 buckets, hour ascending, for a single day; null otherwise.
-    pub hourly: Option<Vec<HourCount>>,
-    pub peak_day: DayCount,
-    pub peak_hour: Option<HourCount>,
-    /// The count of `peak_hour`, the busiest hour (earliest on a tie); 0 for several days.
-    pub peak_hour_count: u64,
-    /// The same figures for the earlier period `compare` asked for; null without `compare`.
-    pub comparison: Option<Comparison>,
-}
-
-/// /calls/summary's figures for an earlier period (`compare`), computed exactly as the body's
-/// own: the same direction, queue, `sl_threshold` and `short_abandon`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    /// The `compare` asked for.
-    pub compare: Compare,
-    /// The earlier period: as many days as the body's `period`.
-    pub period: Period,
-    /// `total_calls` over the earlier period.
-    pub total_calls: u64,
-    /// `answered_calls` over the earlier period.
-    pub answered_calls: u64,
-    /// `unanswered_calls` over the earlier period.
-    pub unanswered_calls: u64,
-    /// `short_abandoned_calls` over the earlier period.
-    pub short_abandoned_calls: u64,
-    /// `abandon_rate_percent` over the earlier period.
-    pub abandon_rate_percent: Option<f64>,
-    /// `service_level` over the earlier period.
-    pub service_level: Option<ServiceLevel>,
-    /// `average_speed_of_answer_seconds` over the earlier period.
-    pub average_speed_of_answer_seconds: Option<f64>,
-    /// `average_handle_time_seconds` over the earlier period.
-    pub average_handle_time_seconds: Option<f64>,
-    /// `longest_wait_seconds` over the earlier period.
-    pub longest_wait_seconds: Option<f64>,
-}
-
 /// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n
 /// answered calls' waits sorted ascending (nearest rank), rounded to 2 decimals.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct SpeedOfAnswerPercentiles {
     /// The median wait of the answered calls.
     pub p50: f64,

@@ -16,8 +16,8 @@ use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::live::{LiveBody, LiveError};
 use crate::model::{
-    AgentsResponse, CallScore, CallSummary, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse,
-    QueueName, Schedule, ScriptsResponse, SheetsResponse,
+    AgentsResponse, CallScore, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse, QueueName,
+    Schedule, ScriptsResponse, SheetsResponse,
 };
 use crate::params::{RosterFilter, ScriptsLimit, Shift};
 use crate::ports::{
@@ -28,6 +28,7 @@ use crate::request::{ApiRequest, Endpoint};
 use crate::scope::{KpiView, ScopeSet};
 use crate::stats::intervals::Intervals;
 use crate::stats::queues::Queues;
+use crate::stats::summary::Summary;
 use crate::stats::trend::Trend;
 use crate::stats::{self, AggregateMinRows, PriorWeight};
 
@@ -339,7 +340,7 @@ pub struct StatsSettings {
 /// (`callstats-api`) writes it as the wire carries it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
-    CallSummary(CallSummary),
+    CallSummary(Summary),
     Agents(AgentsResponse),
     Queues(Queues),
     Intervals(Intervals),

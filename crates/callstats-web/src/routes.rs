@@ -19,6 +19,7 @@ use actix_web_lab::sse;
 use bytes::Bytes;
 use callstats_api::intervals::IntervalsResponse;
 use callstats_api::queues::QueuesResponse;
+use callstats_api::summary::CallSummary;
 use callstats_api::trend::TrendResponse;
 use callstats_application::live::LiveEvent;
 use callstats_application::single_flight::panic_message;
@@ -26,8 +27,8 @@ use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::live::LiveResponse;
 use callstats_domain::model::{
-    AgentsResponse, CallSummary, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule,
-    ScriptsResponse, SheetsResponse,
+    AgentsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule, ScriptsResponse,
+    SheetsResponse,
 };
 use callstats_domain::params::{
     AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,

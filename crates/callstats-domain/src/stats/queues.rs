@@ -109,7 +109,7 @@ mod tests {
     use super::*;
     use crate::model::CallRecord;
     use crate::params::SlThreshold;
-    use crate::stats::service_level::service_level_percent;
+    use crate::stats::service_level::{service_level, service_level_percent};
     use crate::testing::{call, range};
 
     const DAY: &str = "2026-11-02";
@@ -176,7 +176,7 @@ mod tests {
             None,
             &CallDay::split(&r, 0, &records),
         );
-        let level = summary.service_level.unwrap();
+        let level = service_level(&summary.tally).unwrap();
         let within: u64 = rows
             .iter()
             .map(|row| row.tally.answered_within_threshold())

@@ -1,7 +1,7 @@
 //! The service figures of a set of calls: abandonment, service level, speed of answer, longest
 //! wait and handle time, each a pure function named after its figure over a [`ServiceTally`]
-//! of the calls. Each figure is defined once, on its field of [`CallSummary`]; the OpenAPI
-//! document and docs/behaviour.md take the definition from there.
+//! of the calls. Each figure is defined once, on its field of the answer that states it
+//! (`callstats-api`); the OpenAPI document and docs/behaviour.md take the definition from there.
 //!
 //! A tally is the one pass over the calls that every figure reads: /calls/summary tallies the
 //! period's calls of a direction (and queue), /calls/queues one tally per queue, an interval
@@ -9,8 +9,6 @@
 //! the last bit, whichever endpoint asks.
 
 use crate::call_day::{CallDay, DayCall};
-#[cfg(doc)]
-use crate::model::CallSummary;
 use crate::model::{QueueName, ServiceLevel, SpeedOfAnswerPercentiles};
 use crate::params::{Direction, ServiceRules};
 use crate::rollup::RollupGroup;
@@ -189,7 +187,7 @@ impl ServiceTally {
     }
 }
 
-/// [`CallSummary::abandon_rate_percent`] of the tally: short abandons leave both counts.
+/// `abandon_rate_percent` of /calls/summary over the tally: short abandons leave both counts.
 #[must_use]
 pub fn abandon_rate_percent(tally: &ServiceTally) -> Option<f64> {
     percent(
@@ -198,7 +196,7 @@ pub fn abandon_rate_percent(tally: &ServiceTally) -> Option<f64> {
     )
 }
 
-/// [`CallSummary::service_level`] of the tally, against its threshold.
+/// `service_level` of /calls/summary over the tally, against its threshold.
 #[must_use]
 pub fn service_level(tally: &ServiceTally) -> Option<ServiceLevel> {
     Some(ServiceLevel {
@@ -215,13 +213,13 @@ pub fn service_level_percent(tally: &ServiceTally) -> Option<f64> {
     service_level(tally).map(|level| level.percent)
 }
 
-/// [`CallSummary::average_speed_of_answer_seconds`] of the tally.
+/// `average_speed_of_answer_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
     mean_wait(tally, tally.answered_wait_sum, tally.answered_with_wait)
 }
 
-/// [`CallSummary::speed_of_answer_percentiles`] of the tally: each the nearest-rank
+/// `speed_of_answer_percentiles` of /calls/summary over the tally: each the nearest-rank
 /// percentile of the answered calls' waits (sorted ascending, the wait at 1-based position
 /// ⌈p/100 × n⌉), rounded; null when no answered call has a wait (or the tally holds rollups,
 /// which keep no waits).
@@ -243,19 +241,19 @@ pub fn speed_of_answer_percentiles(tally: &ServiceTally) -> Option<SpeedOfAnswer
     })
 }
 
-/// [`CallSummary::average_abandon_time_seconds`] of the tally.
+/// `average_abandon_time_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn average_abandon_time_seconds(tally: &ServiceTally) -> Option<f64> {
     mean_wait(tally, tally.abandoned_wait_sum, tally.abandoned_with_wait)
 }
 
-/// [`CallSummary::longest_wait_seconds`] of the tally.
+/// `longest_wait_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn longest_wait_seconds(tally: &ServiceTally) -> Option<f64> {
     tally.longest_wait.map(round2)
 }
 
-/// [`CallSummary::average_handle_time_seconds`] of the tally.
+/// `average_handle_time_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn average_handle_time_seconds(tally: &ServiceTally) -> Option<f64> {
     mean(tally.answered_duration_sum, tally.answered).map(round2)

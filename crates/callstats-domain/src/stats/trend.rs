@@ -110,7 +110,7 @@ mod tests {
     use crate::stats::call_summary;
     use crate::stats::service_level::{
         abandon_rate_percent, average_handle_time_seconds, average_speed_of_answer_seconds,
-        longest_wait_seconds, service_level_percent,
+        longest_wait_seconds, service_level, service_level_percent,
     };
     use crate::testing::{CallExt, call, day, queue};
 
@@ -250,17 +250,20 @@ mod tests {
             None,
             &days,
         );
-        assert_eq!(week.tally.offered(), summary.total_calls);
+        assert_eq!(week.tally.offered(), summary.tally.offered());
         assert_eq!(week.tally.offered(), 4);
-        assert_eq!(week.tally.answered(), summary.answered_calls);
-        assert_eq!(week.tally.unanswered(), summary.unanswered_calls);
+        assert_eq!(week.tally.answered(), summary.tally.answered());
+        assert_eq!(week.tally.unanswered(), summary.tally.unanswered());
         assert_eq!(week.tally.short_abandoned(), 1);
-        assert_eq!(week.tally.short_abandoned(), summary.short_abandoned_calls);
+        assert_eq!(
+            week.tally.short_abandoned(),
+            summary.tally.short_abandoned()
+        );
         assert_eq!(
             abandon_rate_percent(&week.tally),
-            summary.abandon_rate_percent
+            abandon_rate_percent(&summary.tally)
         );
-        let level = summary.service_level.unwrap();
+        let level = service_level(&summary.tally).unwrap();
         assert_eq!(
             (
                 week.tally.answered_within_threshold(),
@@ -278,7 +281,7 @@ mod tests {
         assert_eq!(service_level_percent(&week.tally), Some(level.percent));
         assert_eq!(
             average_speed_of_answer_seconds(&week.tally),
-            summary.average_speed_of_answer_seconds
+            average_speed_of_answer_seconds(&summary.tally)
         );
         assert_eq!(average_speed_of_answer_seconds(&week.tally), Some(20.25));
         assert_eq!(average_handle_time_seconds(&week.tally), Some(80.0));
@@ -357,12 +360,12 @@ mod tests {
             None,
             &days,
         );
-        assert_eq!(comparison.period.start_date, day("2026-11-02"));
+        assert_eq!(comparison.range.start(), day("2026-11-02"));
         assert_eq!(
             (
-                comparison.total_calls,
-                comparison.abandon_rate_percent,
-                comparison.service_level.map(|l| l.percent)
+                comparison.tally.offered(),
+                abandon_rate_percent(&comparison.tally),
+                service_level(&comparison.tally).map(|l| l.percent)
             ),
             (5, Some(20.0), Some(50.0))
         );

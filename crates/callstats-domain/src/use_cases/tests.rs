@@ -7,7 +7,7 @@ use time::macros::datetime;
 
 use super::*;
 use crate::access::{ApiKeySecret, PresentedKey, RequestOrigin, Unauthorized};
-use crate::calendar::{Day, Period};
+use crate::calendar::Day;
 use crate::limits::OverBudget;
 use crate::model::{
     AgentNumber, CallRecord, LocalizedText, OffDayKind, OffDayRecord, OffDaySource, Script,
@@ -517,7 +517,7 @@ fn requester() -> Requester {
 }
 
 /// /calls/summary for `query`, through [`CallStats::answer`] as the service asks for it.
-async fn summary(stats: &CallStats, query: &str) -> Result<CallSummary, DomainError> {
+async fn summary(stats: &CallStats, query: &str) -> Result<Summary, DomainError> {
     let asked = request(Endpoint::CallsSummary, query, "");
     match stats.answer(&asked, &requester()).await? {
         Response::CallSummary(summary) => Ok(summary),
@@ -553,7 +553,7 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
     )
     .await
     .unwrap();
-    assert_eq!(summary.total_calls, 1);
+    assert_eq!(summary.tally.offered(), 1);
 }
 
 #[tokio::test]
@@ -595,15 +595,15 @@ async fn a_comparison_reads_the_earlier_period_and_counts_it_as_the_period_itsel
     )
     .await
     .unwrap();
-    assert_eq!(summary.total_calls, 1);
+    assert_eq!(summary.tally.offered(), 1);
     let comparison = summary.comparison.unwrap();
     assert_eq!(comparison.compare, Compare::PreviousPeriod);
-    assert_eq!(comparison.period, Period::from(&earlier));
+    assert_eq!(comparison.range, earlier);
     assert_eq!(
         (
-            comparison.total_calls,
-            comparison.answered_calls,
-            comparison.unanswered_calls
+            comparison.tally.offered(),
+            comparison.tally.answered(),
+            comparison.tally.unanswered()
         ),
         (2, 1, 1),
         "the inbound calls of the earlier period only, as the period's own figures count"

@@ -120,6 +120,7 @@ fn csv_content(endpoint: Endpoint, examples: &[(&str, Value)]) -> Option<Content
         rows_field: field,
         columns,
     } = representation::csv_table(endpoint)?;
+    let columns = columns();
     let rows: Vec<Value> = examples
         .first()
         .and_then(|(_, example)| example.get(field)?.as_array().cloned())
@@ -127,7 +128,7 @@ fn csv_content(endpoint: Endpoint, examples: &[(&str, Value)]) -> Option<Content
         .into_iter()
         .take(4)
         .collect();
-    let example = csv_table(columns, &rows, usize::MAX)
+    let example = csv_table(&columns, &rows, usize::MAX)
         .ok()
         .and_then(|body| String::from_utf8(body.to_vec()).ok());
     let schema = ObjectBuilder::new()

@@ -3,6 +3,7 @@
 
 use callstats_api::intervals::IntervalsResponse;
 use callstats_api::queues::QueuesResponse;
+use callstats_api::summary::CallSummary;
 use callstats_api::trend::TrendResponse;
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, unix_millis};
 use callstats_domain::call_day::CallDay;
@@ -51,12 +52,14 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
         Endpoint::CallsSummary => {
             vec![(
                 "summary",
-                value(serde_json::to_value(stats::call_summary(
-                    &sample.range,
-                    Direction::Inbound,
-                    SlThreshold::DEFAULT,
-                    None,
-                    &sample.calls,
+                value(serde_json::to_value(CallSummary::from(
+                    &stats::call_summary(
+                        &sample.range,
+                        Direction::Inbound,
+                        SlThreshold::DEFAULT,
+                        None,
+                        &sample.calls,
+                    ),
                 ))),
             )]
         }
