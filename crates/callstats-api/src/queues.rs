@@ -144,35 +144,85 @@ mod tests {
     }
 
     /// docs/behaviour.md's worked example, per queue: the table of /calls/queues for the day
-    /// of the summary's example.
+    /// of the summary's example, its columns in the page's order.
     #[test]
     fn the_worked_example_per_queue_is_what_the_code_answers() {
+        let columns = [
+            "queue",
+            "offered",
+            "answered",
+            "unanswered",
+            "abandon_rate_percent",
+            "service_level_percent",
+            "answered_within_threshold",
+            "calls_with_wait",
+            "average_speed_of_answer_seconds",
+            "average_handle_time_seconds",
+            "longest_wait_seconds",
+            "average_abandon_time_seconds",
+        ];
+        let table: Vec<Vec<Value>> = rows(&worked_example())
+            .iter()
+            .map(|row| columns.iter().map(|column| row[*column].clone()).collect())
+            .collect();
+        let null = Value::Null;
         assert_eq!(
-            rows(&worked_example()),
+            table,
             [
-                json!({"queue": "sales", "offered": 2, "answered": 2, "unanswered": 0,
-                    "short_abandoned_calls": 0,
-                    "abandon_rate_percent": 0.0, "service_level_percent": 100.0,
-                    "answered_within_threshold": 2, "calls_with_wait": 2,
-                    "average_speed_of_answer_seconds": 12.25,
-                    "speed_of_answer_percentiles": {"p50": 4.5, "p80": 20.0, "p90": 20.0, "p95": 20.0},
-                    "average_handle_time_seconds": 90.0,
-                    "longest_wait_seconds": 20.0, "average_abandon_time_seconds": null}),
-                json!({"queue": "support", "offered": 2, "answered": 1, "unanswered": 1,
-                    "short_abandoned_calls": 0,
-                    "abandon_rate_percent": 50.0, "service_level_percent": 0.0,
-                    "answered_within_threshold": 0, "calls_with_wait": 2,
-                    "average_speed_of_answer_seconds": 41.0,
-                    "speed_of_answer_percentiles": {"p50": 41.0, "p80": 41.0, "p90": 41.0, "p95": 41.0},
-                    "average_handle_time_seconds": 30.0,
-                    "longest_wait_seconds": 95.25, "average_abandon_time_seconds": 95.25}),
-                json!({"queue": null, "offered": 1, "answered": 1, "unanswered": 0,
-                    "short_abandoned_calls": 0,
-                    "abandon_rate_percent": 0.0, "service_level_percent": null,
-                    "answered_within_threshold": 0, "calls_with_wait": 0,
-                    "average_speed_of_answer_seconds": null, "speed_of_answer_percentiles": null,
-                    "average_handle_time_seconds": 90.0,
-                    "longest_wait_seconds": null, "average_abandon_time_seconds": null}),
+                [
+                    json!("sales"),
+                    json!(2),
+                    json!(2),
+                    json!(0),
+                    json!(0.0),
+                    json!(100.0),
+                    json!(2),
+                    json!(2),
+                    json!(12.25),
+                    json!(90.0),
+                    json!(20.0),
+                    null.clone()
+                ],
+                [
+                    json!("support"),
+                    json!(2),
+                    json!(1),
+                    json!(1),
+                    json!(50.0),
+                    json!(0.0),
+                    json!(0),
+                    json!(2),
+                    json!(41.0),
+                    json!(30.0),
+                    json!(95.25),
+                    json!(95.25)
+                ],
+                [
+                    null.clone(),
+                    json!(1),
+                    json!(1),
+                    json!(0),
+                    json!(0.0),
+                    null.clone(),
+                    json!(0),
+                    json!(0),
+                    null.clone(),
+                    json!(90.0),
+                    null.clone(),
+                    null
+                ],
+            ]
+        );
+        let percentiles: Vec<Value> = rows(&worked_example())
+            .iter()
+            .map(|row| row["speed_of_answer_percentiles"].clone())
+            .collect();
+        assert_eq!(
+            percentiles,
+            [
+                json!({"p50": 4.5, "p80": 20.0, "p90": 20.0, "p95": 20.0}),
+                json!({"p50": 41.0, "p80": 41.0, "p90": 41.0, "p95": 41.0}),
+                Value::Null,
             ]
         );
     }

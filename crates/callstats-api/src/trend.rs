@@ -92,25 +92,21 @@ mod tests {
     use super::*;
     use crate::test_support::fields;
     use callstats_domain::calendar::DateRange;
-    use callstats_domain::call_day::CallDay;
     use callstats_domain::params::SlThreshold;
-    use callstats_domain::rollup::DayRollup;
     use callstats_domain::stats::trend_response;
-    use callstats_domain::testing::{day, worked_example};
+    use callstats_domain::testing::{day, rollups_of, worked_example};
     use serde_json::json;
 
     #[test]
     fn a_bucket_states_its_span_and_figures_in_order() {
         let range = DateRange::up_to(day("2026-10-28"), day("2026-11-10"), 366).unwrap();
-        let rollups: Vec<DayRollup> = CallDay::split(&range, 0, &worked_example())
-            .iter()
-            .map(DayRollup::of)
-            .collect();
+        let rollups = rollups_of(range, &worked_example());
+        let rules = SlThreshold::DEFAULT;
         let trend = trend_response(
             &range,
             Direction::Inbound,
             Granularity::Week,
-            SlThreshold::DEFAULT,
+            rules,
             None,
             &rollups,
         );

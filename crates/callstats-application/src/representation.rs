@@ -269,10 +269,9 @@ mod tests {
     use callstats_domain::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource};
     use callstats_domain::params::{Direction, Granularity, IntervalMinutes};
     use callstats_domain::request::UnvalidatedRequest;
-    use callstats_domain::rollup::DayRollup;
     use callstats_domain::scope::KpiView;
     use callstats_domain::stats;
-    use callstats_domain::testing::{days_of, range, worked_example};
+    use callstats_domain::testing::{days_of, range, rollups_of, worked_example};
 
     use super::*;
 
@@ -440,19 +439,16 @@ mod tests {
             .into_iter()
             .max_by_key(|row| row.counts.offered);
         assert_eq!(flattened(&busy.unwrap()), IntervalEntry::columns());
-        let rollups: Vec<DayRollup> = days.iter().map(|day| DayRollup::of(day)).collect();
-        let trend = stats::trend_response(
+        let rollups = rollups_of(r, &worked_example());
+        let trend = TrendResponse::from(&stats::trend_response(
             &r,
             Direction::Inbound,
             Granularity::Day,
             SlThreshold::DEFAULT,
             None,
             &rollups,
-        );
-        assert_eq!(
-            flattened(&TrendResponse::from(&trend).buckets[0]),
-            TrendBucket::columns()
-        );
+        ));
+        assert_eq!(flattened(&trend.buckets[0]), TrendBucket::columns());
         check(
             flattened(&Operator {
                 agent_number: agent.clone(),

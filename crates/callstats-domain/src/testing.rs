@@ -43,6 +43,7 @@ use crate::model::{
 use crate::params::Direction;
 use crate::ports::Clock;
 use crate::request::{ApiRequest, Endpoint};
+use crate::rollup::DayRollup;
 use crate::scope::ScopeSet;
 use crate::tz::TASHKENT;
 
@@ -236,6 +237,16 @@ pub fn days_of(range: DateRange, calls: &[CallRecord]) -> Vec<Arc<CallDay>> {
     CallDay::split(&range, 0, calls)
         .into_iter()
         .map(Arc::new)
+        .collect()
+}
+
+/// The rollups of the days of `range` holding `calls` ([`days_of`]'s days, each rolled up), as
+/// a trend reads them.
+#[must_use]
+pub fn rollups_of(range: DateRange, calls: &[CallRecord]) -> Vec<DayRollup> {
+    CallDay::split(&range, 0, calls)
+        .iter()
+        .map(DayRollup::of)
         .collect()
 }
 

@@ -112,17 +112,14 @@ mod tests {
         abandon_rate_percent, average_handle_time_seconds, average_speed_of_answer_seconds,
         longest_wait_seconds, service_level, service_level_percent,
     };
-    use crate::testing::{CallExt, call, day, queue};
+    use crate::testing::{CallExt, call, day, queue, rollups_of};
 
     fn long(start: &str, end: &str) -> DateRange {
         DateRange::up_to(day(start), day(end), 366).unwrap()
     }
 
     fn trend(range: &DateRange, granularity: Granularity, records: &[CallRecord]) -> Trend {
-        let rollups: Vec<DayRollup> = CallDay::split(range, 0, records)
-            .iter()
-            .map(DayRollup::of)
-            .collect();
+        let rollups = rollups_of(*range, records);
         trend_response(
             range,
             Direction::Inbound,
