@@ -76,20 +76,27 @@ impl From<&QueueTally> for QueueEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::fields;
+    use crate::test_support::{assert_holds, fields, names};
     use callstats_domain::call_day::CallDay;
     use callstats_domain::params::SlThreshold;
     use callstats_domain::stats::queues_response;
     use callstats_domain::testing::{CallExt, call, range, worked_example};
     use serde_json::{Value, json};
 
-    /// The rows of /calls/queues for `calls` on 2 November 2026, as JSON.
-    fn rows(calls: &[callstats_domain::model::CallRecord]) -> Vec<Value> {
+    /// The rows of /calls/queues for `calls` on 2 November 2026.
+    fn entries(calls: &[callstats_domain::model::CallRecord]) -> Vec<QueueEntry> {
         let r = range("2026-11-02", "2026-11-02");
         let days = CallDay::split(&r, 0, calls);
         let queues = queues_response(&r, Direction::Inbound, SlThreshold::DEFAULT, &days);
-        let body = serde_json::to_value(QueuesResponse::from(&queues)).unwrap();
-        body["queues"].as_array().unwrap().clone()
+        QueuesResponse::from(&queues).queues
+    }
+
+    /// Those rows as JSON.
+    fn rows(calls: &[callstats_domain::model::CallRecord]) -> Vec<Value> {
+        entries(calls)
+            .iter()
+            .map(|entry| serde_json::to_value(entry).unwrap())
+            .collect()
     }
 
     #[test]
@@ -103,10 +110,11 @@ mod tests {
                 .waited(10.0)
                 .queued("billing"),
         ];
-        let entry = &rows(&calls)[0];
-        assert_eq!(
-            serde_json::to_string(entry).unwrap(),
-            json!({
+        let typed = &entries(&calls)[0];
+        let entry = &serde_json::to_value(typed).unwrap();
+        assert_holds(
+            entry,
+            &json!({
                 "queue": "billing", "offered": 2, "answered": 1, "unanswered": 1,
                 "short_abandoned_calls": 0,
                 "abandon_rate_percent": 50.0, "service_level_percent": 50.0,
@@ -115,9 +123,19 @@ mod tests {
                 "speed_of_answer_percentiles": {"p50": 10.0, "p80": 10.0, "p90": 10.0, "p95": 10.0},
                 "average_handle_time_seconds": 60.0,
                 "longest_wait_seconds": 50.0, "average_abandon_time_seconds": 50.0
-            })
-            .to_string()
+            }),
         );
+        // Its own fields around the blocks, each block's where it is flattened.
+        let order = [
+            vec!["queue".to_owned()],
+            names(&typed.counts),
+            names(&typed.service_level),
+            vec!["speed_of_answer_percentiles".to_owned()],
+            names(&typed.handling),
+            vec!["average_abandon_time_seconds".to_owned()],
+        ]
+        .concat();
+        assert_eq!(fields(entry), order);
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl From<&BucketTally> for TrendBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::fields;
+    use crate::test_support::{assert_holds, fields, names};
     use callstats_domain::calendar::DateRange;
     use callstats_domain::params::SlThreshold;
     use callstats_domain::stats::trend_response;
@@ -111,18 +111,34 @@ mod tests {
             &rollups,
         );
         let body = TrendResponse::from(&trend);
-        assert_eq!(
-            serde_json::to_string(&body.buckets[1]).unwrap(),
-            json!({
+        let bucket = &body.buckets[1];
+        let row = serde_json::to_value(bucket).unwrap();
+        assert_holds(
+            &row,
+            &json!({
                 "start": "2026-11-02", "end": "2026-11-08", "days": 7, "offered": 5,
                 "answered": 4, "unanswered": 1, "short_abandoned_calls": 0,
                 "abandon_rate_percent": 20.0, "answered_within_threshold": 2,
                 "calls_with_wait": 4, "service_level_percent": 50.0,
                 "average_speed_of_answer_seconds": 21.83,
                 "average_handle_time_seconds": 75.0, "longest_wait_seconds": 95.25
-            })
-            .to_string()
+            }),
         );
+        let order = [
+            ["start", "end", "days"].map(str::to_owned).to_vec(),
+            names(&bucket.counts),
+            [
+                "answered_within_threshold",
+                "calls_with_wait",
+                "service_level_percent",
+                "average_speed_of_answer_seconds",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            names(&bucket.handling),
+        ]
+        .concat();
+        assert_eq!(fields(&row), order);
         let json = serde_json::to_value(&body).unwrap();
         assert_eq!(
             fields(&json),

@@ -1,9 +1,12 @@
-use callstats_api::blocks::{RowCounts, RowHandling, RowServiceLevel};
-use callstats_api::queues::QueueEntry;
+use callstats_api::queues::QueuesResponse;
 use callstats_domain::calendar::LocalDateTime;
 use callstats_domain::model::{
     AgentEntry, AgentNumber, LocalizedText, Operator, OperatorsResponse, Script, ScriptsResponse,
 };
+
+use callstats_domain::params::{Direction, SlThreshold};
+use callstats_domain::stats;
+use callstats_domain::testing::{days_of, range, worked_example};
 
 use super::*;
 
@@ -57,56 +60,45 @@ fn the_header_row_is_the_json_field_names_and_lines_end_in_crlf() {
 
 #[test]
 fn a_null_object_has_an_empty_field_for_each_of_its_columns() {
-    let row = |percentiles| QueueEntry {
-        queue: None,
-        counts: RowCounts {
-            offered: 1,
-            answered: 0,
-            unanswered: 1,
-            short_abandoned_calls: 0,
-            abandon_rate_percent: Some(100.0),
-        },
-        service_level: RowServiceLevel {
-            service_level_percent: None,
-            answered_within_threshold: 0,
-            calls_with_wait: 0,
-            average_speed_of_answer_seconds: None,
-        },
-        speed_of_answer_percentiles: percentiles,
-        handling: RowHandling {
-            average_handle_time_seconds: None,
-            longest_wait_seconds: None,
-        },
-        average_abandon_time_seconds: None,
-    };
-    let percentiles = callstats_domain::model::SpeedOfAnswerPercentiles {
-        p50: 1.5,
-        p80: 2.0,
-        p90: 3.0,
-        p95: 4.25,
-    };
-    let body = table(&[row(None), row(Some(percentiles))], NO_LIMIT).unwrap();
-    let records = read(&body);
-    assert_eq!(
-        records[1],
-        [
-            "", "1", "0", "1", "0", "100.0", "", "0", "0", "", "", "", "", "", "", "", ""
-        ]
+    // The two queues of docs/behaviour.md's worked example: one whose answered calls have
+    // waits (its percentiles an object), the calls without a queue, which have none (null).
+    let r = range("2026-11-02", "2026-11-02");
+    let measured = stats::queues_response(
+        &r,
+        Direction::Inbound,
+        SlThreshold::DEFAULT,
+        &days_of(r, &worked_example()),
     );
-    assert_eq!(records[2][10..14], ["1.5", "2.0", "3.0", "4.25"]);
+    let rows = QueuesResponse::from(&measured).queues;
+    let (with, without) = (rows.first().unwrap(), rows.last().unwrap());
+    assert!(with.speed_of_answer_percentiles.is_some());
+    assert!(without.speed_of_answer_percentiles.is_none());
+    let body = table(&[with.clone(), without.clone()], NO_LIMIT).unwrap();
+    let records = read(&body);
+    let header = &records[0];
+    let percentile_columns: Vec<usize> = (0..header.len())
+        .filter(|&i| header[i].starts_with("speed_of_answer_percentiles."))
+        .collect();
+    assert_eq!(percentile_columns.len(), 4);
+    for record in &records[1..] {
+        assert_eq!(record.len(), header.len());
+    }
+    let cells = |record: &[String]| -> Vec<String> {
+        percentile_columns
+            .iter()
+            .map(|&i| record[i].clone())
+            .collect()
+    };
+    assert_eq!(cells(&records[1]), ["4.5", "20.0", "20.0", "20.0"]);
+    assert_eq!(cells(&records[2]), ["", "", "", ""]);
 }
 
 #[test]
 fn an_empty_list_is_the_header_row_alone() {
-    let body = table::<QueueEntry>(&[], NO_LIMIT).unwrap();
+    let body = table::<Script>(&[], NO_LIMIT).unwrap();
     assert_eq!(
         text(&body),
-        "queue,offered,answered,unanswered,short_abandoned_calls,abandon_rate_percent,\
-         service_level_percent,answered_within_threshold,calls_with_wait,\
-         average_speed_of_answer_seconds,speed_of_answer_percentiles.p50,\
-         speed_of_answer_percentiles.p80,speed_of_answer_percentiles.p90,\
-         speed_of_answer_percentiles.p95,average_handle_time_seconds,longest_wait_seconds,\
-         average_abandon_time_seconds\r\n"
+        "id,title.uz,title.ru,category.uz,category.ru,views\r\n"
     );
 }
 
