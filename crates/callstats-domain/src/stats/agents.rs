@@ -2,13 +2,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::calendar::DateRange;
+use crate::calendar::{DateRange, Period};
 use crate::call_day::CallDay;
 use crate::model::{
     AgentEntry, AgentNumber, AgentsResponse, CallScore, Operator, QueueName, Sentiment,
 };
 use crate::params::{Direction, RosterFilter};
-use crate::stats::freshness::period_response;
+use crate::stats::freshness::{Freshness, freshness};
 use crate::stats::round::round2;
 
 /// Weight `C` of the prior in the checklist score: how many calls' worth of the overall mean
@@ -87,9 +87,17 @@ pub fn agents_response<D: AsRef<CallDay>>(
     roster: &[Operator],
     prior: PriorWeight,
 ) -> AgentsResponse {
-    period_response!(range, days => AgentsResponse {
+    let Freshness {
+        as_of,
+        provisional_from,
+    } = freshness(range, days);
+    AgentsResponse {
+        period: Period::from(range),
+        clamped: range.clamped(),
+        as_of,
+        provisional_from,
         agents: agent_leaderboard(range, queue, filter, days, scores, roster, prior),
-    })
+    }
 }
 
 /// The leaderboard of [`agents_response`].

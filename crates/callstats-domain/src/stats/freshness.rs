@@ -78,38 +78,6 @@ impl Measurement {
     }
 }
 
-/// A period response `$ty { .. }` with the fields every one of them reads from its range and
-/// held days (`period`, `clamped`, `as_of`, `provisional_from`), the other fields as given:
-/// `period_response!(range, days => Ty { .. })`. With the rules it was measured by,
-/// `period_response!(range, days, rules => Ty { .. })` also states their two bounds.
-///
-/// One place builds these shared fields so that no response states them differently.
-macro_rules! period_response {
-    ($range:expr, $held:expr, $rules:expr => $ty:ident { $($fields:tt)* }) => {{
-        let rules: $crate::params::ServiceRules = $rules;
-        $crate::stats::freshness::period_response!($range, $held => $ty {
-            sl_threshold_seconds: rules.sl_threshold.get(),
-            short_abandon_seconds: rules.short_abandon.get(),
-            $($fields)*
-        })
-    }};
-    ($range:expr, $held:expr => $ty:ident { $($fields:tt)* }) => {{
-        let range: &$crate::calendar::DateRange = $range;
-        let $crate::stats::freshness::Freshness {
-            as_of,
-            provisional_from,
-        } = $crate::stats::freshness::freshness(range, $held);
-        $ty {
-            period: $crate::calendar::Period::from(range),
-            clamped: range.clamped(),
-            as_of,
-            provisional_from,
-            $($fields)*
-        }
-    }};
-}
-pub(crate) use period_response;
-
 #[cfg(test)]
 mod tests {
     use super::*;

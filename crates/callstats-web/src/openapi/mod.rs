@@ -1,4 +1,4 @@
-//! The OpenAPI 3.1 document, generated from the routes and the domain's types: paths come from
+//! The OpenAPI 3.1 document, generated from the routes and the answers' types: paths come from
 //! the registered handlers, schemas from the types they answer with, and one table-driven pass
 //! adds what every operation shares (errors, rate-limit and cache headers, the conditional and
 //! compressed answers, security, examples). Examples are produced by the domain's own
