@@ -92,24 +92,13 @@ mod tests {
     use super::*;
     use crate::test_support::{assert_holds, fields, names};
     use callstats_domain::calendar::DateRange;
-    use callstats_domain::params::SlThreshold;
-    use callstats_domain::stats::trend_response;
-    use callstats_domain::testing::{day, rollups_of, worked_example};
+    use callstats_domain::testing::{day, inbound_trend, worked_example};
     use serde_json::json;
 
     #[test]
     fn a_bucket_states_its_span_and_figures_in_order() {
         let range = DateRange::up_to(day("2026-10-28"), day("2026-11-10"), 366).unwrap();
-        let rollups = rollups_of(range, &worked_example());
-        let rules = SlThreshold::DEFAULT;
-        let trend = trend_response(
-            &range,
-            Direction::Inbound,
-            Granularity::Week,
-            rules,
-            None,
-            &rollups,
-        );
+        let trend = inbound_trend(&range, Granularity::Week, &worked_example());
         let body = TrendResponse::from(&trend);
         let bucket = &body.buckets[1];
         let row = serde_json::to_value(bucket).unwrap();

@@ -271,7 +271,7 @@ mod tests {
     use callstats_domain::request::UnvalidatedRequest;
     use callstats_domain::scope::KpiView;
     use callstats_domain::stats;
-    use callstats_domain::testing::{days_of, range, rollups_of, worked_example};
+    use callstats_domain::testing::{days_of, inbound_trend, range, worked_example};
 
     use super::*;
 
@@ -439,15 +439,7 @@ mod tests {
             .into_iter()
             .max_by_key(|row| row.counts.offered);
         assert_eq!(flattened(&busy.unwrap()), IntervalEntry::columns());
-        let rollups = rollups_of(r, &worked_example());
-        let trend = TrendResponse::from(&stats::trend_response(
-            &r,
-            Direction::Inbound,
-            Granularity::Day,
-            SlThreshold::DEFAULT,
-            None,
-            &rollups,
-        ));
+        let trend = TrendResponse::from(&inbound_trend(&r, Granularity::Day, &worked_example()));
         assert_eq!(flattened(&trend.buckets[0]), TrendBucket::columns());
         check(
             flattened(&Operator {

@@ -40,11 +40,12 @@ use crate::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, Metric, Operator, QueueName, Sentiment,
     Sheet,
 };
-use crate::params::Direction;
+use crate::params::{Direction, Granularity, SlThreshold};
 use crate::ports::Clock;
 use crate::request::{ApiRequest, Endpoint};
 use crate::rollup::DayRollup;
 use crate::scope::ScopeSet;
+use crate::stats::trend::{Trend, trend_response};
 use crate::tz::TASHKENT;
 
 /// An instant a builder takes: an [`OffsetDateTime`], or text, either a Tashkent local time
@@ -240,14 +241,23 @@ pub fn days_of(range: DateRange, calls: &[CallRecord]) -> Vec<Arc<CallDay>> {
         .collect()
 }
 
-/// The rollups of the days of `range` holding `calls` ([`days_of`]'s days, each rolled up), as
-/// a trend reads them.
+/// /calls/trend measured over the inbound calls among `calls` (every queue, the default
+/// threshold), from the rollups of `range`'s days ([`days_of`]'s days, each rolled up).
 #[must_use]
-pub fn rollups_of(range: DateRange, calls: &[CallRecord]) -> Vec<DayRollup> {
-    CallDay::split(&range, 0, calls)
+pub fn inbound_trend(range: &DateRange, granularity: Granularity, calls: &[CallRecord]) -> Trend {
+    let rollups: Vec<DayRollup> = CallDay::split(range, 0, calls)
         .iter()
         .map(DayRollup::of)
-        .collect()
+        .collect();
+    let rules = SlThreshold::DEFAULT;
+    trend_response(
+        range,
+        Direction::Inbound,
+        granularity,
+        rules,
+        None,
+        &rollups,
+    )
 }
 
 /// The portal's score of `agent`'s call that started `at`: `percent` of the checklist, with

@@ -105,29 +105,16 @@ pub fn trend_buckets(
 mod tests {
     use super::*;
     use crate::call_day::CallDay;
-    use crate::model::CallRecord;
     use crate::params::{ShortAbandon, SlThreshold};
     use crate::stats::call_summary;
     use crate::stats::service_level::{
         abandon_rate_percent, average_handle_time_seconds, average_speed_of_answer_seconds,
         longest_wait_seconds, service_level, service_level_percent,
     };
-    use crate::testing::{CallExt, call, day, queue, rollups_of};
+    use crate::testing::{CallExt, call, day, inbound_trend as trend, queue};
 
     fn long(start: &str, end: &str) -> DateRange {
         DateRange::up_to(day(start), day(end), 366).unwrap()
-    }
-
-    fn trend(range: &DateRange, granularity: Granularity, records: &[CallRecord]) -> Trend {
-        let rollups = rollups_of(*range, records);
-        trend_response(
-            range,
-            Direction::Inbound,
-            granularity,
-            SlThreshold::DEFAULT,
-            None,
-            &rollups,
-        )
     }
 
     fn spans(response: &Trend) -> Vec<(String, String, u32)> {
