@@ -112,7 +112,7 @@ pub struct Comparison {
 impl From<&Summary> for CallSummary {
     fn from(summary: &Summary) -> Self {
         let measurement = &summary.measurement;
-        let tally: &ServiceTally = &summary.tally;
+        let tally = &summary.tally;
         Self {
             period: Period::from(&measurement.range),
             direction: measurement.direction,

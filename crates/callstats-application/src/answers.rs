@@ -28,7 +28,7 @@ use callstats_domain::model::KeyInfo;
 use callstats_domain::params::ParamError;
 use callstats_domain::ports::{Clock, ResponseCache};
 use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
-use callstats_domain::use_cases::{Admitted, CallStats, Caller, Counted, Gatekeeper, Response};
+use callstats_domain::use_cases::{Admitted, CallStats, Caller, Counted, Gatekeeper};
 
 use async_trait::async_trait;
 use metrics::Counter;
@@ -527,9 +527,11 @@ impl Inner {
             .pool
             .run(move || {
                 let response = prepared.compute();
+                // Made once: the JSON and the CSV are written from the same values.
+                let answer = Wire::from(&response);
                 let written = |form| match form {
-                    Representation::Json => json_within(&response, limit),
-                    Representation::Csv => csv_within(&response, limit),
+                    Representation::Json => json_within(&answer, limit),
+                    Representation::Csv => csv_within(&answer, limit),
                 };
                 let entry = CachedAnswer::new(written(representation)?, ttl, now);
                 let stored = entry.encode();
@@ -577,11 +579,11 @@ fn count_refusal(err: &DomainError) {
     }
 }
 
-/// `body` as JSON, refused past `limit` bytes (the writer stops there: no larger buffer is ever
+/// `answer` as JSON, refused past `limit` bytes (the writer stops there: no larger buffer is ever
 /// held).
-fn json_within(body: &Response, limit: usize) -> Result<Bytes, DomainError> {
+fn json_within(answer: &Wire<'_>, limit: usize) -> Result<Bytes, DomainError> {
     let mut out = Bounded::new(limit);
-    match serde_json::to_writer(&mut out, &Wire::from(body)) {
+    match serde_json::to_writer(&mut out, answer) {
         Ok(()) => Ok(out.into_bytes()),
         Err(err) if err.is_io() => Err(DomainError::BodyTooLarge { limit_bytes: limit }),
         // The bodies are plain structs with string keys: serialising them cannot fail, so

@@ -14,34 +14,28 @@ use std::borrow::Cow;
 
 use crate::representation::CsvRow;
 use bytes::Bytes;
-use callstats_api::intervals::IntervalsResponse;
-use callstats_api::queues::QueuesResponse;
-use callstats_api::trend::TrendResponse;
+use callstats_api::Wire;
 use callstats_domain::DomainError;
-use callstats_domain::use_cases::Response;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::bounded::Bounded;
 
-/// `response`'s rows as CSV, refused past `limit` bytes; an internal error for an answer
-/// without CSV (the request was never given the CSV representation).
-pub(crate) fn csv_within(response: &Response, limit: usize) -> Result<Bytes, DomainError> {
-    match response {
-        Response::Agents(body) => table(&body.agents, limit),
-        Response::Queues(queues) => table(&QueuesResponse::from(queues).queues, limit),
-        Response::Intervals(intervals) => {
-            table(&IntervalsResponse::from(intervals).intervals, limit)
-        }
-        Response::Trend(trend) => table(&TrendResponse::from(trend).buckets, limit),
-        Response::Operators(body) => table(&body.operators, limit),
-        Response::Schedule(body) => table(&body.off_days, limit),
-        Response::Scripts(body) => table(&body.scripts, limit),
-        Response::CallSummary(_) | Response::Live(_) | Response::Sheets(_) | Response::Kpi(_) => {
-            Err(DomainError::Internal(
-                "a CSV asked of an answer without rows".to_owned(),
-            ))
-        }
+/// The rows of `answer` (as the wire carries it, the JSON's very values) as CSV, refused past
+/// `limit` bytes; an internal error for an answer without CSV (the request was never given the
+/// CSV representation).
+pub(crate) fn csv_within(answer: &Wire<'_>, limit: usize) -> Result<Bytes, DomainError> {
+    match answer {
+        Wire::Agents(body) => table(&body.agents, limit),
+        Wire::Queues(body) => table(&body.queues, limit),
+        Wire::Intervals(body) => table(&body.intervals, limit),
+        Wire::Trend(body) => table(&body.buckets, limit),
+        Wire::Operators(body) => table(&body.operators, limit),
+        Wire::Schedule(body) => table(&body.off_days, limit),
+        Wire::Scripts(body) => table(&body.scripts, limit),
+        Wire::CallSummary(_) | Wire::Live(_) | Wire::Sheets(_) | Wire::Kpi(_) => Err(
+            DomainError::Internal("a CSV asked of an answer without rows".to_owned()),
+        ),
     }
 }
 

@@ -249,12 +249,11 @@ pub fn inbound_trend(range: &DateRange, granularity: Granularity, calls: &[CallR
         .iter()
         .map(DayRollup::of)
         .collect();
-    let rules = SlThreshold::DEFAULT;
     trend_response(
         range,
         Direction::Inbound,
         granularity,
-        rules,
+        SlThreshold::DEFAULT,
         None,
         &rollups,
     )

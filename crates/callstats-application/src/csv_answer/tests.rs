@@ -1,3 +1,4 @@
+use callstats_api::Wire;
 use callstats_api::queues::QueuesResponse;
 use callstats_domain::calendar::LocalDateTime;
 use callstats_domain::model::{
@@ -221,7 +222,7 @@ fn nested_objects_are_flattened_with_a_dot() {
             views: 10,
         }],
     };
-    let body = csv_within(&Response::Scripts(scripts), NO_LIMIT).unwrap();
+    let body = csv_within(&Wire::Scripts(&scripts), NO_LIMIT).unwrap();
     assert_eq!(
         text(&body),
         "id,title.uz,title.ru,category.uz,category.ru,views\r\n\
@@ -242,7 +243,7 @@ fn a_null_text_field_is_empty_and_rows_keep_their_order() {
     let roster = OperatorsResponse {
         operators: vec![operator("102", None), operator("101", Some("supervisor"))],
     };
-    let body = csv_within(&Response::Operators(roster), NO_LIMIT).unwrap();
+    let body = csv_within(&Wire::Operators(&roster), NO_LIMIT).unwrap();
     let records = read(&body);
     assert_eq!(records.len(), 3);
     assert_eq!(
