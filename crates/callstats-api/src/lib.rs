@@ -7,6 +7,8 @@
 
 pub mod blocks;
 pub mod intervals;
+pub mod kpi;
+pub mod portal;
 pub mod queues;
 pub mod summary;
 pub mod trend;
@@ -15,9 +17,7 @@ pub mod trend;
 mod test_support;
 
 use callstats_domain::live::LiveBody;
-use callstats_domain::model::{
-    AgentsResponse, KpiMonthResponse, OperatorsResponse, Schedule, ScriptsResponse, SheetsResponse,
-};
+use callstats_domain::model::AgentsResponse;
 use callstats_domain::use_cases::Response;
 use serde::Serialize;
 
@@ -32,11 +32,11 @@ pub enum Wire<'a> {
     Intervals(intervals::IntervalsResponse),
     Trend(trend::TrendResponse),
     Live(&'a LiveBody),
-    Sheets(&'a SheetsResponse),
-    Kpi(&'a KpiMonthResponse),
-    Operators(&'a OperatorsResponse),
-    Schedule(&'a Schedule),
-    Scripts(&'a ScriptsResponse),
+    Sheets(portal::SheetsResponse),
+    Kpi(kpi::KpiMonthResponse),
+    Operators(portal::OperatorsResponse),
+    Schedule(portal::Schedule),
+    Scripts(portal::ScriptsResponse),
 }
 
 impl<'a> From<&'a Response> for Wire<'a> {
@@ -48,11 +48,11 @@ impl<'a> From<&'a Response> for Wire<'a> {
             Response::Intervals(intervals) => Self::Intervals(intervals.into()),
             Response::Trend(trend) => Self::Trend(trend.into()),
             Response::Live(body) => Self::Live(body),
-            Response::Sheets(body) => Self::Sheets(body),
-            Response::Kpi(body) => Self::Kpi(body),
-            Response::Operators(body) => Self::Operators(body),
-            Response::Schedule(body) => Self::Schedule(body),
-            Response::Scripts(body) => Self::Scripts(body),
+            Response::Sheets(sheets) => Self::Sheets(sheets.as_slice().into()),
+            Response::Kpi(month) => Self::Kpi(month.into()),
+            Response::Operators(roster) => Self::Operators(roster.as_slice().into()),
+            Response::Schedule(schedule) => Self::Schedule(schedule.into()),
+            Response::Scripts(scripts) => Self::Scripts(scripts.as_slice().into()),
         }
     }
 }

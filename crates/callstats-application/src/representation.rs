@@ -7,11 +7,12 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use callstats_api::intervals::IntervalEntry;
+use callstats_api::portal::{OffDay, Operator, Script};
 use callstats_api::queues::QueueEntry;
 use callstats_api::trend::TrendBucket;
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::error::DomainError;
-use callstats_domain::model::{AgentEntry, OffDay, Operator, Script, SpeedOfAnswerPercentiles};
+use callstats_domain::model::{AgentEntry, SpeedOfAnswerPercentiles};
 use callstats_domain::params::SlThreshold;
 use callstats_domain::request::{ApiRequest, Endpoint};
 use callstats_domain::stats::intervals::IntervalTally;
@@ -263,10 +264,11 @@ impl CsvRow for Script {
 #[cfg(test)]
 mod tests {
     use callstats_api::intervals::IntervalsResponse;
+    use callstats_api::portal::LocalizedText;
     use callstats_api::queues::QueuesResponse;
     use callstats_api::trend::TrendResponse;
     use callstats_domain::calendar::LocalDateTime;
-    use callstats_domain::model::{AgentNumber, LocalizedText, OffDayKind, OffDaySource};
+    use callstats_domain::model::{AgentNumber, OffDayKind, OffDaySource};
     use callstats_domain::params::{Direction, Granularity, IntervalMinutes};
     use callstats_domain::request::UnvalidatedRequest;
     use callstats_domain::scope::KpiView;

@@ -94,15 +94,12 @@ pub struct CallScore {
     pub sentiment: Sentiment,
 }
 
-/// The key object of /ping.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The admitted key /ping reports, and the time it was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyInfo {
-    pub ok: bool,
-    pub key_name: String,
+    pub name: String,
     pub scopes: ScopeSet,
     pub rate_limit_per_minute: u32,
-    pub available_scopes: ScopeSet,
     /// ISO 8601 UTC with milliseconds, e.g. `2026-11-21T06:15:30.123Z`.
     pub server_time: String,
 }
@@ -210,8 +207,7 @@ pub struct AgentsResponse {
 }
 
 /// A published KPI sheet.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sheet {
     pub id: i64,
     pub name: String,
@@ -220,16 +216,8 @@ pub struct Sheet {
     pub updated_at: LocalDateTime,
 }
 
-/// The body of /kpi/months.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SheetsResponse {
-    pub sheets: Vec<Sheet>,
-}
-
-/// KPI money totals. null means the sheet does not track that figure.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+/// KPI money totals. `None` means the sheet does not track that figure.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct KpiTotals {
     pub kpi_sum: Option<f64>,
     pub fiksa: Option<f64>,
@@ -239,8 +227,7 @@ pub struct KpiTotals {
 }
 
 /// One metric of a KPI operator row.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
     pub name: String,
     /// The raw measured figure.
@@ -252,8 +239,7 @@ pub struct Metric {
 }
 
 /// One operator row of a KPI sheet.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KpiOperatorRow {
     /// null for paid operators on the sheet without a portal account.
     pub agent_number: Option<AgentNumber>,
@@ -278,11 +264,9 @@ pub struct SheetContent {
 }
 
 /// The named KPI body for keys holding `kpi:detail`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KpiDetail {
     pub sheet: Sheet,
-    pub currency: &'static str,
     pub operator_count: usize,
     pub totals: KpiTotals,
     pub sheet_totals: KpiTotals,
@@ -290,8 +274,7 @@ pub struct KpiDetail {
 }
 
 /// min, p25, median, p75, max and avg of one figure over a sheet's rows.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
     pub min: f64,
     pub p25: f64,
@@ -302,16 +285,14 @@ pub struct Spread {
 }
 
 /// `distribution` of the aggregate KPI body; null when no row has the figure.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Distribution {
     pub payout: Option<Spread>,
     pub kpi_percent: Option<Spread>,
 }
 
 /// An anonymous rank: no name, no agent number.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rank {
     pub rank: u32,
     pub kpi_percent: f64,
@@ -319,51 +300,35 @@ pub struct Rank {
 }
 
 /// The anonymous KPI body for keys holding only `kpi:aggregate`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KpiAggregate {
     pub sheet: Sheet,
-    pub currency: &'static str,
     pub operator_count: usize,
     /// The sums over every row: for a small group too, the group's total.
     pub totals: KpiTotals,
-    /// Null when the sheet has at least one row but fewer than the deployment's minimum for
-    /// showing a group's spread and ranks (`CALLSTATS_KPI_AGGREGATE_MIN_ROWS`: 1 by default,
-    /// so never; 5 recommended), as each figure of so small a group is close to one person's
-    /// pay.
+    /// `None` for a sheet of fewer rows than the deployment's minimum for a group's spread.
     pub distribution: Option<Distribution>,
-    /// One anonymous entry per row; null when `distribution` is.
+    /// One anonymous entry per row; `None` when `distribution` is.
     pub ranks: Option<Vec<Rank>>,
 }
 
-/// The body of /kpi/{month}, tagged by `granularity`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "granularity", rename_all = "lowercase")]
-pub enum KpiMonthResponse {
+/// A published sheet as a key may see it: named rows, or anonymous figures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KpiMonth {
     Detail(KpiDetail),
     Aggregate(KpiAggregate),
 }
 
-/// A roster entry. Usernames, phones and credentials have no field here, so they cannot
-/// be serialised by accident.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A roster entry. Usernames, phones and credentials have no field here.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Operator {
     pub agent_number: AgentNumber,
     pub name: String,
     pub team: String,
     pub shift: String,
-    /// null for regular operators; a label for non-operator staff.
+    /// `None` for regular operators; a label for non-operator staff.
     pub staff_role: Option<String>,
     pub joined_at: LocalDateTime,
-}
-
-/// The body of /operators.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OperatorsResponse {
-    pub operators: Vec<Operator>,
 }
 
 /// Kind of an off-day.
@@ -396,9 +361,8 @@ pub struct OffDayRecord {
     pub source: OffDaySource,
 }
 
-/// An off-day as the API shows it, joined with the operator's name.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// An off-day joined with the operator's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffDay {
     pub agent_number: AgentNumber,
     pub name: String,
@@ -407,25 +371,22 @@ pub struct OffDay {
     pub source: OffDaySource,
 }
 
-/// The body of /schedule.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The off-days of a month, by date then agent number.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     pub month: Month,
     pub off_days: Vec<OffDay>,
 }
 
 /// Text in Uzbek and Russian.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalizedText {
     pub uz: String,
     pub ru: String,
 }
 
 /// A script with its view count.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Script {
     pub id: i64,
     pub title: LocalizedText,
@@ -433,32 +394,9 @@ pub struct Script {
     pub views: u64,
 }
 
-/// The body of /scripts/stats.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ScriptsResponse {
-    pub scripts: Vec<Script>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roster_entries_serialise_without_private_fields() {
-        let operator = Operator {
-            agent_number: AgentNumber::new("101").unwrap(),
-            name: "Oʻtkir Karimov".into(),
-            team: "A".into(),
-            shift: "day".into(),
-            staff_role: None,
-            joined_at: LocalDateTime::parse("2025-03-01 09:00:00").unwrap(),
-        };
-        assert_eq!(
-            serde_json::to_string(&operator).unwrap(),
-            r#"{"agent_number":"101","name":"Oʻtkir Karimov","team":"A","shift":"day","staff_role":null,"joined_at":"2025-03-01 09:00:00"}"#
-        );
-    }
 
     #[test]
     fn off_day_kinds_and_sources_use_the_spec_words() {

@@ -16,8 +16,7 @@ use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::live::{LiveBody, LiveError};
 use crate::model::{
-    AgentsResponse, CallScore, KeyInfo, KpiMonthResponse, Operator, OperatorsResponse, QueueName,
-    Schedule, ScriptsResponse, SheetsResponse,
+    AgentsResponse, CallScore, KeyInfo, KpiMonth, Operator, QueueName, Schedule, Script, Sheet,
 };
 use crate::params::{RosterFilter, ScriptsLimit, Shift};
 use crate::ports::{
@@ -25,7 +24,7 @@ use crate::ports::{
     RequestLedger,
 };
 use crate::request::{ApiRequest, Endpoint};
-use crate::scope::{KpiView, ScopeSet};
+use crate::scope::KpiView;
 use crate::stats::intervals::Intervals;
 use crate::stats::queues::Queues;
 use crate::stats::summary::Summary;
@@ -315,11 +314,9 @@ impl Gatekeeper {
     #[must_use]
     pub fn ping(&self, key: &ApiKeyRecord) -> KeyInfo {
         KeyInfo {
-            ok: true,
-            key_name: key.name.to_string(),
+            name: key.name.to_string(),
             scopes: key.scopes,
             rate_limit_per_minute: key.rate_limit_per_minute,
-            available_scopes: ScopeSet::all(),
             server_time: calendar::utc_millis(self.clock.now()),
         }
     }
@@ -346,11 +343,11 @@ pub enum Response {
     Intervals(Intervals),
     Trend(Trend),
     Live(LiveBody),
-    Sheets(SheetsResponse),
-    Kpi(KpiMonthResponse),
-    Operators(OperatorsResponse),
+    Sheets(Vec<Sheet>),
+    Kpi(KpiMonth),
+    Operators(Vec<Operator>),
     Schedule(Schedule),
-    Scripts(ScriptsResponse),
+    Scripts(Vec<Script>),
 }
 
 /// An answer whose inputs are gathered: what is left is computation only, with no I/O.
@@ -408,7 +405,7 @@ impl std::fmt::Debug for Prepared {
 ///     StatsSettings::default(),
 /// );
 /// let roster = stats.operators().await.unwrap();
-/// assert_eq!(roster.operators[0].name, "Dilnoza");
+/// assert_eq!(roster[0].name, "Dilnoza");
 /// # }
 /// ```
 #[derive(Clone)]
@@ -698,7 +695,7 @@ impl CallStats {
         live.now().await
     }
 
-    pub async fn kpi_months(&self) -> Result<SheetsResponse, DomainError> {
+    pub async fn kpi_months(&self) -> Result<Vec<Sheet>, DomainError> {
         Ok(stats::sheet_listing(
             self.store.published_sheets(None).await?,
         ))
@@ -713,7 +710,7 @@ impl CallStats {
         month: Month,
         shift: Option<&Shift>,
         view: KpiView,
-    ) -> Result<KpiMonthResponse, DomainError> {
+    ) -> Result<KpiMonth, DomainError> {
         let sheet = stats::select_sheet(
             month,
             self.store.published_sheets(Some(month)).await?,
@@ -733,7 +730,7 @@ impl CallStats {
     }
 
     /// /operators: the roster, staff set apart. Reads [`PortalStore::operators`].
-    pub async fn operators(&self) -> Result<OperatorsResponse, DomainError> {
+    pub async fn operators(&self) -> Result<Vec<Operator>, DomainError> {
         Ok(stats::roster(self.store.operators().await?))
     }
 
@@ -746,7 +743,7 @@ impl CallStats {
     }
 
     /// /scripts/stats: the `limit` most viewed scripts. Reads [`PortalStore::scripts`].
-    pub async fn scripts(&self, limit: ScriptsLimit) -> Result<ScriptsResponse, DomainError> {
+    pub async fn scripts(&self, limit: ScriptsLimit) -> Result<Vec<Script>, DomainError> {
         Ok(stats::top_scripts(self.store.scripts().await?, limit))
     }
 }

@@ -18,6 +18,10 @@ use actix_web::{HttpRequest, HttpResponse, Responder as _, get, web};
 use actix_web_lab::sse;
 use bytes::Bytes;
 use callstats_api::intervals::IntervalsResponse;
+use callstats_api::kpi::KpiMonthResponse;
+use callstats_api::portal::{
+    KeyInfo, OperatorsResponse, Schedule, ScriptsResponse, SheetsResponse,
+};
 use callstats_api::queues::QueuesResponse;
 use callstats_api::summary::CallSummary;
 use callstats_api::trend::TrendResponse;
@@ -26,10 +30,7 @@ use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::live::LiveResponse;
-use callstats_domain::model::{
-    AgentsResponse, KeyInfo, KpiMonthResponse, OperatorsResponse, Schedule, ScriptsResponse,
-    SheetsResponse,
-};
+use callstats_domain::model::AgentsResponse;
 use callstats_domain::params::{
     AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,
     ScheduleQuery, ScriptsQuery, ServiceQuery, SummaryQuery, TrendQuery,
@@ -480,7 +481,11 @@ async fn respond(
     }: Outcome,
 ) -> Result<HttpResponse, ApiError> {
     let (mut response, source, csv_file_name) = match answer {
-        Ok(Answer::Key(info)) => (json(StatusCode::OK, &info), Source::Miss, None),
+        Ok(Answer::Key(info)) => (
+            json(StatusCode::OK, &KeyInfo::from(&info)),
+            Source::Miss,
+            None,
+        ),
         Ok(Answer::Body(Body {
             entry,
             csv_file_name,

@@ -4,10 +4,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use callstats_api::portal::OperatorsResponse;
 use callstats_domain::access::{
     ApiKeyRecord, ApiKeySecret, ClientAddress, PresentedKey, RequestOrigin, Unauthorized,
 };
-use callstats_domain::model::{Operator, OperatorsResponse};
+use callstats_domain::model::Operator;
 use callstats_domain::ports::{
     Found, KeyLookup, KeyStore, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
     MockQuotaCounter, MockRequestLedger, MockResponseCache, StoreError,

@@ -1,9 +1,8 @@
 use callstats_api::Wire;
+use callstats_api::portal::{LocalizedText, Operator, OperatorsResponse, Script, ScriptsResponse};
 use callstats_api::queues::QueuesResponse;
 use callstats_domain::calendar::LocalDateTime;
-use callstats_domain::model::{
-    AgentEntry, AgentNumber, LocalizedText, Operator, OperatorsResponse, Script, ScriptsResponse,
-};
+use callstats_domain::model::{AgentEntry, AgentNumber};
 
 use callstats_domain::params::{Direction, SlThreshold};
 use callstats_domain::stats;
@@ -222,7 +221,7 @@ fn nested_objects_are_flattened_with_a_dot() {
             views: 10,
         }],
     };
-    let body = csv_within(&Wire::Scripts(&scripts), NO_LIMIT).unwrap();
+    let body = csv_within(&Wire::Scripts(scripts), NO_LIMIT).unwrap();
     assert_eq!(
         text(&body),
         "id,title.uz,title.ru,category.uz,category.ru,views\r\n\
@@ -243,7 +242,7 @@ fn a_null_text_field_is_empty_and_rows_keep_their_order() {
     let roster = OperatorsResponse {
         operators: vec![operator("102", None), operator("101", Some("supervisor"))],
     };
-    let body = csv_within(&Wire::Operators(&roster), NO_LIMIT).unwrap();
+    let body = csv_within(&Wire::Operators(roster), NO_LIMIT).unwrap();
     let records = read(&body);
     assert_eq!(records.len(), 3);
     assert_eq!(

@@ -6,8 +6,8 @@ use std::cmp::Ordering;
 use crate::calendar::Month;
 use crate::error::DomainError;
 use crate::model::{
-    CURRENCY, Distribution, KpiAggregate, KpiDetail, KpiMonthResponse, KpiOperatorRow, KpiTotals,
-    Metric, Rank, Sheet, SheetContent, Spread,
+    Distribution, KpiAggregate, KpiDetail, KpiMonth, KpiOperatorRow, KpiTotals, Metric, Rank,
+    Sheet, SheetContent, Spread,
 };
 use crate::params::Shift;
 use crate::scope::KpiView;
@@ -103,23 +103,21 @@ pub fn kpi_month(
     content: SheetContent,
     view: KpiView,
     min_rows: AggregateMinRows,
-) -> KpiMonthResponse {
+) -> KpiMonth {
     let operators = rounded_rows(content.operators);
     let totals = totals(&operators);
     let operator_count = operators.len();
     let shown = !min_rows.hides(operator_count);
     match view {
-        KpiView::Detail => KpiMonthResponse::Detail(KpiDetail {
+        KpiView::Detail => KpiMonth::Detail(KpiDetail {
             sheet,
-            currency: CURRENCY,
             operator_count,
             totals,
             sheet_totals: round_totals(content.sheet_totals),
             operators,
         }),
-        KpiView::Aggregate => KpiMonthResponse::Aggregate(KpiAggregate {
+        KpiView::Aggregate => KpiMonth::Aggregate(KpiAggregate {
             sheet,
-            currency: CURRENCY,
             operator_count,
             totals,
             distribution: shown.then(|| Distribution {
@@ -328,8 +326,8 @@ mod tests {
             KpiView::Detail,
             AggregateMinRows::RECOMMENDED,
         ) {
-            KpiMonthResponse::Detail(d) => d,
-            KpiMonthResponse::Aggregate(_) => panic!("expected detail"),
+            KpiMonth::Detail(d) => d,
+            KpiMonth::Aggregate(_) => panic!("expected detail"),
         }
     }
 
@@ -350,8 +348,8 @@ mod tests {
             KpiView::Aggregate,
             min_rows,
         ) {
-            KpiMonthResponse::Aggregate(a) => a,
-            KpiMonthResponse::Detail(_) => panic!("expected aggregate"),
+            KpiMonth::Aggregate(a) => a,
+            KpiMonth::Detail(_) => panic!("expected aggregate"),
         }
     }
 
@@ -424,7 +422,7 @@ mod tests {
                 kpi: 500.01
             }
         );
-        assert_eq!((d.operator_count, d.currency), (2, "UZS"));
+        assert_eq!(d.operator_count, 2);
     }
 
     #[test]
@@ -517,11 +515,6 @@ mod tests {
             Some(10_000.0),
             "the group's total stays"
         );
-        let json = serde_json::to_value(KpiMonthResponse::Aggregate(four)).unwrap();
-        assert_eq!(
-            (&json["distribution"], &json["ranks"]),
-            (&serde_json::Value::Null, &serde_json::Value::Null)
-        );
         let at_the_bound = aggregate_of_at_least(rows(5), five);
         assert_eq!(at_the_bound.ranks.map(|ranks| ranks.len()), Some(5));
         assert!(at_the_bound.distribution.is_some());
@@ -550,70 +543,5 @@ mod tests {
             detail_at(AggregateMinRows::DEFAULT),
             detail_at(AggregateMinRows::new(100).unwrap())
         );
-    }
-
-    /// Top-level field names in serialisation order.
-    fn keys_of(value: &serde_json::Value) -> Vec<&str> {
-        value
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect()
-    }
-
-    #[test]
-    fn aggregate_body_has_no_names_and_no_agent_numbers() {
-        let a = aggregate(vec![
-            row(1, Some("AGENT-101"), 0.8, Some(100.0)),
-            row(2, None, 0.5, None),
-        ]);
-        let json = serde_json::to_string(&KpiMonthResponse::Aggregate(a)).unwrap();
-        assert!(
-            !json.contains("AGENT-101")
-                && !json.contains("Operator 1")
-                && !json.contains("agent_number"),
-            "{json}"
-        );
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(
-            keys_of(&value),
-            [
-                "granularity",
-                "sheet",
-                "currency",
-                "operator_count",
-                "totals",
-                "distribution",
-                "ranks"
-            ]
-        );
-        assert_eq!(value["granularity"], "aggregate");
-    }
-
-    #[test]
-    fn detail_body_has_the_spec_fields() {
-        let json = serde_json::to_value(KpiMonthResponse::Detail(detail(
-            vec![row(5, None, 0.9, None)],
-            KpiTotals::default(),
-        )))
-        .unwrap();
-        assert_eq!(
-            keys_of(&json),
-            [
-                "granularity",
-                "sheet",
-                "currency",
-                "operator_count",
-                "totals",
-                "sheet_totals",
-                "operators"
-            ]
-        );
-        assert_eq!(
-            json["operators"][0]["agent_number"],
-            serde_json::Value::Null
-        );
-        assert_eq!(json["sheet"]["updated_at"], "2026-11-20 18:00:00");
     }
 }

@@ -3,17 +3,14 @@
 use std::collections::HashMap;
 
 use crate::calendar::Month;
-use crate::model::{
-    OffDay, OffDayRecord, Operator, OperatorsResponse, Schedule, Script, ScriptsResponse, Sheet,
-    SheetsResponse,
-};
+use crate::model::{OffDay, OffDayRecord, Operator, Schedule, Script, Sheet};
 use crate::params::ScriptsLimit;
 
 /// The roster ordered by agent number. Staff stay in: `staff_role` lets partners filter.
 #[must_use]
-pub fn roster(mut operators: Vec<Operator>) -> OperatorsResponse {
+pub fn roster(mut operators: Vec<Operator>) -> Vec<Operator> {
     operators.sort_by(|a, b| a.agent_number.cmp(&b.agent_number));
-    OperatorsResponse { operators }
+    operators
 }
 
 /// The off-days of `month`, joined with the roster's names (the agent number stands in for an
@@ -47,22 +44,22 @@ pub fn schedule(month: Month, off_days: Vec<OffDayRecord>, roster: &[Operator]) 
 
 /// Published sheets by month descending, then shift ascending (byte-wise), then id.
 #[must_use]
-pub fn sheet_listing(mut sheets: Vec<Sheet>) -> SheetsResponse {
+pub fn sheet_listing(mut sheets: Vec<Sheet>) -> Vec<Sheet> {
     sheets.sort_by(|a, b| {
         b.month
             .cmp(&a.month)
             .then_with(|| a.shift.as_bytes().cmp(b.shift.as_bytes()))
             .then(a.id.cmp(&b.id))
     });
-    SheetsResponse { sheets }
+    sheets
 }
 
 /// The `limit` most viewed scripts, by views descending then id.
 #[must_use]
-pub fn top_scripts(mut scripts: Vec<Script>, limit: ScriptsLimit) -> ScriptsResponse {
+pub fn top_scripts(mut scripts: Vec<Script>, limit: ScriptsLimit) -> Vec<Script> {
     scripts.sort_by(|a, b| b.views.cmp(&a.views).then(a.id.cmp(&b.id)));
     scripts.truncate(limit.get());
-    ScriptsResponse { scripts }
+    scripts
 }
 
 #[cfg(test)]
@@ -101,7 +98,6 @@ mod tests {
             operator("101", "A", Some("supervisor")),
         ]);
         let got: Vec<(&str, Option<&str>)> = r
-            .operators
             .iter()
             .map(|o| (o.agent_number.as_str(), o.staff_role.as_deref()))
             .collect();
@@ -135,7 +131,7 @@ mod tests {
                 ("2026-11-05".into(), "102", "Oʻtkir")
             ]
         );
-        assert_eq!(serde_json::to_value(&s).unwrap()["month"], "2026-11");
+        assert_eq!(s.month, month);
     }
 
     #[test]
@@ -151,10 +147,7 @@ mod tests {
             sheet(2, "2026-11", "night"),
             sheet(3, "2026-11", "day"),
         ]);
-        assert_eq!(
-            listed.sheets.iter().map(|s| s.id).collect::<Vec<_>>(),
-            [3, 2, 1]
-        );
+        assert_eq!(listed.iter().map(|s| s.id).collect::<Vec<_>>(), [3, 2, 1]);
     }
 
     #[test]
@@ -163,9 +156,6 @@ mod tests {
             vec![script(3, 5), script(1, 9), script(2, 9), script(4, 1)],
             ScriptsLimit::parse("3").unwrap(),
         );
-        assert_eq!(
-            top.scripts.iter().map(|s| s.id).collect::<Vec<_>>(),
-            [1, 2, 3]
-        );
+        assert_eq!(top.iter().map(|s| s.id).collect::<Vec<_>>(), [1, 2, 3]);
     }
 }

@@ -1,7 +1,9 @@
 //! The examples: each 200 answer's body is computed by the domain's own functions from a small
 //! fixed data set, so it shows what the API really sends.
 
+use callstats_api::Wire;
 use callstats_api::intervals::IntervalsResponse;
+use callstats_api::portal::KeyInfo;
 use callstats_api::queues::QueuesResponse;
 use callstats_api::summary::CallSummary;
 use callstats_api::trend::TrendResponse;
@@ -11,7 +13,7 @@ use callstats_domain::live::{
     AgentNow, AgentState, LiveResponse, LiveSnapshot, QueueNow, live_response,
 };
 use callstats_domain::model::{
-    AgentNumber, CallRecord, CallScore, KeyInfo, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
+    self, AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
     OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
     SheetContent,
 };
@@ -22,9 +24,15 @@ use callstats_domain::request::Endpoint;
 use callstats_domain::rollup::DayRollup;
 use callstats_domain::scope::{KpiView, ScopeSet};
 use callstats_domain::stats::{self, AggregateMinRows};
+use callstats_domain::use_cases::Response;
 use serde_json::Value;
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::{Content, RefOr};
+
+/// The JSON of a computed answer, as the application writes it.
+fn wire(response: &Response) -> Value {
+    serde_json::to_value(Wire::from(response)).unwrap_or(Value::Null)
+}
 
 /// One example goes in `example`; several are named in `examples`.
 pub(super) fn set_examples(content: &mut Content, examples: Vec<(&str, Value)>) {
@@ -48,7 +56,10 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
     };
     let value = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
     match endpoint {
-        Endpoint::Ping => vec![("key", value(serde_json::to_value(&sample.key_info)))],
+        Endpoint::Ping => vec![(
+            "key",
+            value(serde_json::to_value(KeyInfo::from(&sample.key_info))),
+        )],
         Endpoint::CallsSummary => {
             vec![(
                 "summary",
@@ -127,9 +138,7 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             .unwrap_or_default(),
         Endpoint::KpiMonths => vec![(
             "sheets",
-            value(serde_json::to_value(stats::sheet_listing(vec![
-                sample.sheet,
-            ]))),
+            wire(&Response::Sheets(stats::sheet_listing(vec![sample.sheet]))),
         )],
         Endpoint::KpiMonth => [
             ("detail", KpiView::Detail, AggregateMinRows::DEFAULT),
@@ -145,7 +154,7 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
         .map(|(name, view, min_rows)| {
             (
                 name,
-                value(serde_json::to_value(stats::kpi_month(
+                wire(&Response::Kpi(stats::kpi_month(
                     sample.sheet.clone(),
                     sample.content.clone(),
                     view,
@@ -156,12 +165,12 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
         .collect(),
         Endpoint::Operators => vec![(
             "roster",
-            value(serde_json::to_value(stats::roster(sample.roster))),
+            wire(&Response::Operators(stats::roster(sample.roster))),
         )],
         Endpoint::Schedule => {
             vec![(
                 "schedule",
-                value(serde_json::to_value(stats::schedule(
+                wire(&Response::Schedule(stats::schedule(
                     sample.month,
                     sample.off_days,
                     &sample.roster,
@@ -171,7 +180,7 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
         Endpoint::ScriptsStats => {
             vec![(
                 "scripts",
-                value(serde_json::to_value(stats::top_scripts(
+                wire(&Response::Scripts(stats::top_scripts(
                     sample.scripts,
                     ScriptsLimit::default(),
                 ))),
@@ -218,7 +227,7 @@ fn live_example(roster: &[Operator]) -> Option<LiveResponse> {
 
 /// A tiny, fixed portal and call log.
 struct Sample {
-    key_info: KeyInfo,
+    key_info: model::KeyInfo,
     range: DateRange,
     month: Month,
     calls: Vec<CallDay>,
@@ -395,12 +404,10 @@ impl Sample {
                 views: 268,
             },
         ];
-        let key_info = KeyInfo {
-            ok: true,
-            key_name: "partner-dashboard".into(),
+        let key_info = model::KeyInfo {
+            name: "partner-dashboard".into(),
             scopes: ScopeSet::parse_list("calls,kpi:aggregate,operators").ok()?,
             rate_limit_per_minute: 120,
-            available_scopes: ScopeSet::all(),
             server_time: "2026-11-21T06:15:30.123Z".into(),
         };
         Some(Self {
