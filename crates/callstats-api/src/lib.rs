@@ -5,6 +5,7 @@
 //! ([`blocks`]): its doc comment is its definition in the OpenAPI document, in
 //! docs/behaviour.md's figure tables and in the generated clients.
 
+pub mod agents;
 pub mod blocks;
 pub mod intervals;
 pub mod kpi;
@@ -17,7 +18,6 @@ pub mod trend;
 mod test_support;
 
 use callstats_domain::live::LiveBody;
-use callstats_domain::model::AgentsResponse;
 use callstats_domain::use_cases::Response;
 use serde::Serialize;
 
@@ -27,7 +27,7 @@ use serde::Serialize;
 #[serde(untagged)]
 pub enum Wire<'a> {
     CallSummary(Box<summary::CallSummary>),
-    Agents(&'a AgentsResponse),
+    Agents(agents::AgentsResponse),
     Queues(queues::QueuesResponse),
     Intervals(intervals::IntervalsResponse),
     Trend(trend::TrendResponse),
@@ -43,7 +43,7 @@ impl<'a> From<&'a Response> for Wire<'a> {
     fn from(response: &'a Response) -> Self {
         match response {
             Response::CallSummary(summary) => Self::CallSummary(Box::new(summary.into())),
-            Response::Agents(body) => Self::Agents(body),
+            Response::Agents(board) => Self::Agents(board.into()),
             Response::Queues(queues) => Self::Queues(queues.into()),
             Response::Intervals(intervals) => Self::Intervals(intervals.into()),
             Response::Trend(trend) => Self::Trend(trend.into()),

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use crate::calendar::{Day, LocalDateTime, Month, Period};
+use crate::calendar::{Day, LocalDateTime, Month};
 // The identifiers live apart so that the parameters can validate a queue without importing
 // the resources; they stay reachable here, where the records that carry them are.
 pub use crate::identifiers::{
@@ -149,61 +149,6 @@ pub struct ServiceLevel {
     pub calls_with_wait: u64,
     /// 100 × `answered_within_threshold` / `calls_with_wait`.
     pub percent: f64,
-}
-
-/// One entry of the agent leaderboard.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentEntry {
-    pub agent_number: AgentNumber,
-    pub name: String,
-    /// The agent's calls in the period, both directions (with `queue`, the calls of that queue
-    /// the agent answered); `inbound_calls + outbound_calls`.
-    pub calls: u64,
-    /// The agent's inbound calls in the period.
-    pub inbound_calls: u64,
-    /// The agent's outbound calls in the period.
-    pub outbound_calls: u64,
-    /// 100 × the agent's calls / the calls of all listed agents.
-    pub share_percent: f64,
-    /// The sum of the durations of the agent's calls.
-    pub total_duration_seconds: f64,
-    /// The sum of the durations of the agent's inbound calls.
-    pub inbound_duration_seconds: f64,
-    /// The sum of the durations of the agent's outbound calls.
-    pub outbound_duration_seconds: f64,
-    /// Total duration / calls, from the unrounded total.
-    pub average_duration_seconds: f64,
-    /// Mean wait of the agent's inbound calls that have one; null when none has.
-    pub average_speed_of_answer_seconds: Option<f64>,
-    /// Mean duration of the agent's inbound calls (talk time); null when the agent has none.
-    pub average_handle_time_seconds: Option<f64>,
-    /// (C·m + Σs) / (C + n): s are the agent's checklist scores (0 to 100) on calls in the
-    /// period, n how many, m the mean of every scored call in the period (all agents) and C
-    /// the prior weight (10 by default); an agent with no scored call gets m. Null when no call
-    /// in the period was scored (or C is 0 and the agent has no scores).
-    pub checklist_percent: Option<f64>,
-    /// 100 × positive / n over the agent's scored calls in the period; null when the agent has
-    /// none.
-    pub positive_sentiment_percent: Option<f64>,
-}
-
-/// The body of /calls/agents.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentsResponse {
-    /// The dates actually used (after the 31-day clamp).
-    pub period: Period,
-    /// Whether the period asked for was longer than 31 days and trimmed to its latest 31.
-    pub clamped: bool,
-    /// When the platform was last asked for the oldest of the period's days that have begun
-    /// (UTC, to the millisecond). Null when no day of the period has begun.
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T06:15:30.123Z"))]
-    pub as_of: Option<String>,
-    /// The first date of the period whose figures may still change. Null when every day of
-    /// the period is settled.
-    pub provisional_from: Option<Day>,
-    pub agents: Vec<AgentEntry>,
 }
 
 /// A published KPI sheet.

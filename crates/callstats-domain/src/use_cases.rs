@@ -15,9 +15,7 @@ use crate::call_day::CallDay;
 use crate::error::DomainError;
 use crate::limits::{DayBudget, DayBudgetStatus, EarliestDay, HistoryHorizon, Requester};
 use crate::live::{LiveBody, LiveError};
-use crate::model::{
-    AgentsResponse, CallScore, KeyInfo, KpiMonth, Operator, QueueName, Schedule, Script, Sheet,
-};
+use crate::model::{CallScore, KeyInfo, KpiMonth, Operator, QueueName, Schedule, Script, Sheet};
 use crate::params::{RosterFilter, ScriptsLimit, Shift};
 use crate::ports::{
     CallDaySource, Clock, Found, KeyLookup, KeyStore, LiveSource, PortalStore, QuotaCounter,
@@ -25,6 +23,7 @@ use crate::ports::{
 };
 use crate::request::{ApiRequest, Endpoint};
 use crate::scope::KpiView;
+use crate::stats::agents::Leaderboard;
 use crate::stats::intervals::Intervals;
 use crate::stats::queues::Queues;
 use crate::stats::summary::Summary;
@@ -338,7 +337,7 @@ pub struct StatsSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     CallSummary(Summary),
-    Agents(AgentsResponse),
+    Agents(Leaderboard),
     Queues(Queues),
     Intervals(Intervals),
     Trend(Trend),
@@ -536,7 +535,7 @@ impl CallStats {
                 let (days, scores, roster) = self.agents_inputs(range, &filter, requester).await?;
                 let prior_weight = self.settings.prior_weight;
                 Prepared::new(move || {
-                    Response::Agents(stats::agents_response(
+                    Response::Agents(stats::agent_leaderboard(
                         &range,
                         queue.as_ref(),
                         &filter,
@@ -627,9 +626,9 @@ impl CallStats {
         queue: Option<&QueueName>,
         filter: &RosterFilter,
         requester: &Requester,
-    ) -> Result<AgentsResponse, DomainError> {
+    ) -> Result<Leaderboard, DomainError> {
         let (days, scores, roster) = self.agents_inputs(range, filter, requester).await?;
-        Ok(stats::agents_response(
+        Ok(stats::agent_leaderboard(
             &range,
             queue,
             filter,

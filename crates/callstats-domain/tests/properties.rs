@@ -331,9 +331,10 @@ proptest! {
 
     #[test]
     fn shares_sum_to_100_within_rounding((range, calls) in range_and_calls(31)) {
-        let agents = agent_leaderboard(&range, None, &RosterFilter::default(), &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
+        let board = agent_leaderboard(&range, None, &RosterFilter::default(), &days_around(range, &calls), &[], &[], PriorWeight::DEFAULT);
+        let agents = &board.agents;
         if !agents.is_empty() {
-            let sum: f64 = agents.iter().map(|a| a.share_percent).sum();
+            let sum: f64 = agents.iter().map(|a| board.share_percent(a)).sum();
             let tolerance = 0.005 * f64::from(u32::try_from(agents.len()).unwrap()) + 1e-9;
             prop_assert!((sum - 100.0).abs() <= tolerance, "shares sum to {sum}");
         }

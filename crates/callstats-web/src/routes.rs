@@ -17,6 +17,7 @@ use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTRO
 use actix_web::{HttpRequest, HttpResponse, Responder as _, get, web};
 use actix_web_lab::sse;
 use bytes::Bytes;
+use callstats_api::agents::AgentsResponse;
 use callstats_api::intervals::IntervalsResponse;
 use callstats_api::kpi::KpiMonthResponse;
 use callstats_api::portal::{
@@ -30,7 +31,6 @@ use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
 use callstats_domain::live::LiveResponse;
-use callstats_domain::model::AgentsResponse;
 use callstats_domain::params::{
     AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,
     ScheduleQuery, ScriptsQuery, ServiceQuery, SummaryQuery, TrendQuery,

@@ -1,8 +1,9 @@
 use callstats_api::Wire;
+use callstats_api::agents::AgentEntry;
 use callstats_api::portal::{LocalizedText, Operator, OperatorsResponse, Script, ScriptsResponse};
 use callstats_api::queues::QueuesResponse;
 use callstats_domain::calendar::LocalDateTime;
-use callstats_domain::model::{AgentEntry, AgentNumber};
+use callstats_domain::model::AgentNumber;
 
 use callstats_domain::params::{Direction, SlThreshold};
 use callstats_domain::stats;

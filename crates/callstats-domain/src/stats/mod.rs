@@ -11,7 +11,7 @@ pub mod service_level;
 pub mod summary;
 pub mod trend;
 
-pub use agents::{PriorWeight, agent_leaderboard, agents_response};
+pub use agents::{PriorWeight, agent_leaderboard};
 pub use freshness::{Freshness, freshness};
 pub use intervals::intervals_response;
 pub use kpi::{AggregateMinRows, kpi_month, select_sheet};

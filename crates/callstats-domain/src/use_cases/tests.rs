@@ -805,7 +805,7 @@ async fn agents_combine_calls_scores_and_roster_names() {
         .await
         .unwrap();
     assert_eq!(body.agents[0].name, "Oʻtkir Karimov");
-    assert_eq!(body.period.start_date.to_string(), "2026-11-01");
+    assert_eq!(body.range.start().to_string(), "2026-11-01");
 }
 
 #[tokio::test]

@@ -75,7 +75,7 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
             )]
         }
         Endpoint::CallsAgents => {
-            let agents = stats::agents_response(
+            let board = stats::agent_leaderboard(
                 &sample.range,
                 None,
                 &RosterFilter::default(),
@@ -84,7 +84,7 @@ pub(super) fn success_examples(endpoint: Endpoint) -> Vec<(&'static str, Value)>
                 &sample.roster,
                 stats::PriorWeight::DEFAULT,
             );
-            vec![("leaderboard", value(serde_json::to_value(agents)))]
+            vec![("leaderboard", wire(&Response::Agents(board)))]
         }
         Endpoint::CallsQueues => {
             vec![(
