@@ -9,6 +9,7 @@ pub mod agents;
 pub mod blocks;
 pub mod intervals;
 pub mod kpi;
+pub mod live;
 pub mod portal;
 pub mod queues;
 pub mod summary;

@@ -1,26 +1,22 @@
 //! What is happening now (docs/behaviour.md, "Live"): the call platform's live snapshot as the
 //! [`CallPlatform::live`](crate::ports::CallPlatform::live) port returns it, validated on
-//! construction, and the body of `/calls/live` assembled from it and the roster.
+//! construction, and what a partner reads of it.
 //!
-//! The snapshot holds what the platform said; [`live_response`] turns it into what a partner
-//! reads: instants in UTC to the millisecond, names from the roster, totals, the queues ordered
-//! by callers waiting, the agents by number. [`LiveResponse::figures_digest`] says whether two
-//! answers differ in anything but the instant they were taken at, which is what a stream sends
-//! an event for.
+//! The snapshot holds what the platform said; [`live_figures`] turns it into what a partner
+//! reads: names from the roster, totals, the queues ordered by callers waiting, the agents by
+//! number. callstats-api writes it as the body of /calls/live, and [`LiveBody`] carries that
+//! body's JSON between replicas.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
-use sha2::{Digest as _, Sha256};
 use time::OffsetDateTime;
 
-use crate::calendar;
 use crate::model::{AgentNumber, MAX_WAIT_SECONDS, Operator, QueueName};
 use crate::ports::UpstreamError;
 use crate::stats::round::round2;
-use crate::tz;
 
 /// The most agents one snapshot may list: the three shifts of the largest centre, with room.
 pub const MAX_LIVE_AGENTS: usize = 5_000;
@@ -230,105 +226,87 @@ fn check_oldest_wait(queue: &QueueNow) -> Result<(), LiveRuleBroken> {
     }
 }
 
-/// The body of /calls/live: what is happening now.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LiveResponse {
-    /// When the call platform took these figures (UTC, to the millisecond).
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T04:15:22.000Z"))]
-    pub as_of: String,
-    /// Always `+05:00`, the service's time zone; the instants here are in UTC.
-    #[cfg_attr(feature = "openapi", schema(example = "+05:00"))]
-    pub timezone: &'static str,
+/// What is happening now, as a partner reads it: the totals, the queues by callers waiting and
+/// the agents by number, each named from the roster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFigures {
+    /// When the call platform took these figures.
+    pub as_of: OffsetDateTime,
     pub totals: LiveTotals,
     /// Every queue the platform reports, and every queue an agent is on a call of: by
     /// `waiting` descending, then name (byte-wise).
-    pub queues: Vec<LiveQueueEntry>,
+    pub queues: Vec<LiveQueue>,
     /// Every agent the platform reports, by agent number (byte-wise).
-    pub agents: Vec<LiveAgentEntry>,
+    pub agents: Vec<LiveAgent>,
 }
 
 /// The whole centre now.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LiveTotals {
     /// Callers waiting in every queue together.
     pub waiting: u64,
-    /// The longest of the queues' `oldest_wait_seconds`; null when nobody waits.
+    /// The longest of the queues' oldest waits (rounded); `None` when nobody waits.
     pub oldest_wait_seconds: Option<f64>,
-    /// Agents in state `available`.
-    pub agents_available: u64,
-    /// Agents in state `on_call`, whether or not their call's queue is known.
-    pub agents_on_call: u64,
-    /// Agents in state `wrap_up`.
-    pub agents_wrap_up: u64,
-    /// Agents in state `away`.
-    pub agents_away: u64,
+    /// How many agents are in each state.
+    available: u64,
+    on_call: u64,
+    wrap_up: u64,
+    away: u64,
+}
+
+impl LiveTotals {
+    /// How many agents are in `state` (`on_call` whether or not their call's queue is known).
+    #[must_use]
+    pub const fn agents_in(&self, state: AgentState) -> u64 {
+        match state {
+            AgentState::Available => self.available,
+            AgentState::OnCall => self.on_call,
+            AgentState::WrapUp => self.wrap_up,
+            AgentState::Away => self.away,
+        }
+    }
+
+    /// Counts one more agent in `state`.
+    fn count(&mut self, state: AgentState) {
+        let count = match state {
+            AgentState::Available => &mut self.available,
+            AgentState::OnCall => &mut self.on_call,
+            AgentState::WrapUp => &mut self.wrap_up,
+            AgentState::Away => &mut self.away,
+        };
+        *count = count.saturating_add(1);
+    }
 }
 
 /// One queue now.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LiveQueueEntry {
-    /// The queue's name, as the platform and the call records write it.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "sales"))]
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveQueue {
     pub queue: QueueName,
-    /// Callers waiting in the queue; 0 for a queue the platform did not list but an agent is
-    /// on a call of.
+    /// 0 for a queue the platform did not list but an agent is on a call of.
     pub waiting: u64,
-    /// How long the caller who has waited longest in the queue has waited, in seconds; null
-    /// when nobody waits.
+    /// Rounded; `None` when nobody waits.
     pub oldest_wait_seconds: Option<f64>,
     /// Agents on a call of this queue.
     pub agents_on_call: u64,
 }
 
-/// One agent now.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LiveAgentEntry {
-    pub agent_number: AgentNumber,
-    /// The operator's name in the roster; the agent number when the roster does not list it.
+/// One agent now, named from the roster (the agent number when the roster does not list it);
+/// its queue only while on a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveAgent {
     pub name: String,
-    pub state: AgentState,
-    /// When the agent entered `state` (UTC, to the millisecond).
-    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-11-21T04:10:00.000Z"))]
-    pub since: String,
-    /// The queue of the call an `on_call` agent is on; null in any other state, or when the
-    /// platform does not say.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "sales"))]
-    pub queue: Option<QueueName>,
+    pub now: AgentNow,
 }
 
-impl LiveResponse {
-    /// A digest of everything but `as_of`: two answers show the same figures exactly when
-    /// their digests are equal, which replicas compare without the answers themselves. A poll
-    /// that finds the centre as it was is no change; a caller who is still waiting makes every
-    /// poll a change, since their wait (`oldest_wait_seconds`) has grown.
-    #[must_use]
-    pub fn figures_digest(&self) -> String {
-        let figures = Self {
-            as_of: String::new(),
-            ..self.clone()
-        };
-        // Strings and numbers: writing them cannot fail.
-        let json = serde_json::to_vec(&figures).unwrap_or_default();
-        Sha256::digest(&json)
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
-    }
-}
-
-/// The JSON of a [`LiveResponse`] as written once by the replica that polled, kept as text:
-/// every replica serves and streams these very bytes. Serialised verbatim by serde_json.
+/// The JSON of the live answer as written once by the replica that polled, kept as text: every
+/// replica serves and streams these very bytes. Serialised verbatim by serde_json.
 #[derive(Debug, Clone)]
 pub struct LiveBody(Box<serde_json::value::RawValue>);
 
 impl LiveBody {
     /// `response` written as JSON.
     #[must_use]
-    pub fn of(response: &LiveResponse) -> Self {
+    pub fn of(response: &impl Serialize) -> Self {
         // A struct of strings and numbers: writing it cannot fail.
         let json = serde_json::value::to_raw_value(response)
             .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned());
@@ -367,9 +345,9 @@ impl Serialize for LiveBody {
     }
 }
 
-/// The body of /calls/live for `snapshot`, each agent named from `roster`.
+/// What is happening now in `snapshot`, each agent named from `roster`.
 #[must_use]
-pub fn live_response(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveResponse {
+pub fn live_figures(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveFigures {
     let mut names: HashMap<&AgentNumber, &str> = HashMap::with_capacity(roster.len());
     for operator in roster {
         names
@@ -380,19 +358,19 @@ pub fn live_response(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveRespon
     let mut totals = LiveTotals {
         waiting: 0,
         oldest_wait_seconds: None,
-        agents_available: 0,
-        agents_on_call: 0,
-        agents_wrap_up: 0,
-        agents_away: 0,
+        available: 0,
+        on_call: 0,
+        wrap_up: 0,
+        away: 0,
     };
-    let mut queues: HashMap<&QueueName, LiveQueueEntry> =
+    let mut queues: HashMap<&QueueName, LiveQueue> =
         HashMap::with_capacity(snapshot.queues().len());
     for queue in snapshot.queues() {
         totals.waiting = totals.waiting.saturating_add(u64::from(queue.waiting));
         totals.oldest_wait_seconds = longer(totals.oldest_wait_seconds, queue.oldest_wait_seconds);
         queues.insert(
             &queue.queue,
-            LiveQueueEntry {
+            LiveQueue {
                 queue: queue.queue.clone(),
                 waiting: u64::from(queue.waiting),
                 oldest_wait_seconds: queue.oldest_wait_seconds.map(round2),
@@ -401,21 +379,15 @@ pub fn live_response(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveRespon
         );
     }
 
-    let mut agents: Vec<LiveAgentEntry> = Vec::with_capacity(snapshot.agents().len());
+    let mut agents: Vec<LiveAgent> = Vec::with_capacity(snapshot.agents().len());
     for agent in snapshot.agents() {
-        let count = match agent.state {
-            AgentState::Available => &mut totals.agents_available,
-            AgentState::OnCall => &mut totals.agents_on_call,
-            AgentState::WrapUp => &mut totals.agents_wrap_up,
-            AgentState::Away => &mut totals.agents_away,
-        };
-        *count = count.saturating_add(1);
+        totals.count(agent.state);
         let queue = match agent.state {
             AgentState::OnCall => agent.queue.as_ref(),
             _ => None,
         };
         if let Some(queue) = queue {
-            let entry = queues.entry(queue).or_insert_with(|| LiveQueueEntry {
+            let entry = queues.entry(queue).or_insert_with(|| LiveQueue {
                 queue: queue.clone(),
                 waiting: 0,
                 oldest_wait_seconds: None,
@@ -423,29 +395,28 @@ pub fn live_response(snapshot: &LiveSnapshot, roster: &[Operator]) -> LiveRespon
             });
             entry.agents_on_call = entry.agents_on_call.saturating_add(1);
         }
-        agents.push(LiveAgentEntry {
-            agent_number: agent.agent_number.clone(),
+        agents.push(LiveAgent {
             name: names
                 .get(&agent.agent_number)
                 .map_or_else(|| agent.agent_number.to_string(), |name| (*name).to_owned()),
-            state: agent.state,
-            since: calendar::utc_millis(agent.since),
-            queue: queue.cloned(),
+            now: AgentNow {
+                queue: queue.cloned(),
+                ..agent.clone()
+            },
         });
     }
-    agents.sort_by(|a, b| a.agent_number.cmp(&b.agent_number));
+    agents.sort_by(|a, b| a.now.agent_number.cmp(&b.now.agent_number));
     totals.oldest_wait_seconds = totals.oldest_wait_seconds.map(round2);
 
-    let mut queues: Vec<LiveQueueEntry> = queues.into_values().collect();
+    let mut queues: Vec<LiveQueue> = queues.into_values().collect();
     queues.sort_by(|a, b| {
         b.waiting
             .cmp(&a.waiting)
             .then_with(|| a.queue.cmp(&b.queue))
     });
 
-    LiveResponse {
-        as_of: calendar::utc_millis(snapshot.as_of()),
-        timezone: tz::TASHKENT_LABEL,
+    LiveFigures {
+        as_of: snapshot.as_of(),
         totals,
         queues,
         agents,
@@ -463,137 +434,9 @@ fn longer(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use time::macros::datetime;
 
     use super::*;
-    use crate::testing::{agent, operator, queue};
-
-    const AS_OF: OffsetDateTime = datetime!(2026-11-21 09:15:22.5 +05:00);
-
-    fn waiting(name: &str, waiting: u32, oldest: Option<f64>) -> QueueNow {
-        QueueNow {
-            queue: queue(name),
-            waiting,
-            oldest_wait_seconds: oldest,
-        }
-    }
-
-    fn agent_now(
-        number: &str,
-        state: AgentState,
-        since: OffsetDateTime,
-        on: Option<&str>,
-    ) -> AgentNow {
-        AgentNow {
-            agent_number: agent(number),
-            state,
-            since,
-            queue: on.map(queue),
-        }
-    }
-
-    /// The worked example: three queues (one nobody waits in), agents in every state, one on
-    /// a call of a queue the platform did not list, one not on the roster.
-    fn example() -> LiveSnapshot {
-        LiveSnapshot::new(
-            AS_OF,
-            vec![
-                waiting("support", 2, Some(12.346)),
-                waiting("billing", 0, None),
-                waiting("sales", 3, Some(41.5)),
-                waiting("corporate", 2, Some(7.0)),
-            ],
-            vec![
-                agent_now(
-                    "103",
-                    AgentState::OnCall,
-                    datetime!(2026-11-21 09:14:00 +05:00),
-                    Some("sales"),
-                ),
-                agent_now(
-                    "101",
-                    AgentState::Available,
-                    datetime!(2026-11-21 09:10:00 +05:00),
-                    None,
-                ),
-                agent_now(
-                    "102",
-                    AgentState::OnCall,
-                    datetime!(2026-11-21 04:13:00.25 UTC),
-                    Some("vip"),
-                ),
-                agent_now(
-                    "99",
-                    AgentState::WrapUp,
-                    datetime!(2026-11-21 09:15:00 +05:00),
-                    Some("sales"),
-                ),
-                agent_now(
-                    "104",
-                    AgentState::Away,
-                    datetime!(2026-11-21 08:00:00 +05:00),
-                    None,
-                ),
-                agent_now(
-                    "105",
-                    AgentState::OnCall,
-                    datetime!(2026-11-21 09:15:10 +05:00),
-                    None,
-                ),
-            ],
-        )
-        .unwrap()
-    }
-
-    fn roster() -> Vec<Operator> {
-        vec![
-            operator("101", "Aziza Karimova", None),
-            operator("102", "Bobur Aliyev", None),
-            operator("103", "Dilnoza Rashidova", None),
-            operator("99", "Sardor Umarov", Some("supervisor")),
-            operator("105", "Kamola Yusupova", None),
-        ]
-    }
-
-    #[test]
-    fn the_worked_example_serialises_every_field_in_order() {
-        let body = serde_json::to_string(&live_response(&example(), &roster())).unwrap();
-        let expected = json!({
-            "as_of": "2026-11-21T04:15:22.500Z",
-            "timezone": "+05:00",
-            "totals": {
-                "waiting": 7,
-                "oldest_wait_seconds": 41.5,
-                "agents_available": 1,
-                "agents_on_call": 3,
-                "agents_wrap_up": 1,
-                "agents_away": 1
-            },
-            "queues": [
-                {"queue": "sales", "waiting": 3, "oldest_wait_seconds": 41.5, "agents_on_call": 1},
-                {"queue": "corporate", "waiting": 2, "oldest_wait_seconds": 7.0, "agents_on_call": 0},
-                {"queue": "support", "waiting": 2, "oldest_wait_seconds": 12.35, "agents_on_call": 0},
-                {"queue": "billing", "waiting": 0, "oldest_wait_seconds": null, "agents_on_call": 0},
-                {"queue": "vip", "waiting": 0, "oldest_wait_seconds": null, "agents_on_call": 1}
-            ],
-            "agents": [
-                {"agent_number": "101", "name": "Aziza Karimova", "state": "available",
-                 "since": "2026-11-21T04:10:00.000Z", "queue": null},
-                {"agent_number": "102", "name": "Bobur Aliyev", "state": "on_call",
-                 "since": "2026-11-21T04:13:00.250Z", "queue": "vip"},
-                {"agent_number": "103", "name": "Dilnoza Rashidova", "state": "on_call",
-                 "since": "2026-11-21T04:14:00.000Z", "queue": "sales"},
-                {"agent_number": "104", "name": "104", "state": "away",
-                 "since": "2026-11-21T03:00:00.000Z", "queue": null},
-                {"agent_number": "105", "name": "Kamola Yusupova", "state": "on_call",
-                 "since": "2026-11-21T04:15:10.000Z", "queue": null},
-                {"agent_number": "99", "name": "Sardor Umarov", "state": "wrap_up",
-                 "since": "2026-11-21T04:15:00.000Z", "queue": null}
-            ]
-        });
-        // Compared as text, so the order of the fields is checked too.
-        assert_eq!(body, expected.to_string());
-    }
+    use crate::testing::{LIVE_AS_OF as AS_OF, agent, agent_now, operator, queue, waiting};
 
     #[test]
     fn queues_go_by_waiting_descending_then_name_byte_wise() {
@@ -608,7 +451,7 @@ mod tests {
             Vec::new(),
         )
         .unwrap();
-        let order: Vec<String> = live_response(&snapshot, &[])
+        let order: Vec<String> = live_figures(&snapshot, &[])
             .queues
             .iter()
             .map(|q| q.queue.to_string())
@@ -631,14 +474,14 @@ mod tests {
             ],
         )
         .unwrap();
-        let response = live_response(&snapshot, &[]);
+        let response = live_figures(&snapshot, &[]);
         assert_eq!(response.queues.len(), 1);
         assert_eq!(response.queues[0].agents_on_call, 2);
-        assert_eq!(response.totals.agents_on_call, 3);
+        assert_eq!(response.totals.agents_in(AgentState::OnCall), 3);
         let queues: Vec<Option<&str>> = response
             .agents
             .iter()
-            .map(|a| a.queue.as_ref().map(QueueName::as_str))
+            .map(|a| a.now.queue.as_ref().map(QueueName::as_str))
             .collect();
         assert_eq!(queues, [Some("sales"), Some("sales"), None, None, None]);
     }
@@ -646,19 +489,15 @@ mod tests {
     #[test]
     fn nobody_waiting_gives_a_null_oldest_wait_and_an_empty_snapshot_gives_zeros() {
         let snapshot = LiveSnapshot::new(AS_OF, vec![waiting("sales", 0, None)], Vec::new());
-        let response = live_response(&snapshot.unwrap(), &[]);
+        let response = live_figures(&snapshot.unwrap(), &[]);
         assert_eq!(response.totals.waiting, 0);
         assert_eq!(response.totals.oldest_wait_seconds, None);
-        let empty = live_response(&LiveSnapshot::new(AS_OF, vec![], vec![]).unwrap(), &[]);
-        assert_eq!(
-            serde_json::to_value(&empty).unwrap(),
-            json!({
-                "as_of": "2026-11-21T04:15:22.500Z", "timezone": "+05:00",
-                "totals": {"waiting": 0, "oldest_wait_seconds": null, "agents_available": 0,
-                           "agents_on_call": 0, "agents_wrap_up": 0, "agents_away": 0},
-                "queues": [], "agents": []
-            })
-        );
+        let empty = live_figures(&LiveSnapshot::new(AS_OF, vec![], vec![]).unwrap(), &[]);
+        assert!(empty.queues.is_empty() && empty.agents.is_empty());
+        assert_eq!(empty.totals.waiting, 0);
+        for state in AgentState::ALL {
+            assert_eq!(empty.totals.agents_in(state), 0, "{state}");
+        }
     }
 
     #[test]
@@ -673,7 +512,7 @@ mod tests {
             Vec::new(),
         )
         .unwrap();
-        let response = live_response(&snapshot, &[]);
+        let response = live_figures(&snapshot, &[]);
         assert_eq!(response.totals.oldest_wait_seconds, Some(86_400.0));
         let waits: Vec<Option<f64>> = response
             .queues
@@ -692,45 +531,8 @@ mod tests {
         )
         .unwrap();
         let roster = [operator("7", "First", None), operator("7", "Second", None)];
-        assert_eq!(live_response(&snapshot, &roster).agents[0].name, "First");
-        assert_eq!(live_response(&snapshot, &[]).agents[0].name, "7");
-    }
-
-    #[test]
-    fn the_same_figures_at_another_instant_are_no_change() {
-        let roster = roster();
-        let first = live_response(&example(), &roster);
-        let later = LiveSnapshot::new(
-            AS_OF + time::Duration::seconds(2),
-            example().queues().to_vec(),
-            example().agents().to_vec(),
-        )
-        .unwrap();
-        let second = live_response(&later, &roster);
-        assert_ne!(first.as_of, second.as_of);
-        assert_eq!(first.figures_digest(), second.figures_digest());
-
-        let mut waited = example().queues().to_vec();
-        waited[0].oldest_wait_seconds = Some(14.0);
-        let grown = LiveSnapshot::new(AS_OF, waited, example().agents().to_vec()).unwrap();
-        assert_ne!(
-            first.figures_digest(),
-            live_response(&grown, &roster).figures_digest()
-        );
-
-        let mut moved = example().agents().to_vec();
-        moved[1].state = AgentState::Away;
-        let changed = LiveSnapshot::new(AS_OF, example().queues().to_vec(), moved).unwrap();
-        assert_ne!(
-            first.figures_digest(),
-            live_response(&changed, &roster).figures_digest()
-        );
-
-        let renamed = [operator("101", "Aziza K.", None)];
-        assert_ne!(
-            first.figures_digest(),
-            live_response(&example(), &renamed).figures_digest()
-        );
+        assert_eq!(live_figures(&snapshot, &roster).agents[0].name, "First");
+        assert_eq!(live_figures(&snapshot, &[]).agents[0].name, "7");
     }
 
     #[test]
@@ -826,7 +628,7 @@ mod tests {
             .collect();
         let snapshot = LiveSnapshot::new(AS_OF, queues, Vec::new()).unwrap();
         assert_eq!(
-            live_response(&snapshot, &[]).totals.waiting,
+            live_figures(&snapshot, &[]).totals.waiting,
             u64::from(u32::MAX) * 1_000
         );
     }

@@ -36,6 +36,7 @@ use time::{Duration, OffsetDateTime, PrimitiveDateTime};
 use crate::access::{ApiKeyRecord, ApiKeySecret};
 use crate::calendar::{DateRange, Day, LocalDateTime, Month};
 use crate::call_day::CallDay;
+use crate::live::{AgentNow, AgentState, LiveSnapshot, QueueNow};
 use crate::model::{
     AgentNumber, CallRecord, CallScore, KpiOperatorRow, Metric, Operator, QueueName, Sentiment,
     Sheet,
@@ -425,6 +426,98 @@ impl Clock for TestClock {
     fn now(&self) -> OffsetDateTime {
         self.base.now() + *self.moved()
     }
+}
+
+/// When [`live_example`] was taken.
+pub const LIVE_AS_OF: OffsetDateTime = time::macros::datetime!(2026-11-21 09:15:22.5 +05:00);
+
+/// A queue of a live snapshot: `waiting` callers, the oldest of them waiting `oldest`.
+pub fn waiting(name: &str, waiting: u32, oldest: Option<f64>) -> QueueNow {
+    QueueNow {
+        queue: queue(name),
+        waiting,
+        oldest_wait_seconds: oldest,
+    }
+}
+
+/// An agent of a live snapshot, in `state` since `since`, on a call of `on`.
+pub fn agent_now(
+    number: &str,
+    state: AgentState,
+    since: OffsetDateTime,
+    on: Option<&str>,
+) -> AgentNow {
+    AgentNow {
+        agent_number: agent(number),
+        state,
+        since,
+        queue: on.map(queue),
+    }
+}
+
+/// docs/behaviour.md's live worked example, at [`LIVE_AS_OF`]: three queues (one nobody
+/// waits in), agents in every state, one on a call of a queue the platform did not list,
+/// one not on the roster ([`live_roster`]).
+pub fn live_example() -> LiveSnapshot {
+    LiveSnapshot::new(
+        LIVE_AS_OF,
+        vec![
+            waiting("support", 2, Some(12.346)),
+            waiting("billing", 0, None),
+            waiting("sales", 3, Some(41.5)),
+            waiting("corporate", 2, Some(7.0)),
+        ],
+        vec![
+            agent_now(
+                "103",
+                AgentState::OnCall,
+                time::macros::datetime!(2026-11-21 09:14:00 +05:00),
+                Some("sales"),
+            ),
+            agent_now(
+                "101",
+                AgentState::Available,
+                time::macros::datetime!(2026-11-21 09:10:00 +05:00),
+                None,
+            ),
+            agent_now(
+                "102",
+                AgentState::OnCall,
+                time::macros::datetime!(2026-11-21 04:13:00.25 UTC),
+                Some("vip"),
+            ),
+            agent_now(
+                "99",
+                AgentState::WrapUp,
+                time::macros::datetime!(2026-11-21 09:15:00 +05:00),
+                Some("sales"),
+            ),
+            agent_now(
+                "104",
+                AgentState::Away,
+                time::macros::datetime!(2026-11-21 08:00:00 +05:00),
+                None,
+            ),
+            agent_now(
+                "105",
+                AgentState::OnCall,
+                time::macros::datetime!(2026-11-21 09:15:10 +05:00),
+                None,
+            ),
+        ],
+    )
+    .expect("the worked example keeps the snapshot's rules")
+}
+
+/// The roster of [`live_example`].
+pub fn live_roster() -> Vec<Operator> {
+    vec![
+        operator("101", "Aziza Karimova", None),
+        operator("102", "Bobur Aliyev", None),
+        operator("103", "Dilnoza Rashidova", None),
+        operator("99", "Sardor Umarov", Some("supervisor")),
+        operator("105", "Kamola Yusupova", None),
+    ]
 }
 
 #[cfg(test)]

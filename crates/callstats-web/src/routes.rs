@@ -20,6 +20,7 @@ use bytes::Bytes;
 use callstats_api::agents::AgentsResponse;
 use callstats_api::intervals::IntervalsResponse;
 use callstats_api::kpi::KpiMonthResponse;
+use callstats_api::live::LiveResponse;
 use callstats_api::portal::{
     KeyInfo, OperatorsResponse, Schedule, ScriptsResponse, SheetsResponse,
 };
@@ -30,7 +31,6 @@ use callstats_application::live::LiveEvent;
 use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
-use callstats_domain::live::LiveResponse;
 use callstats_domain::params::{
     AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,
     ScheduleQuery, ScriptsQuery, ServiceQuery, SummaryQuery, TrendQuery,

@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use callstats_api::live::LiveResponse;
 use callstats_domain::DomainError;
-use callstats_domain::live::{LiveBody, live_response};
+use callstats_domain::live::{LiveBody, live_figures};
 use callstats_domain::model::Operator;
 use callstats_domain::ports::{CallPlatform, Clock, LiveRelay, LiveSource, PortalStore};
 use callstats_domain::request::PORTAL_TTL;
@@ -280,7 +281,9 @@ impl Inner {
         let id = self.next_id();
         let frame = match self.platform.live().await {
             Ok(snapshot) => match self.roster().await {
-                Ok(roster) => Frame::live(id, &live_response(&snapshot, &roster)),
+                Ok(roster) => {
+                    Frame::live(id, &LiveResponse::from(&live_figures(&snapshot, &roster)))
+                }
                 Err(reason) => Frame::failed(id, Failure::Portal(reason)),
             },
             Err(err) => Frame::failed(id, Failure::of(&err)),

@@ -1,7 +1,8 @@
 //! One poll's outcome as the replicas share it, and its form on the relay.
 
+use callstats_api::live::LiveResponse;
 use callstats_domain::DomainError;
-use callstats_domain::live::{LiveBody, LiveError, LiveResponse};
+use callstats_domain::live::{LiveBody, LiveError};
 use callstats_domain::ports::{StoreError, UpstreamError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -79,7 +80,7 @@ impl Frame {
         Self {
             id,
             figures: response.figures_digest(),
-            outcome: Ok(LiveBody::of(response)),
+            outcome: Ok(response.body()),
         }
     }
 

@@ -6,11 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use callstats_api::live::LiveResponse;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ApiKeyRecord, KeyDigest};
 use callstats_domain::calendar::DateRange;
 use callstats_domain::call_day::FetchedCalls;
 use callstats_domain::live::{AgentNow, AgentState, LiveError, LiveSnapshot, QueueNow};
+use callstats_domain::model::Operator;
 use callstats_domain::ports::{
     CallPlatform, Clock, MockKeyStore, MockPortalStore, StreamSlots, UpstreamError,
 };
@@ -440,16 +442,17 @@ async fn replicas_sharing_a_relay_poll_once_an_interval_between_them_and_both_re
 #[test]
 fn a_frame_crosses_the_relay_unchanged() {
     let snapshot = LiveSnapshot::new(START, Vec::new(), Vec::new()).unwrap();
-    let response =
-        callstats_domain::live::live_response(&snapshot, &[operator("101", "Dilnoza", None)]);
-    let live = Frame::live(42, &response);
+    let answer = |snapshot: &LiveSnapshot, roster: &[Operator]| {
+        LiveResponse::from(&callstats_domain::live::live_figures(snapshot, roster))
+    };
+    let live = Frame::live(42, &answer(&snapshot, &[operator("101", "Dilnoza", None)]));
     assert_eq!(Frame::decode(&live.encode()), Some(live.clone()));
     let failed = Frame::failed(43, frame_failure());
     assert_eq!(Frame::decode(&failed.encode()), Some(failed));
     assert_eq!(Frame::decode(b"not a frame"), None);
     // The same figures at another instant have the same digest.
     let later = LiveSnapshot::new(START + Duration::from_secs(2), Vec::new(), Vec::new()).unwrap();
-    let later = Frame::live(44, &callstats_domain::live::live_response(&later, &[]));
+    let later = Frame::live(44, &answer(&later, &[]));
     assert_eq!(later.figures, live.figures);
     assert_ne!(later.outcome, live.outcome);
 }

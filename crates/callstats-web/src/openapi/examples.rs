@@ -3,15 +3,14 @@
 
 use callstats_api::Wire;
 use callstats_api::intervals::IntervalsResponse;
+use callstats_api::live::LiveResponse;
 use callstats_api::portal::KeyInfo;
 use callstats_api::queues::QueuesResponse;
 use callstats_api::summary::CallSummary;
 use callstats_api::trend::TrendResponse;
 use callstats_domain::calendar::{DateRange, Day, LocalDateTime, Month, unix_millis};
 use callstats_domain::call_day::CallDay;
-use callstats_domain::live::{
-    AgentNow, AgentState, LiveResponse, LiveSnapshot, QueueNow, live_response,
-};
+use callstats_domain::live::{AgentNow, AgentState, LiveSnapshot, QueueNow, live_figures};
 use callstats_domain::model::{
     self, AgentNumber, CallRecord, CallScore, KpiOperatorRow, KpiTotals, LocalizedText, Metric,
     OffDayKind, OffDayRecord, OffDaySource, Operator, QueueName, Script, Sentiment, Sheet,
@@ -222,7 +221,7 @@ fn live_example(roster: &[Operator]) -> Option<LiveResponse> {
         ],
     )
     .ok()?;
-    Some(live_response(&snapshot, roster))
+    Some(LiveResponse::from(&live_figures(&snapshot, roster)))
 }
 
 /// A tiny, fixed portal and call log.
