@@ -1,12 +1,11 @@
 //! /calls/agents: the agent leaderboard.
 
-use callstats_domain::calendar::Period;
 use callstats_domain::model::AgentNumber;
 use callstats_domain::stats::agents::{AgentTally, Leaderboard};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::blocks::Freshness;
+use crate::blocks::{Freshness, Period};
 
 /// The body of /calls/agents.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -24,6 +23,7 @@ pub struct AgentsResponse {
 /// One entry of the agent leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct AgentEntry {
+    #[schema(value_type = crate::schemas::AgentNumber)]
     pub agent_number: AgentNumber,
     /// From the roster, else the agent number.
     pub name: String,

@@ -2,8 +2,8 @@
 //! so that its fields sit at the answer's top level, where they always were. A figure on every
 //! row that carries a block is one field here, with its one description.
 
-use callstats_domain::calendar::Day;
-use callstats_domain::model::QueueName;
+use callstats_domain::calendar::{DateRange, Day};
+use callstats_domain::model::{self, QueueName};
 use callstats_domain::params::ServiceRules;
 use callstats_domain::stats::freshness::{self, Measurement};
 use callstats_domain::stats::service_level::{
@@ -12,6 +12,77 @@ use callstats_domain::stats::service_level::{
 };
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use crate::schemas::Date;
+
+/// The `period` object of the call responses: the dates actually used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Period {
+    #[schema(value_type = Date)]
+    pub start_date: Day,
+    #[schema(value_type = Date)]
+    pub end_date: Day,
+}
+
+impl From<&DateRange> for Period {
+    fn from(range: &DateRange) -> Self {
+        Self {
+            start_date: range.start(),
+            end_date: range.end(),
+        }
+    }
+}
+
+/// The service level of /calls/summary: `percent` = 100 × `answered_within_threshold` /
+/// `calls_with_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct ServiceLevel {
+    /// The `sl_threshold` asked for (default 20).
+    pub threshold_seconds: u16,
+    /// Answered calls whose wait was at most `threshold_seconds`.
+    pub answered_within_threshold: u64,
+    /// Calls with a wait time, answered or not: an unanswered call counts against the level
+    /// whatever its wait, unless it is a short abandon.
+    pub calls_with_wait: u64,
+    /// 100 × `answered_within_threshold` / `calls_with_wait`.
+    pub percent: f64,
+}
+
+impl From<model::ServiceLevel> for ServiceLevel {
+    fn from(level: model::ServiceLevel) -> Self {
+        Self {
+            threshold_seconds: level.threshold_seconds,
+            answered_within_threshold: level.answered_within_threshold,
+            calls_with_wait: level.calls_with_wait,
+            percent: level.percent,
+        }
+    }
+}
+
+/// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n
+/// answered calls' waits sorted ascending (nearest rank), rounded to 2 decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, ToSchema)]
+pub struct SpeedOfAnswerPercentiles {
+    /// The median wait of the answered calls.
+    pub p50: f64,
+    /// The wait 80 % of the answered calls were answered within.
+    pub p80: f64,
+    /// The wait 90 % of the answered calls were answered within.
+    pub p90: f64,
+    /// The wait 95 % of the answered calls were answered within.
+    pub p95: f64,
+}
+
+impl From<model::SpeedOfAnswerPercentiles> for SpeedOfAnswerPercentiles {
+    fn from(spread: model::SpeedOfAnswerPercentiles) -> Self {
+        Self {
+            p50: spread.p50,
+            p80: spread.p80,
+            p90: spread.p90,
+            p95: spread.p95,
+        }
+    }
+}
 
 /// How fresh a period answer's figures are.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -23,6 +94,7 @@ pub struct Freshness {
     pub as_of: Option<String>,
     /// The first date of the period whose figures may still change (the earliest day not yet
     /// settled, or not yet begun). Null when every day of the period is settled.
+    #[schema(value_type = Option<Date>)]
     pub provisional_from: Option<Day>,
 }
 

@@ -1,13 +1,12 @@
 //! /calls/intervals: the service figures of every 15-, 30- or 60-minute interval.
 
-use callstats_domain::calendar::Period;
 use callstats_domain::params::Direction;
 use callstats_domain::stats::intervals::{IntervalTally, Intervals};
 use callstats_domain::tz;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::blocks::{QueueMeasured, RowCounts, RowHandling, RowServiceLevel};
+use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling, RowServiceLevel};
 
 /// The body of /calls/intervals.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

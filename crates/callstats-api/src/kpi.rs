@@ -68,6 +68,7 @@ pub struct KpiTotals {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct KpiOperatorRow {
     /// null for paid operators on the sheet without a portal account.
+    #[schema(value_type = Option<crate::schemas::AgentNumber>)]
     pub agent_number: Option<AgentNumber>,
     pub name: String,
     /// The row of the source spreadsheet; not a stable identifier.

@@ -12,6 +12,7 @@ pub mod kpi;
 pub mod live;
 pub mod portal;
 pub mod queues;
+pub mod schemas;
 pub mod summary;
 pub mod trend;
 

@@ -61,9 +61,11 @@ pub struct LiveQueueEntry {
 /// One agent now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct LiveAgentEntry {
+    #[schema(value_type = crate::schemas::AgentNumber)]
     pub agent_number: AgentNumber,
     /// The operator's name in the roster; the agent number when the roster does not list it.
     pub name: String,
+    #[schema(value_type = crate::schemas::AgentState)]
     pub state: AgentState,
     /// When the agent entered `state` (UTC, to the millisecond).
     #[schema(format = DateTime, example = "2026-11-21T04:10:00.000Z")]

@@ -12,8 +12,10 @@ use utoipa::ToSchema;
 pub struct KeyInfo {
     pub ok: bool,
     pub key_name: String,
+    #[schema(value_type = crate::schemas::ScopeSet)]
     pub scopes: ScopeSet,
     pub rate_limit_per_minute: u32,
+    #[schema(value_type = crate::schemas::ScopeSet)]
     pub available_scopes: ScopeSet,
     /// ISO 8601 UTC with milliseconds, e.g. `2026-11-21T06:15:30.123Z`.
     pub server_time: String,
@@ -43,6 +45,7 @@ pub struct OperatorsResponse {
 /// serialised by accident.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct Operator {
+    #[schema(value_type = crate::schemas::AgentNumber)]
     pub agent_number: AgentNumber,
     /// The operator's display name.
     pub name: String,
@@ -50,6 +53,7 @@ pub struct Operator {
     pub shift: String,
     /// null for regular operators; a label for non-operator staff.
     pub staff_role: Option<String>,
+    #[schema(value_type = crate::schemas::LocalDateTime)]
     pub joined_at: LocalDateTime,
 }
 
@@ -77,6 +81,7 @@ impl From<&model::Operator> for Operator {
 /// The body of /schedule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct Schedule {
+    #[schema(value_type = crate::schemas::Month)]
     pub month: Month,
     /// By date, then agent number.
     pub off_days: Vec<OffDay>,
@@ -85,11 +90,15 @@ pub struct Schedule {
 /// An off-day, joined with the operator's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct OffDay {
+    #[schema(value_type = crate::schemas::AgentNumber)]
     pub agent_number: AgentNumber,
     /// The roster's name; the agent number for an operator missing from the roster.
     pub name: String,
+    #[schema(value_type = crate::schemas::Date)]
     pub date: Day,
+    #[schema(value_type = crate::schemas::OffDayKind)]
     pub kind: OffDayKind,
+    #[schema(value_type = crate::schemas::OffDaySource)]
     pub source: OffDaySource,
 }
 
@@ -126,8 +135,10 @@ pub struct SheetsResponse {
 pub struct Sheet {
     pub id: i64,
     pub name: String,
+    #[schema(value_type = crate::schemas::Month)]
     pub month: Month,
     pub shift: String,
+    #[schema(value_type = crate::schemas::LocalDateTime)]
     pub updated_at: LocalDateTime,
 }
 

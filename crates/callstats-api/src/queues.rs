@@ -1,7 +1,6 @@
 //! /calls/queues: the service figures of each queue.
 
-use callstats_domain::calendar::Period;
-use callstats_domain::model::{QueueName, SpeedOfAnswerPercentiles};
+use callstats_domain::model::QueueName;
 use callstats_domain::params::Direction;
 use callstats_domain::stats::queues::{QueueTally, Queues};
 use callstats_domain::stats::service_level::{
@@ -10,7 +9,9 @@ use callstats_domain::stats::service_level::{
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::blocks::{Freshness, Measured, RowCounts, RowHandling, RowServiceLevel};
+use crate::blocks::{
+    Freshness, Measured, Period, RowCounts, RowHandling, RowServiceLevel, SpeedOfAnswerPercentiles,
+};
 
 /// The body of /calls/queues.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -66,7 +67,7 @@ impl From<&QueueTally> for QueueEntry {
             queue: queue.clone(),
             counts: tally.into(),
             service_level: tally.into(),
-            speed_of_answer_percentiles: speed_of_answer_percentiles(tally),
+            speed_of_answer_percentiles: speed_of_answer_percentiles(tally).map(Into::into),
             handling: tally.into(),
             average_abandon_time_seconds: average_abandon_time_seconds(tally),
         }

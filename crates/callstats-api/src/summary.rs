@@ -1,7 +1,7 @@
 //! /calls/summary: the daily series, hourly histogram, peaks and service figures of a period.
 
-use callstats_domain::calendar::Period;
-use callstats_domain::model::{DayCount, HourCount, ServiceLevel, SpeedOfAnswerPercentiles};
+use callstats_domain::calendar::Day;
+use callstats_domain::model;
 use callstats_domain::params::{Compare, Direction};
 use callstats_domain::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
@@ -13,7 +13,8 @@ use callstats_domain::tz;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::blocks::Freshness;
+use crate::blocks::{Freshness, Period, ServiceLevel, SpeedOfAnswerPercentiles};
+use crate::schemas::Date;
 
 /// The body of /calls/summary.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -57,6 +58,39 @@ pub struct CallSummary {
     pub peak_hour_count: u64,
     /// The same figures for the earlier period `compare` asked for; null without `compare`.
     pub comparison: Option<Comparison>,
+}
+
+/// `{date, count}` of the daily series and of `peak_day`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct DayCount {
+    #[schema(value_type = Date)]
+    pub date: Day,
+    pub count: u64,
+}
+
+/// `{hour, count}` of the hourly histogram and of `peak_hour`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct HourCount {
+    pub hour: u8,
+    pub count: u64,
+}
+
+impl From<&model::DayCount> for DayCount {
+    fn from(day: &model::DayCount) -> Self {
+        Self {
+            date: day.date,
+            count: day.count,
+        }
+    }
+}
+
+impl From<&model::HourCount> for HourCount {
+    fn from(hour: &model::HourCount) -> Self {
+        Self {
+            hour: hour.hour,
+            count: hour.count,
+        }
+    }
 }
 
 /// How many of a period's calls were offered, answered and abandoned: the counts the summary
@@ -122,16 +156,19 @@ impl From<&Summary> for CallSummary {
             counts: tally.into(),
             short_abandon_seconds: measurement.rules.short_abandon.get(),
             abandon_rate_percent: abandon_rate_percent(tally),
-            service_level: service_level(tally),
+            service_level: service_level(tally).map(Into::into),
             average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
-            speed_of_answer_percentiles: speed_of_answer_percentiles(tally),
+            speed_of_answer_percentiles: speed_of_answer_percentiles(tally).map(Into::into),
             longest_wait_seconds: longest_wait_seconds(tally),
             average_abandon_time_seconds: average_abandon_time_seconds(tally),
             average_handle_time_seconds: average_handle_time_seconds(tally),
-            daily: summary.daily.clone(),
-            hourly: summary.hourly.clone(),
-            peak_day: summary.peak_day,
-            peak_hour: summary.peak_hour,
+            daily: summary.daily.iter().map(DayCount::from).collect(),
+            hourly: summary
+                .hourly
+                .as_ref()
+                .map(|hours| hours.iter().map(HourCount::from).collect()),
+            peak_day: (&summary.peak_day).into(),
+            peak_hour: summary.peak_hour.as_ref().map(HourCount::from),
             peak_hour_count: summary.peak_hour.map_or(0, |hour| hour.count),
             comparison: summary.comparison.as_ref().map(Comparison::from),
         }
@@ -151,7 +188,7 @@ impl From<&Earlier> for Comparison {
             period: Period::from(range),
             counts: tally.into(),
             abandon_rate_percent: abandon_rate_percent(tally),
-            service_level: service_level(tally),
+            service_level: service_level(tally).map(Into::into),
             average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
             average_handle_time_seconds: average_handle_time_seconds(tally),
             longest_wait_seconds: longest_wait_seconds(tally),

@@ -1,6 +1,6 @@
 //! /calls/trend: the service figures of each day, ISO week or month of up to 366 days.
 
-use callstats_domain::calendar::{Day, Period};
+use callstats_domain::calendar::Day;
 use callstats_domain::params::{Direction, Granularity};
 use callstats_domain::stats::service_level::{
     average_speed_of_answer_seconds, service_level_percent,
@@ -10,7 +10,7 @@ use callstats_domain::tz;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::blocks::{QueueMeasured, RowCounts, RowHandling};
+use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling};
 
 /// The body of /calls/trend.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -34,8 +34,10 @@ pub struct TrendResponse {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct TrendBucket {
     /// The bucket's first date inside the period.
+    #[schema(value_type = crate::schemas::Date)]
     pub start: Day,
     /// The bucket's last date inside the period.
+    #[schema(value_type = crate::schemas::Date)]
     pub end: Day,
     /// The bucket's days inside the period: `end` − `start` + 1.
     pub days: u32,

@@ -7,13 +7,14 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use callstats_api::agents::AgentEntry;
+use callstats_api::blocks::SpeedOfAnswerPercentiles;
 use callstats_api::intervals::IntervalEntry;
 use callstats_api::portal::{OffDay, Operator, Script};
 use callstats_api::queues::QueueEntry;
 use callstats_api::trend::TrendBucket;
 use callstats_domain::calendar::{DateRange, Day};
 use callstats_domain::error::DomainError;
-use callstats_domain::model::SpeedOfAnswerPercentiles;
+
 use callstats_domain::params::SlThreshold;
 use callstats_domain::request::{ApiRequest, Endpoint};
 use callstats_domain::stats::intervals::IntervalTally;

@@ -290,23 +290,6 @@ pub fn runs(days: &[Day], most: usize) -> Vec<DateRange> {
         .collect()
 }
 
-/// The `period` object of the call responses: the dates actually used.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Period {
-    pub start_date: Day,
-    pub end_date: Day,
-}
-
-impl From<&DateRange> for Period {
-    fn from(range: &DateRange) -> Self {
-        Self {
-            start_date: range.start,
-            end_date: range.end,
-        }
-    }
-}
-
 /// A calendar month, written `YYYY-MM`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Month {

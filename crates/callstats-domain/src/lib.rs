@@ -17,8 +17,6 @@ pub mod identifiers;
 pub mod limits;
 pub mod live;
 pub mod model;
-#[cfg(feature = "openapi")]
-mod openapi;
 pub mod params;
 pub mod ports;
 pub mod request;

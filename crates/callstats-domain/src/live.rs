@@ -35,7 +35,6 @@ pub enum LiveError {
 }
 
 /// What an agent is doing.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentState {

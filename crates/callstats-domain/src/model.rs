@@ -74,7 +74,6 @@ impl CallRecord {
 }
 
 /// Sentiment of a scored call.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Sentiment {
@@ -105,16 +104,14 @@ pub struct KeyInfo {
 }
 
 /// `{date, count}` of the daily series and of `peak_day`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DayCount {
     pub date: Day,
     pub count: u64,
 }
 
 /// `{hour, count}` of the hourly histogram and of `peak_hour`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HourCount {
     pub hour: u8,
     pub count: u64,
@@ -122,8 +119,7 @@ pub struct HourCount {
 
 /// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n
 /// answered calls' waits sorted ascending (nearest rank), rounded to 2 decimals.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SpeedOfAnswerPercentiles {
     /// The median wait of the answered calls.
     pub p50: f64,
@@ -137,8 +133,7 @@ pub struct SpeedOfAnswerPercentiles {
 
 /// The service level of /calls/summary: `percent` = 100 × `answered_within_threshold` /
 /// `calls_with_wait`.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServiceLevel {
     /// The `sl_threshold` asked for (default 20).
     pub threshold_seconds: u16,
@@ -277,7 +272,6 @@ pub struct Operator {
 }
 
 /// Kind of an off-day.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OffDayKind {
@@ -287,14 +281,23 @@ pub enum OffDayKind {
     Unpaid,
 }
 
+impl OffDayKind {
+    /// Every kind.
+    pub const ALL: [Self; 2] = [Self::Dam, Self::Unpaid];
+}
+
 /// Who set an off-day.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OffDaySource {
     Admin,
     Auto,
     Swap,
+}
+
+impl OffDaySource {
+    /// Every source.
+    pub const ALL: [Self; 3] = [Self::Admin, Self::Auto, Self::Swap];
 }
 
 /// An off-day as the portal stores it.

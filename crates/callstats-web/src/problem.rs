@@ -23,7 +23,7 @@ pub struct ErrorBody {
     pub error: String,
     /// The scope the endpoint needs; only on a 403 for a missing scope.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false)]
+    #[schema(value_type = Option<callstats_api::schemas::Scope>, required = false)]
     pub required_scope: Option<Scope>,
 }
 
@@ -364,7 +364,7 @@ pub struct ProblemDetails {
     pub error: String,
     /// The scope the endpoint needs; only on a `missing-scope` problem.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false)]
+    #[schema(value_type = Option<callstats_api::schemas::Scope>, required = false)]
     pub required_scope: Option<Scope>,
 }
 
