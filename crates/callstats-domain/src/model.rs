@@ -1,8 +1,7 @@
-//! The resources of the API (specification section 2) as typed values that serialise to exactly
-//! its field names and shapes, and the records the ports hand in.
-//!
-//! Figures in the response types are already rounded (see [`crate::stats::round`]); the records
-//! the ports return carry raw figures.
+//! The records the ports hand in, and the values the statistics make of them. callstats-api
+//! writes each as the wire carries it and holds its definition there; the figures here are
+//! already rounded (see [`crate::stats::round`]) where a statistic made them, raw where a port
+//! returned them.
 
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -117,32 +116,23 @@ pub struct HourCount {
     pub count: u64,
 }
 
-/// The speed of answer's spread: each the wait at 1-based position ⌈p/100 × n⌉ of the n
-/// answered calls' waits sorted ascending (nearest rank), rounded to 2 decimals.
+/// The nearest-rank percentiles of the answered calls' waits
+/// ([`speed_of_answer_percentiles`](crate::stats::service_level::speed_of_answer_percentiles)).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SpeedOfAnswerPercentiles {
-    /// The median wait of the answered calls.
     pub p50: f64,
-    /// The wait 80 % of the answered calls were answered within.
     pub p80: f64,
-    /// The wait 90 % of the answered calls were answered within.
     pub p90: f64,
-    /// The wait 95 % of the answered calls were answered within.
     pub p95: f64,
 }
 
-/// The service level of /calls/summary: `percent` = 100 × `answered_within_threshold` /
-/// `calls_with_wait`.
+/// The service level against a threshold
+/// ([`service_level`](crate::stats::service_level::service_level)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServiceLevel {
-    /// The `sl_threshold` asked for (default 20).
     pub threshold_seconds: u16,
-    /// Answered calls whose wait was at most `threshold_seconds`.
     pub answered_within_threshold: u64,
-    /// Calls with a wait time, answered or not: an unanswered call counts against the level
-    /// whatever its wait, unless it is a short abandon.
     pub calls_with_wait: u64,
-    /// 100 × `answered_within_threshold` / `calls_with_wait`.
     pub percent: f64,
 }
 
@@ -170,22 +160,20 @@ pub struct KpiTotals {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
     pub name: String,
-    /// The raw measured figure.
     pub value: f64,
-    /// 1 means the target was met; null when the sheet has no ratio column.
+    /// `None` when the sheet has no ratio column.
     pub ratio: Option<f64>,
-    /// Money earned on the metric.
     pub kpi: f64,
 }
 
 /// One operator row of a KPI sheet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KpiOperatorRow {
-    /// null for paid operators on the sheet without a portal account.
+    /// `None` for paid operators on the sheet without a portal account.
     pub agent_number: Option<AgentNumber>,
     pub name: String,
     pub row: u32,
-    /// Overall achievement as a ratio (0.404 is 40.4 %); may exceed 1.
+    /// A ratio (0.404 is 40.4 %).
     pub kpi_percent: f64,
     pub kpi_sum: f64,
     pub fiksa: Option<f64>,
@@ -224,7 +212,7 @@ pub struct Spread {
     pub avg: f64,
 }
 
-/// `distribution` of the aggregate KPI body; null when no row has the figure.
+/// The spreads of the aggregate view; each `None` when no row has the figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Distribution {
     pub payout: Option<Spread>,
