@@ -1,8 +1,15 @@
 //! /calls/agents: the agent leaderboard.
 
+use crate::query::{self, ParamValues, PeriodQuery};
+use callstats_domain::calendar::MAX_RANGE_DAYS;
+use callstats_domain::limits::EarliestDay;
 use callstats_domain::model::AgentNumber;
+use callstats_domain::params::{ParamError, RosterFilter, SHIFT_FORM, Shift, TEAM_FORM, Team};
+use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::agents::{AgentTally, Leaderboard};
+use serde::Deserialize;
 use serde::Serialize;
+use utoipa::IntoParams;
 use utoipa::ToSchema;
 
 use crate::blocks::{Freshness, Period};
@@ -93,6 +100,54 @@ impl AgentEntry {
             checklist_percent: board.checklist_percent(agent),
             positive_sentiment_percent: agent.positive_sentiment_percent(),
         }
+    }
+}
+
+/// Query of /calls/agents.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct AgentsQuery {
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub period: PeriodQuery,
+    /// Accepted and validated (a bad value is a 400) but ignored: the leaderboard counts both
+    /// directions.
+    #[param(value_type = Option<crate::schemas::Direction>, inline)]
+    pub direction: ParamValues,
+    /// Only the calls offered by this queue (exact, case-sensitive): the agents who answered
+    /// them. A queue without calls in the period gives an empty list; empty is a 400.
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales")]
+    pub queue: ParamValues,
+    /// Only the agents of the roster with this team (exact, case-sensitive, as /operators
+    /// shows it); `share_percent` is then over the listed agents. A team no operator has is a
+    /// 400 listing the teams there are; empty is a 400.
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "A")]
+    pub team: ParamValues,
+    /// Only the agents of the roster on this shift (exact, case-sensitive, as /operators shows
+    /// it), with `team` when both are given. A shift no operator has is a 400 listing the
+    /// shifts there are; empty is a 400.
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "day")]
+    pub shift: ParamValues,
+}
+
+impl AgentsQuery {
+    /// The range; the direction is validated, so that one query string works on both call
+    /// endpoints, but the leaderboard always counts both directions; the queue, the team and
+    /// the shift; then the range against the history horizon (`earliest`, `None` without one).
+    /// Whether the roster has the team and the shift is checked when answered.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
+        let range = self.period.range(MAX_RANGE_DAYS)?;
+        query::direction(&self.direction)?;
+        let queue = query::queue(&self.queue)?;
+        let team = self.team.parsed("team", TEAM_FORM, Team::parse)?;
+        let shift = self.shift.parsed("shift", SHIFT_FORM, Shift::parse)?;
+        Ok(ApiRequest::CallsAgents {
+            range: self.period.within_horizon(range, earliest)?,
+            queue,
+            roster: RosterFilter { team, shift },
+        })
     }
 }
 

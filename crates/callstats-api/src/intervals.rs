@@ -1,9 +1,16 @@
 //! /calls/intervals: the service figures of every 15-, 30- or 60-minute interval.
 
+use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
+use callstats_domain::calendar::MAX_RANGE_DAYS;
+use callstats_domain::limits::EarliestDay;
 use callstats_domain::params::Direction;
+use callstats_domain::params::{INTERVAL_FORM, IntervalMinutes, MAX_INTERVAL_DAYS, ParamError};
+use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::intervals::{IntervalTally, Intervals};
 use callstats_domain::tz;
+use serde::Deserialize;
 use serde::Serialize;
+use utoipa::IntoParams;
 use utoipa::ToSchema;
 
 use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling, RowServiceLevel};
@@ -13,6 +20,7 @@ use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling, RowServiceLev
 pub struct IntervalsResponse {
     /// The dates actually used (after the 7-day clamp).
     pub period: Period,
+    #[schema(value_type = crate::schemas::Direction)]
     pub direction: Direction,
     /// 15, 30 or 60.
     pub interval_minutes: u8,
@@ -68,6 +76,55 @@ impl From<&IntervalTally> for IntervalEntry {
             service_level: tally.into(),
             handling: tally.into(),
         }
+    }
+}
+
+/// The schema of `interval` on /calls/intervals: one of 15, 30 or 60 minutes, 30 by default.
+fn interval_minutes_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .enum_values(Some(IntervalMinutes::ALLOWED))
+        .default(Some(IntervalMinutes::default().get().into()))
+        .examples([15])
+        .into()
+}
+
+/// Query of /calls/intervals.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct IntervalsQuery {
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub period: PeriodQuery,
+    /// Length of an interval in minutes: 15, 30 or 60; default 30. Anything else is a 400.
+    #[param(required = false, schema_with = interval_minutes_schema)]
+    pub interval: ParamValues,
+    /// `direction`, `sl_threshold`, `short_abandon` and `queue`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub options: QueuedServiceQuery,
+}
+
+impl IntervalsQuery {
+    /// The range (trimmed to its latest 7 days), the interval, the direction, the threshold,
+    /// the queue, then the range against the history horizon.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
+        let range = self.period.range(MAX_RANGE_DAYS)?.latest(MAX_INTERVAL_DAYS);
+        let interval = self
+            .interval
+            .parsed("interval", INTERVAL_FORM, IntervalMinutes::parse)?
+            .unwrap_or_default();
+        let (direction, rules, queue) = self.options.parse()?;
+        Ok(ApiRequest::CallsIntervals {
+            range: self.period.within_horizon(range, earliest)?,
+            direction,
+            interval,
+            rules,
+            queue,
+        })
     }
 }
 

@@ -1,7 +1,12 @@
 //! /kpi/{month}: a published sheet, named for `kpi:detail`, anonymous for `kpi:aggregate`.
 
+use crate::query::ParamValues;
+use callstats_domain::calendar::Month;
 use callstats_domain::model::{self, AgentNumber, CURRENCY};
+use callstats_domain::params::{self, Param, ParamError, SHIFT_FORM, Shift};
+use serde::Deserialize;
 use serde::Serialize;
+use utoipa::IntoParams;
 use utoipa::ToSchema;
 
 use crate::portal::Sheet;
@@ -218,6 +223,48 @@ impl From<&model::Rank> for Rank {
             kpi_percent: rank.kpi_percent,
             payout: rank.payout,
         }
+    }
+}
+
+/// Path of /kpi/{month}.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct MonthPath {
+    /// The month, `YYYY-MM` with month 01 to 12 (`2026-13` is a 400).
+    #[param(pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
+    pub month: String,
+}
+
+impl MonthPath {
+    /// The month, naming the path segment when it is not one.
+    pub fn parse(&self) -> Result<Month, ParamError> {
+        params::month(&self.month, Param::path("month"))
+    }
+}
+
+/// Query of /kpi/{month}.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct KpiQuery {
+    /// Shift label of the sheet to show (1 to 64 characters, no control characters). Without
+    /// it, the lowest-sorting shift (byte-wise) is shown; a shift with no published sheet that
+    /// month is a 404 listing the shifts that exist.
+    // The pattern excludes exactly what `char::is_control` refuses (Unicode category Cc).
+    #[param(
+        value_type = Option<String>,
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]+$",
+        example = "day"
+    )]
+    pub shift: ParamValues,
+}
+
+impl KpiQuery {
+    /// The shift asked for, if any.
+    pub fn parse(&self) -> Result<Option<Shift>, ParamError> {
+        self.shift.parsed("shift", SHIFT_FORM, Shift::parse)
     }
 }
 

@@ -1,10 +1,15 @@
 //! The portal's answers: /operators, /schedule, /kpi/months, /scripts/stats, and /ping's key,
 //! each made from the records the portal store hands in, in the order the domain gave them.
 
+use crate::query::ParamValues;
+use callstats_domain::calendar::MONTH_FORM;
 use callstats_domain::calendar::{Day, LocalDateTime, Month};
 use callstats_domain::model::{self, AgentNumber, OffDayKind, OffDaySource};
+use callstats_domain::params::{self, LIMIT_FORM, Param, ParamError, ScriptsLimit};
 use callstats_domain::scope::ScopeSet;
+use serde::Deserialize;
 use serde::Serialize;
+use utoipa::IntoParams;
 use utoipa::ToSchema;
 
 /// The key object of /ping.
@@ -216,6 +221,46 @@ impl From<&model::LocalizedText> for LocalizedText {
 /// The wire rows of `records`, in their order.
 fn rows<'a, R, W: From<&'a R>>(records: &'a [R]) -> Vec<W> {
     records.iter().map(W::from).collect()
+}
+
+/// Query of /schedule.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct ScheduleQuery {
+    /// The month, `YYYY-MM` with month 01 to 12. Required.
+    #[param(value_type = String, required = true, pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")]
+    pub month: ParamValues,
+}
+
+impl ScheduleQuery {
+    /// The month (required).
+    pub fn parse(&self) -> Result<Month, ParamError> {
+        params::month(
+            self.month.required("month", MONTH_FORM)?,
+            Param::query("month"),
+        )
+    }
+}
+
+/// Query of /scripts/stats.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct ScriptsQuery {
+    /// How many scripts, ASCII digits only, 1 to 100.
+    #[param(value_type = Option<u8>, minimum = 1, maximum = 100, default = 20, example = 10)]
+    pub limit: ParamValues,
+}
+
+impl ScriptsQuery {
+    /// The limit, 20 by default.
+    pub fn parse(&self) -> Result<ScriptsLimit, ParamError> {
+        Ok(self
+            .limit
+            .parsed("limit", LIMIT_FORM, ScriptsLimit::parse)?
+            .unwrap_or_default())
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,17 @@
 //! /calls/queues: the service figures of each queue.
 
+use crate::query::{PeriodQuery, ServiceQuery};
+use callstats_domain::calendar::MAX_RANGE_DAYS;
+use callstats_domain::limits::EarliestDay;
 use callstats_domain::model::QueueName;
 use callstats_domain::params::Direction;
+use callstats_domain::params::ParamError;
+use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::queues::{QueueTally, Queues};
 use callstats_domain::stats::service_level::{
     average_abandon_time_seconds, speed_of_answer_percentiles,
 };
+use serde::Deserialize;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -18,6 +24,7 @@ use crate::blocks::{
 pub struct QueuesResponse {
     /// The dates actually used (after the 31-day clamp).
     pub period: Period,
+    #[schema(value_type = crate::schemas::Direction)]
     pub direction: Direction,
     pub clamped: bool,
     #[serde(flatten)]
@@ -71,6 +78,33 @@ impl From<&QueueTally> for QueueEntry {
             handling: tally.into(),
             average_abandon_time_seconds: average_abandon_time_seconds(tally),
         }
+    }
+}
+
+/// Query of /calls/queues: the period and the service options, nothing of its own (its
+/// document lists `PeriodQuery` and `ServiceQuery`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct QueuesQuery {
+    /// `start` and `end`.
+    #[serde(flatten)]
+    pub period: PeriodQuery,
+    /// `direction`, `sl_threshold` and `short_abandon`.
+    #[serde(flatten)]
+    pub service: ServiceQuery,
+}
+
+impl QueuesQuery {
+    /// The range, the direction, the threshold, the short-abandon bound, then the range
+    /// against the history horizon.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
+        let range = self.period.range(MAX_RANGE_DAYS)?;
+        let (direction, rules) = self.service.parse()?;
+        Ok(ApiRequest::CallsQueues {
+            range: self.period.within_horizon(range, earliest)?,
+            direction,
+            rules,
+        })
     }
 }
 

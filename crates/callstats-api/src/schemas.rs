@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use callstats_domain::live::AgentState as State;
 use callstats_domain::model::{OffDayKind as Kind, OffDaySource as Source};
+use callstats_domain::params;
 use callstats_domain::scope::Scope as DomainScope;
 use serde::Serialize;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -110,4 +111,28 @@ schema! {
 schema! {
     /// `model::OffDaySource`.
     OffDaySource as "OffDaySource" => words("Who set an off-day.", &Source::ALL)
+}
+
+schema! {
+    /// `params::Direction`.
+    Direction as "Direction" => words(
+        "Call direction; `inbound` is the default of /calls/summary.",
+        &params::Direction::ALL,
+    )
+}
+
+schema! {
+    /// `params::Compare`.
+    Compare as "Compare" => words(
+        "`compare` of /calls/summary: which earlier period the figures are set beside.",
+        &params::Compare::ALL,
+    )
+}
+
+schema! {
+    /// `params::Granularity`.
+    Granularity as "Granularity" => words(
+        "`granularity` of /calls/trend: how its buckets cut the calendar.",
+        &params::Granularity::ALL,
+    )
 }

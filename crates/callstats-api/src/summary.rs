@@ -1,8 +1,13 @@
 //! /calls/summary: the daily series, hourly histogram, peaks and service figures of a period.
 
+use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 use callstats_domain::calendar::Day;
+use callstats_domain::calendar::MAX_RANGE_DAYS;
+use callstats_domain::limits::EarliestDay;
 use callstats_domain::model;
+use callstats_domain::params::{COMPARE_FORM, ParamError};
 use callstats_domain::params::{Compare, Direction};
+use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
     average_speed_of_answer_seconds, longest_wait_seconds, service_level,
@@ -10,7 +15,9 @@ use callstats_domain::stats::service_level::{
 };
 use callstats_domain::stats::summary::{Earlier, Summary};
 use callstats_domain::tz;
+use serde::Deserialize;
 use serde::Serialize;
+use utoipa::IntoParams;
 use utoipa::ToSchema;
 
 use crate::blocks::{Freshness, Period, ServiceLevel, SpeedOfAnswerPercentiles};
@@ -20,6 +27,7 @@ use crate::schemas::Date;
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct CallSummary {
     pub period: Period,
+    #[schema(value_type = crate::schemas::Direction)]
     pub direction: Direction,
     pub clamped: bool,
     pub timezone: &'static str,
@@ -126,6 +134,7 @@ impl From<&ServiceTally> for CallCounts {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Comparison {
     /// The `compare` asked for.
+    #[schema(value_type = crate::schemas::Compare)]
     pub compare: Compare,
     /// The earlier period: as many days as the body's `period`.
     pub period: Period,
@@ -193,6 +202,51 @@ impl From<&Earlier> for Comparison {
             average_handle_time_seconds: average_handle_time_seconds(tally),
             longest_wait_seconds: longest_wait_seconds(tally),
         }
+    }
+}
+
+/// Query of /calls/summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct SummaryQuery {
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub period: PeriodQuery,
+    /// `direction`, `sl_threshold`, `short_abandon` and `queue`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub options: QueuedServiceQuery,
+    /// The same figures for an earlier period, in `comparison`: `previous_period` (as many
+    /// days, ending the day before the period starts), `previous_week` (the period 7 days
+    /// earlier) or `previous_year` (364 days earlier, so weekdays line up). It applies to the
+    /// period after the 31-day clamp; an earlier period starting before the history horizon is
+    /// a 400 naming the earliest date allowed.
+    #[param(value_type = Option<crate::schemas::Compare>, inline)]
+    pub compare: ParamValues,
+}
+
+impl SummaryQuery {
+    /// The range, the direction, the threshold, the queue, the comparison, then the range and
+    /// the earlier period against the history horizon (`earliest`, `None` without one).
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
+        let range = self.period.range(MAX_RANGE_DAYS)?;
+        let (direction, rules, queue) = self.options.parse()?;
+        let compare = self
+            .compare
+            .parsed("compare", COMPARE_FORM, Compare::parse)?;
+        let range = self.period.within_horizon(range, earliest)?;
+        if let (Some(compare), Some(earliest)) = (compare, earliest) {
+            compare.within_horizon(&range, earliest)?;
+        }
+        Ok(ApiRequest::CallsSummary {
+            range,
+            direction,
+            rules,
+            queue,
+            compare,
+        })
     }
 }
 

@@ -1,13 +1,19 @@
 //! /calls/trend: the service figures of each day, ISO week or month of up to 366 days.
 
+use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 use callstats_domain::calendar::Day;
+use callstats_domain::limits::EarliestDay;
 use callstats_domain::params::{Direction, Granularity};
+use callstats_domain::params::{GRANULARITY_FORM, MAX_TREND_DAYS, ParamError};
+use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::service_level::{
     average_speed_of_answer_seconds, service_level_percent,
 };
 use callstats_domain::stats::trend::{BucketTally, Trend};
 use callstats_domain::tz;
+use serde::Deserialize;
 use serde::Serialize;
+use utoipa::IntoParams;
 use utoipa::ToSchema;
 
 use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling};
@@ -17,7 +23,9 @@ use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling};
 pub struct TrendResponse {
     /// The dates actually used (after the 366-day clamp).
     pub period: Period,
+    #[schema(value_type = crate::schemas::Direction)]
     pub direction: Direction,
+    #[schema(value_type = crate::schemas::Granularity)]
     pub granularity: Granularity,
     /// Always `+05:00`: buckets are Tashkent days.
     #[schema(example = "+05:00")]
@@ -86,6 +94,46 @@ impl From<&BucketTally> for TrendBucket {
             average_speed_of_answer_seconds: average_speed_of_answer_seconds(tally),
             handling: tally.into(),
         }
+    }
+}
+
+/// Query of /calls/trend.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct TrendQuery {
+    /// `start` and `end`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub period: PeriodQuery,
+    /// The buckets: `day` (Tashkent days), `week` (ISO weeks, Monday to Sunday) or `month`
+    /// (calendar months); default `week`. Anything else is a 400.
+    #[param(value_type = Option<crate::schemas::Granularity>, inline)]
+    pub granularity: ParamValues,
+    /// `direction`, `sl_threshold`, `short_abandon` and `queue`.
+    #[serde(flatten)]
+    #[param(ignore)]
+    pub options: QueuedServiceQuery,
+}
+
+impl TrendQuery {
+    /// The range (trimmed to its latest 366 days), the granularity, the direction, the
+    /// threshold, the short-abandon bound, the queue, then the range against the history
+    /// horizon.
+    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
+        let range = self.period.range(MAX_TREND_DAYS)?;
+        let granularity = self
+            .granularity
+            .parsed("granularity", GRANULARITY_FORM, Granularity::parse)?
+            .unwrap_or_default();
+        let (direction, rules, queue) = self.options.parse()?;
+        Ok(ApiRequest::CallsTrend {
+            range: self.period.within_horizon(range, earliest)?,
+            direction,
+            granularity,
+            rules,
+            queue,
+        })
     }
 }
 

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use crate::representation::{self, Acceptable, Representation};
 use bytes::Bytes;
 use callstats_api::Wire;
+use callstats_api::request::UnvalidatedRequest;
 use callstats_domain::DomainError;
 use callstats_domain::access::{ClientAddress, QuotaStatus};
 use callstats_domain::limits::{DayBudgetStatus, Requester};
@@ -27,7 +28,7 @@ use callstats_domain::live::LiveError;
 use callstats_domain::model::KeyInfo;
 use callstats_domain::params::ParamError;
 use callstats_domain::ports::{Clock, ResponseCache};
-use callstats_domain::request::{ApiRequest, Endpoint, UnvalidatedRequest};
+use callstats_domain::request::{ApiRequest, Endpoint};
 use callstats_domain::use_cases::{Admitted, CallStats, Caller, Counted, Gatekeeper};
 
 use async_trait::async_trait;

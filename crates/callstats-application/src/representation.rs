@@ -268,11 +268,11 @@ mod tests {
     use callstats_api::intervals::IntervalsResponse;
     use callstats_api::portal::LocalizedText;
     use callstats_api::queues::QueuesResponse;
+    use callstats_api::request::UnvalidatedRequest;
     use callstats_api::trend::TrendResponse;
     use callstats_domain::calendar::LocalDateTime;
     use callstats_domain::model::{AgentNumber, OffDayKind, OffDaySource};
     use callstats_domain::params::{Direction, Granularity, IntervalMinutes};
-    use callstats_domain::request::UnvalidatedRequest;
     use callstats_domain::scope::KpiView;
     use callstats_domain::stats;
     use callstats_domain::testing::{days_of, inbound_trend, range, worked_example};

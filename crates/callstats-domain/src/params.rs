@@ -1,22 +1,14 @@
-//! The request parameters: one typed query per endpoint, which deserialises from a query string,
-//! documents itself for the OpenAPI document (feature `openapi`) and validates into the domain's
-//! value types, or into a [`ParamError`] that names the parameter, the form expected and the
-//! value received.
-//!
-//! A query deserialises every value given under each known name ([`ParamValues`]) and ignores unknown
-//! names; validation comes later, after the caller is admitted, in a fixed order per endpoint, so
-//! the first error reported does not depend on the order of the query string.
+//! The request parameters as values: each parameter's type with the parser that refuses what is
+//! not one, and [`ParamError`], which names the parameter, the form expected and the value
+//! received. The query strings that carry them are read in callstats-api.
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::calendar::{
-    DATE_FORM, DateRange, Day, EndBeforeStart, MAX_RANGE_DAYS, MONTH_FORM, Month,
-};
+use crate::calendar::{DateRange, Day, EndBeforeStart, MAX_RANGE_DAYS, Month};
 use crate::identifiers::QueueName;
 use crate::limits::EarliestDay;
-use crate::request::ApiRequest;
 
 /// Default of `limit` on /scripts/stats.
 pub const SCRIPTS_LIMIT_DEFAULT: u8 = 20;
@@ -27,18 +19,29 @@ pub const SHIFT_MAX_CHARS: usize = 64;
 /// How much of a rejected value an error message quotes back.
 const ECHO_MAX_CHARS: usize = 40;
 
-const DIRECTION_FORM: &str = "'inbound' or 'outbound'";
-const LIMIT_FORM: &str = "an integer from 1 to 100";
-const SHIFT_FORM: &str = "a shift label of 1 to 64 printable characters";
-const TEAM_FORM: &str = "a team label of 1 to 64 printable characters";
+// The forms each error names as the one expected.
+/// `direction`.
+pub const DIRECTION_FORM: &str = "'inbound' or 'outbound'";
+/// `limit`.
+pub const LIMIT_FORM: &str = "an integer from 1 to 100";
+/// `shift`.
+pub const SHIFT_FORM: &str = "a shift label of 1 to 64 printable characters";
+/// `team`.
+pub const TEAM_FORM: &str = "a team label of 1 to 64 printable characters";
 /// How many of the roster's values a refused `team` or `shift` lists.
 const ROSTER_VALUES_SHOWN: usize = 50;
-const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
-const SHORT_ABANDON_FORM: &str = "whole seconds from 0 to 600";
-const INTERVAL_FORM: &str = "15, 30 or 60 (minutes)";
-const GRANULARITY_FORM: &str = "'day', 'week' or 'month'";
-const COMPARE_FORM: &str = "'previous_period', 'previous_week' or 'previous_year'";
-const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
+/// `sl_threshold`.
+pub const SL_THRESHOLD_FORM: &str = "whole seconds from 1 to 3600";
+/// `short_abandon`.
+pub const SHORT_ABANDON_FORM: &str = "whole seconds from 0 to 600";
+/// `interval`.
+pub const INTERVAL_FORM: &str = "15, 30 or 60 (minutes)";
+/// `granularity`.
+pub const GRANULARITY_FORM: &str = "'day', 'week' or 'month'";
+/// `compare`.
+pub const COMPARE_FORM: &str = "'previous_period', 'previous_week' or 'previous_year'";
+/// `queue`.
+pub const QUEUE_FORM: &str = "a queue name of 1 to 64 bytes of printable text";
 
 /// Where a parameter was read from, so the error can say it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,60 +187,8 @@ impl ParamError {
     }
 }
 
-/// One query parameter as the request gave it: every value under its name, in order; none when
-/// it is absent. A known parameter given twice is an error rather than a silent pick.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ParamValues(Vec<String>);
-
-impl<'de> Deserialize<'de> for ParamValues {
-    /// A sequence of strings, or one string: inside a flattened struct ([`PeriodQuery`]) serde
-    /// hands a parameter given once over as a plain string.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum OneOrMore {
-            One(String),
-            More(Vec<String>),
-        }
-        Ok(Self(match OneOrMore::deserialize(deserializer)? {
-            OneOrMore::One(value) => vec![value],
-            OneOrMore::More(values) => values,
-        }))
-    }
-}
-
-impl ParamValues {
-    /// The one value given: `None` when absent, an error when empty or repeated.
-    fn value(
-        &self,
-        name: &'static str,
-        expected: &'static str,
-    ) -> Result<Option<&str>, ParamError> {
-        let param = Param::query(name);
-        match self.0.as_slice() {
-            [] => Ok(None),
-            [value] if value.is_empty() => Err(ParamError::Empty { param, expected }),
-            [value] => Ok(Some(value)),
-            _ => Err(ParamError::Repeated { param }),
-        }
-    }
-
-    /// The one value given; absent is an error too.
-    fn required(&self, name: &'static str, expected: &'static str) -> Result<&str, ParamError> {
-        self.value(name, expected)?.ok_or(ParamError::Missing {
-            param: Param::query(name),
-            expected,
-        })
-    }
-}
-
-impl<S: Into<String>> FromIterator<S> for ParamValues {
-    fn from_iter<I: IntoIterator<Item = S>>(values: I) -> Self {
-        Self(values.into_iter().map(Into::into).collect())
-    }
-}
-
-fn day(raw: &str, param: Param) -> Result<Day, ParamError> {
+/// Parses a day, naming `param` when it is not one.
+pub fn day(raw: &str, param: Param) -> Result<Day, ParamError> {
     Day::parse(raw).map_err(|err| ParamError::invalid(param, raw, err.expected))
 }
 
@@ -247,73 +198,35 @@ pub fn month(raw: &str, param: Param) -> Result<Month, ParamError> {
 }
 
 /// The period every /calls endpoint takes, `start` and `end`: each endpoint's query holds it
-/// (flattened, so the names stay top-level) beside the parameters of its own.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct PeriodQuery {
-    /// First day (Tashkent). Required. Must exist in the calendar.
-    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-01"))]
-    pub start: ParamValues,
-    /// Last day (Tashkent), defaults to `start`; not before `start`. A period longer than the
-    /// endpoint's longest (31 days; 7 on /calls/intervals, 366 on /calls/trend) keeps its
-    /// latest days: the answer's `period` says which.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, format = Date, pattern = r"^\d{4}-\d{2}-\d{2}$", example = "2026-11-07"))]
-    pub end: ParamValues,
+/// The period of `start` and `end` as given (`end` defaults to `start`), clamped to its latest
+/// `max_days` days, or the error naming the parameter at fault, `start` first.
+pub fn period(start: &str, end: Option<&str>, max_days: u32) -> Result<DateRange, ParamError> {
+    let start = day(start, Param::query("start"))?;
+    let end = match end {
+        Some(raw) => day(raw, Param::query("end"))?,
+        None => start,
+    };
+    Ok(DateRange::up_to(start, end, max_days)?)
 }
 
-impl PeriodQuery {
-    /// A period of `start`, through `end` when one is given.
-    #[must_use]
-    pub fn of(start: &str, end: Option<&str>) -> Self {
-        Self {
-            start: [start].into_iter().collect(),
-            end: end.into_iter().collect(),
-        }
-    }
-
-    /// `start` (required) and `end` (defaults to `start`), in that order, clamped to their
-    /// latest `max_days` days.
-    fn range(&self, max_days: u32) -> Result<DateRange, ParamError> {
-        let start = day(
-            self.start.required("start", DATE_FORM)?,
-            Param::query("start"),
-        )?;
-        let end = match self.end.value("end", DATE_FORM)? {
-            Some(raw) => day(raw, Param::query("end"))?,
-            None => start,
-        };
-        Ok(DateRange::up_to(start, end, max_days)?)
-    }
-
-    /// `range` (clamped already) refused, naming `start`, when it starts before `earliest`.
-    fn within_horizon(
-        &self,
-        range: DateRange,
-        earliest: Option<EarliestDay>,
-    ) -> Result<DateRange, ParamError> {
-        match earliest {
-            Some(earliest) if range.start() < earliest.day => Err(ParamError::BeforeHorizon {
-                value: self
-                    .start
-                    .0
-                    .first()
-                    .map(|raw| raw.chars().take(ECHO_MAX_CHARS).collect())
-                    .unwrap_or_default(),
-                earliest,
-                clamped: range.clamped().then(|| (range.start(), range.days())),
-            }),
-            _ => Ok(range),
-        }
+/// `range` (clamped already) refused, naming `start` as given, when it starts before
+/// `earliest` (the history horizon; `None` without one).
+pub fn within_horizon(
+    range: DateRange,
+    start: &str,
+    earliest: Option<EarliestDay>,
+) -> Result<DateRange, ParamError> {
+    match earliest {
+        Some(earliest) if range.start() < earliest.day => Err(ParamError::BeforeHorizon {
+            value: start.chars().take(ECHO_MAX_CHARS).collect(),
+            earliest,
+            clamped: range.clamped().then(|| (range.start(), range.days())),
+        }),
+        _ => Ok(range),
     }
 }
 
 /// Call direction; `inbound` is the default of /calls/summary.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
@@ -323,6 +236,9 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// Each direction once.
+    pub const ALL: [Self; 2] = [Self::Inbound, Self::Outbound];
+
     /// Parses `inbound` or `outbound`, case-sensitively.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
         match raw {
@@ -334,13 +250,6 @@ impl Direction {
                 DIRECTION_FORM,
             )),
         }
-    }
-
-    /// The optional query parameter `direction`, inbound by default.
-    fn given(given: &ParamValues) -> Result<Self, ParamError> {
-        given
-            .value("direction", DIRECTION_FORM)?
-            .map_or(Ok(Self::default()), Self::parse)
     }
 
     #[must_use]
@@ -532,13 +441,6 @@ impl SlThreshold {
     pub const fn get(self) -> u16 {
         self.0
     }
-
-    /// The optional query parameter `sl_threshold`.
-    fn given(given: &ParamValues) -> Result<Self, ParamError> {
-        given
-            .value("sl_threshold", SL_THRESHOLD_FORM)?
-            .map_or(Ok(Self::default()), Self::parse)
-    }
 }
 
 /// `short_abandon`: an unanswered call whose known wait is strictly below this many seconds is
@@ -578,13 +480,6 @@ impl ShortAbandon {
     pub fn is_short(self, wait: f64) -> bool {
         wait < f64::from(self.0)
     }
-
-    /// The optional query parameter `short_abandon`.
-    fn given(given: &ParamValues) -> Result<Self, ParamError> {
-        given
-            .value("short_abandon", SHORT_ABANDON_FORM)?
-            .map_or(Ok(Self::default()), Self::parse)
-    }
 }
 
 /// What the service figures of a set of calls are measured by: the service level's threshold
@@ -604,141 +499,12 @@ impl From<SlThreshold> for ServiceRules {
         }
     }
 }
-
-/// The optional query parameter `queue`: a queue name, exact and case-sensitive.
-fn queue_given(given: &ParamValues) -> Result<Option<QueueName>, ParamError> {
-    given
-        .value("queue", QUEUE_FORM)?
-        .map(|raw| {
-            QueueName::new(raw)
-                .map_err(|_| ParamError::invalid(Param::query("queue"), raw, QUEUE_FORM))
-        })
-        .transpose()
-}
-
-/// What measures the service figures of the /calls endpoints that show them (summary, queues,
-/// intervals, trend): each endpoint's query holds it, flattened, beside its own parameters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct ServiceQuery {
-    /// Call direction, case-sensitive; default `inbound`.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: ParamValues,
-    /// Service-level threshold: an answered call counts toward the service level when its
-    /// wait is at most this many seconds. Whole seconds from 1 to 3600; default 20.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 1, maximum = 3600, example = 20))]
-    pub sl_threshold: ParamValues,
-    /// Short abandons: an unanswered call whose wait is known and strictly below this many
-    /// seconds leaves the abandon rate and the service level (its call counts stay). Whole
-    /// seconds from 0 to 600; default 0 (none).
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u16>, minimum = 0, maximum = 600, example = 5))]
-    pub short_abandon: ParamValues,
-}
-
-impl ServiceQuery {
-    /// The direction, the threshold, then the short-abandon bound.
-    fn parse(&self) -> Result<(Direction, ServiceRules), ParamError> {
-        let direction = Direction::given(&self.direction)?;
-        let sl_threshold = SlThreshold::given(&self.sl_threshold)?;
-        let short_abandon = ShortAbandon::given(&self.short_abandon)?;
-        Ok((
-            direction,
-            ServiceRules {
-                sl_threshold,
-                short_abandon,
-            },
-        ))
-    }
-}
-
-/// `queue` of the /calls endpoints whose figures one queue's calls can give (summary,
-/// intervals, trend), flattened into their queries.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct QueueQuery {
-    /// Only the calls offered by this queue (exact, case-sensitive). A queue without calls in
-    /// the period gives zeros; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
-    pub queue: ParamValues,
-}
-
-impl QueueQuery {
-    fn parse(&self) -> Result<Option<QueueName>, ParamError> {
-        queue_given(&self.queue)
-    }
-}
-
-/// Query of /calls/summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct SummaryQuery {
-    /// `start` and `end`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub period: PeriodQuery,
-    /// `direction`, `sl_threshold` and `short_abandon`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub service: ServiceQuery,
-    /// `queue`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub queue: QueueQuery,
-    /// The same figures for an earlier period, in `comparison`: `previous_period` (as many
-    /// days, ending the day before the period starts), `previous_week` (the period 7 days
-    /// earlier) or `previous_year` (364 days earlier, so weekdays line up). It applies to the
-    /// period after the 31-day clamp; an earlier period starting before the history horizon is
-    /// a 400 naming the earliest date allowed.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Compare>, inline))]
-    pub compare: ParamValues,
-}
-
-impl SummaryQuery {
-    /// The range, the direction, the threshold, the queue, the comparison, then the range and
-    /// the earlier period against the history horizon (`earliest`, `None` without one).
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
-        let range = self.period.range(MAX_RANGE_DAYS)?;
-        let (direction, rules) = self.service.parse()?;
-        let queue = self.queue.parse()?;
-        let compare = Compare::given(&self.compare)?;
-        let range = self.period.within_horizon(range, earliest)?;
-        if let (Some(compare), Some(earliest)) = (compare, earliest) {
-            let starts = compare.earlier(&range).start();
-            if starts < earliest.day {
-                return Err(ParamError::CompareBeforeHorizon {
-                    compare,
-                    starts,
-                    earliest,
-                });
-            }
-        }
-        Ok(ApiRequest::CallsSummary {
-            range,
-            direction,
-            rules,
-            queue,
-            compare,
-        })
-    }
+/// The query parameter `queue`: a queue name, exact and case-sensitive.
+pub fn queue(raw: &str) -> Result<QueueName, ParamError> {
+    QueueName::new(raw).map_err(|_| ParamError::invalid(Param::query("queue"), raw, QUEUE_FORM))
 }
 
 /// `compare` of /calls/summary: which earlier period the figures are set beside.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compare {
@@ -751,6 +517,9 @@ pub enum Compare {
 }
 
 impl Compare {
+    /// Each comparison once.
+    pub const ALL: [Self; 3] = [Self::PreviousPeriod, Self::PreviousWeek, Self::PreviousYear];
+
     /// Parses `previous_period`, `previous_week` or `previous_year`, case-sensitively.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
         match raw {
@@ -765,14 +534,6 @@ impl Compare {
         }
     }
 
-    /// The optional query parameter `compare`.
-    fn given(given: &ParamValues) -> Result<Option<Self>, ParamError> {
-        given
-            .value("compare", COMPARE_FORM)?
-            .map(Self::parse)
-            .transpose()
-    }
-
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -780,6 +541,23 @@ impl Compare {
             Self::PreviousWeek => "previous_week",
             Self::PreviousYear => "previous_year",
         }
+    }
+
+    /// Refuses the comparison when its earlier period of `range` starts before `earliest`.
+    pub fn within_horizon(
+        self,
+        range: &DateRange,
+        earliest: EarliestDay,
+    ) -> Result<(), ParamError> {
+        let starts = self.earlier(range).start();
+        if starts < earliest.day {
+            return Err(ParamError::CompareBeforeHorizon {
+                compare: self,
+                starts,
+                earliest,
+            });
+        }
+        Ok(())
     }
 
     /// The earlier period set beside `range`: as long as it, never clamped. A period at the
@@ -801,7 +579,6 @@ impl Compare {
 }
 
 /// `granularity` of /calls/trend: how its buckets cut the calendar.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Granularity {
@@ -815,6 +592,9 @@ pub enum Granularity {
 }
 
 impl Granularity {
+    /// Each granularity once.
+    pub const ALL: [Self; 3] = [Self::Day, Self::Week, Self::Month];
+
     /// Parses `day`, `week` or `month`, case-sensitively.
     pub fn parse(raw: &str) -> Result<Self, ParamError> {
         match raw {
@@ -827,13 +607,6 @@ impl Granularity {
                 GRANULARITY_FORM,
             )),
         }
-    }
-
-    /// The optional query parameter `granularity`, week by default.
-    fn given(given: &ParamValues) -> Result<Self, ParamError> {
-        given
-            .value("granularity", GRANULARITY_FORM)?
-            .map_or(Ok(Self::default()), Self::parse)
     }
 
     #[must_use]
@@ -861,91 +634,6 @@ impl Granularity {
 
 /// The longest period of /calls/trend, in days: a longer one keeps its latest 366.
 pub const MAX_TREND_DAYS: u32 = 366;
-
-/// Query of /calls/trend.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct TrendQuery {
-    /// `start` and `end`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub period: PeriodQuery,
-    /// The buckets: `day` (Tashkent days), `week` (ISO weeks, Monday to Sunday) or `month`
-    /// (calendar months); default `week`. Anything else is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Granularity>, inline))]
-    pub granularity: ParamValues,
-    /// `direction`, `sl_threshold` and `short_abandon`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub service: ServiceQuery,
-    /// `queue`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub queue: QueueQuery,
-}
-
-impl TrendQuery {
-    /// The range (trimmed to its latest 366 days), the granularity, the direction, the
-    /// threshold, the short-abandon bound, the queue, then the range against the history
-    /// horizon.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
-        let range = self.period.range(MAX_TREND_DAYS)?;
-        let granularity = Granularity::given(&self.granularity)?;
-        let (direction, rules) = self.service.parse()?;
-        let queue = self.queue.parse()?;
-        Ok(ApiRequest::CallsTrend {
-            range: self.period.within_horizon(range, earliest)?,
-            direction,
-            granularity,
-            rules,
-            queue,
-        })
-    }
-}
-
-/// Query of /calls/queues: the period and the service options, nothing of its own (its
-/// document lists `PeriodQuery` and `ServiceQuery`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct QueuesQuery {
-    /// `start` and `end`.
-    #[serde(flatten)]
-    pub period: PeriodQuery,
-    /// `direction`, `sl_threshold` and `short_abandon`.
-    #[serde(flatten)]
-    pub service: ServiceQuery,
-}
-
-impl QueuesQuery {
-    /// The range, the direction, the threshold, the short-abandon bound, then the range
-    /// against the history horizon.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
-        let range = self.period.range(MAX_RANGE_DAYS)?;
-        let (direction, rules) = self.service.parse()?;
-        Ok(ApiRequest::CallsQueues {
-            range: self.period.within_horizon(range, earliest)?,
-            direction,
-            rules,
-        })
-    }
-}
-
-/// The schema of `interval` on /calls/intervals: one of 15, 30 or 60 minutes, 30 by default.
-#[cfg(feature = "openapi")]
-fn interval_minutes_schema() -> utoipa::openapi::schema::Schema {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    ObjectBuilder::new()
-        .schema_type(Type::Integer)
-        .enum_values(Some(IntervalMinutes::ALLOWED))
-        .default(Some(30.into()))
-        .examples([15])
-        .into()
-}
 
 /// The longest period of /calls/intervals, in days: a longer one keeps its latest 7.
 pub const MAX_INTERVAL_DAYS: u32 = 7;
@@ -989,252 +677,15 @@ impl IntervalMinutes {
     pub fn seconds(self) -> u32 {
         u32::from(self.0) * 60
     }
-
-    fn given(given: &ParamValues) -> Result<Self, ParamError> {
-        given
-            .value("interval", INTERVAL_FORM)?
-            .map_or(Ok(Self::default()), Self::parse)
-    }
-}
-
-/// Query of /calls/intervals.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct IntervalsQuery {
-    /// `start` and `end`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub period: PeriodQuery,
-    /// Length of an interval in minutes: 15, 30 or 60; default 30. Anything else is a 400.
-    #[cfg_attr(feature = "openapi", param(required = false, schema_with = interval_minutes_schema))]
-    pub interval: ParamValues,
-    /// `direction`, `sl_threshold` and `short_abandon`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub service: ServiceQuery,
-    /// `queue`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub queue: QueueQuery,
-}
-
-impl IntervalsQuery {
-    /// The range (trimmed to its latest 7 days), the interval, the direction, the threshold,
-    /// the queue, then the range against the history horizon.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
-        let range = self.period.range(MAX_RANGE_DAYS)?.latest(MAX_INTERVAL_DAYS);
-        let interval = IntervalMinutes::given(&self.interval)?;
-        let (direction, rules) = self.service.parse()?;
-        let queue = self.queue.parse()?;
-        Ok(ApiRequest::CallsIntervals {
-            range: self.period.within_horizon(range, earliest)?,
-            direction,
-            interval,
-            rules,
-            queue,
-        })
-    }
-}
-
-/// Query of /calls/agents.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct AgentsQuery {
-    /// `start` and `end`.
-    #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", param(ignore))]
-    pub period: PeriodQuery,
-    /// Accepted and validated (a bad value is a 400) but ignored: the leaderboard counts both
-    /// directions.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<Direction>, inline))]
-    pub direction: ParamValues,
-    /// Only the calls offered by this queue (exact, case-sensitive): the agents who answered
-    /// them. A queue without calls in the period gives an empty list; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "sales"))]
-    pub queue: ParamValues,
-    /// Only the agents of the roster with this team (exact, case-sensitive, as /operators
-    /// shows it); `share_percent` is then over the listed agents. A team no operator has is a
-    /// 400 listing the teams there are; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "A"))]
-    pub team: ParamValues,
-    /// Only the agents of the roster on this shift (exact, case-sensitive, as /operators shows
-    /// it), with `team` when both are given. A shift no operator has is a 400 listing the
-    /// shifts there are; empty is a 400.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1F\x7F-\x9F]+$", example = "day"))]
-    pub shift: ParamValues,
-}
-
-impl AgentsQuery {
-    /// The range; the direction is validated, so that one query string works on both call
-    /// endpoints, but the leaderboard always counts both directions; the queue, the team and
-    /// the shift; then the range against the history horizon (`earliest`, `None` without one).
-    /// Whether the roster has the team and the shift is checked when answered.
-    pub fn parse(&self, earliest: Option<EarliestDay>) -> Result<ApiRequest, ParamError> {
-        let range = self.period.range(MAX_RANGE_DAYS)?;
-        Direction::given(&self.direction)?;
-        let queue = queue_given(&self.queue)?;
-        let team = self
-            .team
-            .value("team", TEAM_FORM)?
-            .map(Team::parse)
-            .transpose()?;
-        let shift = self
-            .shift
-            .value("shift", SHIFT_FORM)?
-            .map(Shift::parse)
-            .transpose()?;
-        Ok(ApiRequest::CallsAgents {
-            range: self.period.within_horizon(range, earliest)?,
-            queue,
-            roster: RosterFilter { team, shift },
-        })
-    }
-}
-
-/// Path of /kpi/{month}.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Path)
-)]
-pub struct MonthPath {
-    /// The month, `YYYY-MM` with month 01 to 12 (`2026-13` is a 400).
-    #[cfg_attr(
-        feature = "openapi",
-        param(pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11")
-    )]
-    pub month: String,
-}
-
-/// Query of /kpi/{month}.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct KpiQuery {
-    /// Shift label of the sheet to show (1 to 64 characters, no control characters). Without
-    /// it, the lowest-sorting shift (byte-wise) is shown; a shift with no published sheet that
-    /// month is a 404 listing the shifts that exist.
-    // The pattern excludes exactly what `char::is_control` refuses (Unicode category Cc).
-    #[cfg_attr(
-        feature = "openapi",
-        param(
-            value_type = Option<String>,
-            min_length = 1,
-            max_length = 64,
-            pattern = r"^[^\x00-\x1F\x7F-\x9F]+$",
-            example = "day"
-        )
-    )]
-    pub shift: ParamValues,
-}
-
-impl KpiQuery {
-    /// The shift asked for, if any.
-    pub fn parse(&self) -> Result<Option<Shift>, ParamError> {
-        self.shift
-            .value("shift", SHIFT_FORM)?
-            .map(Shift::parse)
-            .transpose()
-    }
-}
-
-/// Query of /schedule.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct ScheduleQuery {
-    /// The month, `YYYY-MM` with month 01 to 12. Required.
-    #[cfg_attr(feature = "openapi", param(value_type = String, required = true, pattern = r"^\d{4}-(0[1-9]|1[0-2])$", example = "2026-11"))]
-    pub month: ParamValues,
-}
-
-impl ScheduleQuery {
-    /// The month (required).
-    pub fn parse(&self) -> Result<Month, ParamError> {
-        month(
-            self.month.required("month", MONTH_FORM)?,
-            Param::query("month"),
-        )
-    }
-}
-
-/// Query of /scripts/stats.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-#[cfg_attr(
-    feature = "openapi",
-    derive(utoipa::IntoParams),
-    into_params(parameter_in = Query)
-)]
-pub struct ScriptsQuery {
-    /// How many scripts, ASCII digits only, 1 to 100.
-    #[cfg_attr(feature = "openapi", param(value_type = Option<u8>, minimum = 1, maximum = 100, default = 20, example = 10))]
-    pub limit: ParamValues,
-}
-
-impl ScriptsQuery {
-    /// The limit, 20 by default.
-    pub fn parse(&self) -> Result<ScriptsLimit, ParamError> {
-        self.limit
-            .value("limit", LIMIT_FORM)?
-            .map_or(Ok(ScriptsLimit::default()), ScriptsLimit::parse)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn given(values: &[&str]) -> ParamValues {
-        values.iter().copied().collect()
-    }
-
-    /// The period of a validated summary request.
-    fn summary_range(request: ApiRequest) -> DateRange {
-        match request {
-            ApiRequest::CallsSummary { range, .. } => range,
-            other => panic!("not a summary: {other:?}"),
-        }
-    }
-
-    fn summary(start: &[&str], end: &[&str], direction: &[&str]) -> SummaryQuery {
-        SummaryQuery {
-            period: PeriodQuery {
-                start: given(start),
-                end: given(end),
-            },
-            service: ServiceQuery {
-                direction: given(direction),
-                ..ServiceQuery::default()
-            },
-            ..SummaryQuery::default()
-        }
-    }
-
     #[test]
     fn invalid_date_error_names_parameter_format_and_value() {
-        let err = summary(&["2026-11-01"], &["2026-02-30"], &[])
-            .parse(None)
-            .unwrap_err();
+        let err = period("2026-11-01", Some("2026-02-30"), MAX_RANGE_DAYS).unwrap_err();
         assert_eq!(
             err.to_string(),
             r#"invalid query parameter 'end' "2026-02-30": expected a calendar date YYYY-MM-DD"#
@@ -1244,8 +695,7 @@ mod tests {
     #[test]
     fn error_quotes_at_most_forty_characters_of_the_value() {
         let long = "x".repeat(500);
-        let ParamError::Invalid { value, .. } =
-            summary(&[&long], &[], &[]).parse(None).unwrap_err()
+        let ParamError::Invalid { value, .. } = period(&long, None, MAX_RANGE_DAYS).unwrap_err()
         else {
             panic!()
         };
@@ -1253,55 +703,17 @@ mod tests {
     }
 
     #[test]
-    fn range_end_defaults_to_start() {
-        let Ok(ApiRequest::CallsSummary {
-            range, direction, ..
-        }) = summary(&["2026-11-03"], &[], &[]).parse(None)
-        else {
-            panic!("not a summary")
-        };
-        assert_eq!(range, DateRange::day(Day::parse("2026-11-03").unwrap()));
-        assert_eq!(direction, Direction::Inbound);
-    }
-
-    #[test]
-    fn range_without_start_is_rejected() {
-        let err = summary(&[], &["2026-11-03"], &[]).parse(None).unwrap_err();
+    fn a_period_ends_on_its_start_unless_an_end_is_given_and_never_before_it() {
+        let day = |raw| Day::parse(raw).unwrap();
         assert_eq!(
-            err.to_string(),
-            "missing query parameter 'start': expected a calendar date YYYY-MM-DD"
+            period("2026-11-03", None, MAX_RANGE_DAYS).unwrap(),
+            DateRange::day(day("2026-11-03"))
         );
-    }
-
-    #[test]
-    fn range_with_end_before_start_is_rejected() {
-        let err = summary(&["2026-11-03"], &["2026-11-02"], &[])
-            .parse(None)
-            .unwrap_err();
+        let err = period("2026-11-03", Some("2026-11-02"), MAX_RANGE_DAYS).unwrap_err();
         assert!(matches!(err, ParamError::EndBeforeStart(_)));
         assert_eq!(
             err.to_string(),
             "query parameter 'end' (2026-11-02) is before query parameter 'start' (2026-11-03)"
-        );
-    }
-
-    #[test]
-    fn errors_come_in_a_fixed_order_start_end_then_direction() {
-        let err = summary(&["x"], &["y"], &["z"]).parse(None).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("invalid query parameter 'start'")
-        );
-        let err = summary(&["2026-11-01"], &["y"], &["z"])
-            .parse(None)
-            .unwrap_err();
-        assert!(err.to_string().starts_with("invalid query parameter 'end'"));
-        let err = summary(&["2026-11-01"], &[], &["z"])
-            .parse(None)
-            .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("invalid query parameter 'direction'")
         );
     }
 
@@ -1315,61 +727,42 @@ mod tests {
     #[test]
     fn a_period_from_the_first_day_of_the_horizon_is_accepted_and_one_day_earlier_is_not() {
         let horizon = earliest("2025-10-22");
-        let range = summary(&["2025-10-22"], &[], &[])
-            .parse(horizon)
-            .map(summary_range)
-            .unwrap();
-        assert_eq!(range.start(), Day::parse("2025-10-22").unwrap());
-        let err = summary(&["2025-10-21"], &["2025-10-30"], &[])
-            .parse(horizon)
-            .unwrap_err();
-        assert!(matches!(err, ParamError::BeforeHorizon { .. }));
+        let within = |start, end| {
+            within_horizon(period(start, end, MAX_RANGE_DAYS).unwrap(), start, horizon)
+        };
+        assert_eq!(
+            within("2025-10-22", None).unwrap().start(),
+            Day::parse("2025-10-22").unwrap()
+        );
+        let err = within("2025-10-21", Some("2025-10-30")).unwrap_err();
         assert_eq!(
             err.to_string(),
             r#"invalid query parameter 'start' "2025-10-21": call records are kept for 400 days, so the earliest start is 2025-10-22"#
         );
-        let agents = AgentsQuery {
-            period: PeriodQuery::of("2025-10-21", None),
-            ..AgentsQuery::default()
-        };
-        assert_eq!(agents.parse(horizon).unwrap_err(), err);
-        assert!(agents.parse(None).is_ok(), "no horizon, no limit");
+        let range = period("2025-10-21", None, MAX_RANGE_DAYS).unwrap();
+        assert!(
+            within_horizon(range, "2025-10-21", None).is_ok(),
+            "no horizon, no limit"
+        );
     }
 
     #[test]
     fn the_horizon_applies_to_the_period_after_the_31_day_clamp() {
         let horizon = earliest("2025-10-22");
+        let within = |start, end| {
+            within_horizon(
+                period(start, Some(end), MAX_RANGE_DAYS).unwrap(),
+                start,
+                horizon,
+            )
+        };
         // From long before the horizon to a day well inside it: the clamp keeps the latest 31
         // days, all of them within the horizon.
-        let range = summary(&["1900-01-01"], &["2026-11-25"], &[])
-            .parse(horizon)
-            .map(summary_range)
-            .unwrap();
-        assert!(range.clamped());
+        assert!(within("1900-01-01", "2026-11-25").unwrap().clamped());
         // Clamped to a period that still reaches before the horizon: the message says so.
-        let err = summary(&["1900-01-01"], &["2025-11-20"], &[])
-            .parse(horizon)
-            .unwrap_err();
         assert_eq!(
-            err.to_string(),
+            within("1900-01-01", "2025-11-20").unwrap_err().to_string(),
             r#"invalid query parameter 'start' "1900-01-01": call records are kept for 400 days, so the earliest start is 2025-10-22 (the period, clamped to its latest 31 days, starts on 2025-10-21)"#
-        );
-    }
-
-    #[test]
-    fn the_horizon_is_checked_after_the_other_parameters() {
-        let err = summary(&["2020-01-01"], &[], &["Inbound"])
-            .parse(earliest("2025-10-22"))
-            .unwrap_err();
-        assert!(matches!(err, ParamError::Invalid { .. }), "{err}");
-    }
-
-    #[test]
-    fn schedule_month_is_required() {
-        let err = ScheduleQuery::default().parse().unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "missing query parameter 'month': expected a month YYYY-MM with month 01 to 12"
         );
     }
 
@@ -1384,20 +777,17 @@ mod tests {
     }
 
     #[test]
-    fn direction_defaults_to_inbound_and_is_case_sensitive() {
-        let direction = |values: &[&str]| Direction::given(&given(values));
-        assert_eq!(direction(&[]).unwrap(), Direction::Inbound);
-        assert_eq!(direction(&["outbound"]).unwrap(), Direction::Outbound);
+    fn direction_is_case_sensitive() {
+        assert_eq!(Direction::parse("outbound").unwrap(), Direction::Outbound);
         assert!(matches!(
-            direction(&["Inbound"]),
+            Direction::parse("Inbound"),
             Err(ParamError::Invalid { .. })
         ));
-        assert!(matches!(direction(&[""]), Err(ParamError::Empty { .. })));
     }
 
     #[test]
     fn scripts_limit_is_an_integer_from_1_to_100_defaulting_to_20() {
-        assert_eq!(ScriptsQuery::default().parse().unwrap().get(), 20);
+        assert_eq!(ScriptsLimit::default().get(), 20);
         assert_eq!(ScriptsLimit::parse("1").unwrap().get(), 1);
         assert_eq!(ScriptsLimit::parse("100").unwrap().get(), 100);
         assert_eq!(ScriptsLimit::parse("007").unwrap().get(), 7);
@@ -1414,10 +804,6 @@ mod tests {
         ] {
             assert!(ScriptsLimit::parse(bad).is_err(), "{bad}");
         }
-        let empty = ScriptsQuery {
-            limit: given(&[""]),
-        };
-        assert!(matches!(empty.parse(), Err(ParamError::Empty { .. })));
     }
 
     #[test]
@@ -1429,25 +815,5 @@ mod tests {
         assert!(Shift::parse(&"я".repeat(64)).is_ok());
         assert!(Shift::parse(&"я".repeat(65)).is_err());
         assert!(Shift::parse("day\nnight").is_err());
-        let empty = KpiQuery {
-            shift: given(&[""]),
-        };
-        assert!(matches!(empty.parse(), Err(ParamError::Empty { .. })));
-        assert_eq!(KpiQuery::default().parse().unwrap(), None);
-    }
-
-    #[test]
-    fn a_known_parameter_given_twice_is_rejected() {
-        let err = summary(&["2026-11-01", "2026-11-02"], &[], &[])
-            .parse(None)
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "query parameter 'start' is given more than once"
-        );
-        let err = summary(&["2026-11-01"], &[], &["", ""])
-            .parse(None)
-            .unwrap_err();
-        assert!(matches!(err, ParamError::Repeated { .. }));
     }
 }

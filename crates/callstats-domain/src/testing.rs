@@ -43,7 +43,6 @@ use crate::model::{
 };
 use crate::params::{Direction, Granularity, SlThreshold};
 use crate::ports::Clock;
-use crate::request::{ApiRequest, Endpoint};
 use crate::rollup::DayRollup;
 use crate::scope::ScopeSet;
 use crate::stats::trend::{Trend, trend_response};
@@ -320,31 +319,6 @@ pub fn row(row: u32, agent: Option<&str>, kpi_percent: f64, payout: Option<f64>)
             kpi: 500.005,
         }],
     }
-}
-
-/// The request to `endpoint` with the query string `query` (and, for /kpi/{month}, the path
-/// segment `path_month`), parsed and validated as the service does for a key that may see the
-/// KPI details, with no history horizon. Panics on a request the service would refuse, and on
-/// /ping, which is no data request.
-///
-/// ```
-/// use callstats_domain::request::{ApiRequest, Endpoint};
-/// use callstats_domain::testing::request;
-///
-/// let asked = request(Endpoint::ScriptsStats, "limit=2", "");
-/// assert!(matches!(asked, ApiRequest::ScriptsStats { .. }));
-/// ```
-#[cfg(any(test, feature = "mock"))]
-#[must_use]
-pub fn request(endpoint: Endpoint, query: &str, path_month: &str) -> ApiRequest {
-    use crate::request::UnvalidatedRequest;
-    use crate::scope::KpiView;
-
-    UnvalidatedRequest::from_query(endpoint, query, path_month)
-        .expect("a query string the service's extractors read")
-        .validate(KpiView::Detail, None)
-        .expect("parameters the service accepts")
-        .expect("a data request, not /ping")
 }
 
 fn local(text: &str) -> LocalDateTime {

@@ -17,25 +17,23 @@ use actix_web::http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTRO
 use actix_web::{HttpRequest, HttpResponse, Responder as _, get, web};
 use actix_web_lab::sse;
 use bytes::Bytes;
-use callstats_api::agents::AgentsResponse;
-use callstats_api::intervals::IntervalsResponse;
-use callstats_api::kpi::KpiMonthResponse;
+use callstats_api::agents::{AgentsQuery, AgentsResponse};
+use callstats_api::intervals::{IntervalsQuery, IntervalsResponse};
+use callstats_api::kpi::{KpiMonthResponse, KpiQuery, MonthPath};
 use callstats_api::live::LiveResponse;
 use callstats_api::portal::{
-    KeyInfo, OperatorsResponse, Schedule, ScriptsResponse, SheetsResponse,
+    KeyInfo, OperatorsResponse, Schedule, ScheduleQuery, ScriptsQuery, ScriptsResponse,
+    SheetsResponse,
 };
-use callstats_api::queues::QueuesResponse;
-use callstats_api::summary::CallSummary;
-use callstats_api::trend::TrendResponse;
+use callstats_api::query::{PeriodQuery, QueueQuery, ServiceQuery};
+use callstats_api::queues::{QueuesQuery, QueuesResponse};
+use callstats_api::request::UnvalidatedRequest;
+use callstats_api::summary::{CallSummary, SummaryQuery};
+use callstats_api::trend::{TrendQuery, TrendResponse};
 use callstats_application::live::LiveEvent;
 use callstats_application::single_flight::panic_message;
 use callstats_application::{Answer, Body, ETag, Outcome};
 use callstats_domain::DomainError;
-use callstats_domain::params::{
-    AgentsQuery, IntervalsQuery, KpiQuery, MonthPath, PeriodQuery, QueueQuery, QueuesQuery,
-    ScheduleQuery, ScriptsQuery, ServiceQuery, SummaryQuery, TrendQuery,
-};
-use callstats_domain::request::UnvalidatedRequest;
 use futures::{FutureExt as _, StreamExt as _};
 use utoipa_actix_web::service_config::ServiceConfig;
 

@@ -13,15 +13,13 @@ use crate::model::{
     AgentNumber, CallRecord, LocalizedText, OffDay, OffDayKind, OffDayRecord, OffDaySource, Script,
     SheetContent,
 };
-use crate::params::{Compare, Direction, Team};
+use crate::params::{Compare, Direction, ScriptsLimit, ServiceRules, Team};
 use crate::ports::{
     CallDaysError, Found, MockCallDaySource, MockClock, MockKeyStore, MockPortalStore,
     MockQuotaCounter, MockRequestLedger, StoreError, UpstreamError,
 };
 use crate::scope::{Scope, ScopeSet};
-use crate::testing::{
-    api_key, api_key_secret, call, days_of, month, operator, range, request, row, sheet,
-};
+use crate::testing::{api_key, api_key_secret, call, days_of, month, operator, range, row, sheet};
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 06:15:30.123 UTC);
 const IP: ClientAddress = ClientAddress::Ip(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
@@ -516,9 +514,20 @@ fn requester() -> Requester {
     Requester::key(42)
 }
 
-/// /calls/summary for `query`, through [`CallStats::answer`] as the service asks for it.
-async fn summary(stats: &CallStats, query: &str) -> Result<Summary, DomainError> {
-    let asked = request(Endpoint::CallsSummary, query, "");
+/// /calls/summary of inbound calls over `range` with the default rules, set beside `compare`,
+/// through [`CallStats::answer`] as the service asks for it.
+async fn summary(
+    stats: &CallStats,
+    range: DateRange,
+    compare: Option<Compare>,
+) -> Result<Summary, DomainError> {
+    let asked = ApiRequest::CallsSummary {
+        range,
+        direction: Direction::Inbound,
+        rules: ServiceRules::default(),
+        queue: None,
+        compare,
+    };
     match stats.answer(&asked, &requester()).await? {
         Response::CallSummary(summary) => Ok(summary),
         other => panic!("not a summary: {other:?}"),
@@ -549,7 +558,8 @@ async fn summary_asks_for_the_days_of_the_requested_range() {
     );
     let summary = summary(
         &stats(MockPortalStore::new(), call_days),
-        "start=2026-11-01&end=2026-11-01",
+        range("2026-11-01", "2026-11-01"),
+        None,
     )
     .await
     .unwrap();
@@ -591,7 +601,8 @@ async fn a_comparison_reads_the_earlier_period_and_counts_it_as_the_period_itsel
     );
     let summary = summary(
         &stats(MockPortalStore::new(), call_days),
-        "start=2026-11-02&end=2026-11-03&compare=previous_period",
+        range("2026-11-02", "2026-11-03"),
+        Some(Compare::PreviousPeriod),
     )
     .await
     .unwrap();
@@ -618,7 +629,8 @@ async fn upstream_failure_is_503_upstream_unavailable() {
         .returning(|_, _| Err(UpstreamError::new("HTTP 500").into()));
     let result = summary(
         &stats(MockPortalStore::new(), call_days),
-        "start=2026-11-01&end=2026-11-01",
+        range("2026-11-01", "2026-11-01"),
+        None,
     )
     .await;
     assert_eq!(
@@ -666,7 +678,8 @@ async fn a_budget_refusal_is_a_429_and_a_shed_a_503_naming_when_to_retry() {
             .returning(move |_, _| Err(error.clone()));
         let result = summary(
             &stats(MockPortalStore::new(), call_days),
-            "start=2026-11-01&end=2026-11-01",
+            range("2026-11-01", "2026-11-01"),
+            None,
         )
         .await;
         assert_eq!(result, Err(expected));
@@ -737,7 +750,7 @@ fn the_small_group_bound_keys_aggregate_kpi_bodies_apart_and_leaves_other_keys_a
         shift: None,
         view: KpiView::Detail,
     };
-    let operators = request(Endpoint::Operators, "", "");
+    let operators = ApiRequest::Operators;
     for other in [detail, operators] {
         assert_eq!(five.cache_key(&other), other.cache_key());
     }
@@ -997,7 +1010,9 @@ async fn answer_dispatches_a_parsed_request_to_its_use_case() {
             })
             .collect())
     });
-    let request = request(Endpoint::ScriptsStats, "limit=2", "");
+    let request = ApiRequest::ScriptsStats {
+        limit: ScriptsLimit::parse("2").unwrap(),
+    };
     let body = stats(store, MockCallDaySource::new())
         .answer(&request, &requester())
         .await

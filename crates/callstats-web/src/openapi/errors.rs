@@ -1,6 +1,8 @@
 //! The error answers of each operation: their descriptions and examples, the service's own
 //! messages (made by the domain's errors) and those the reverse proxy answers itself.
 
+use callstats_api::query::PeriodQuery;
+use callstats_api::summary::SummaryQuery;
 use callstats_application::representation::{self, LIVE_REPRESENTATIONS};
 use callstats_domain::DomainError;
 use callstats_domain::access::{QuotaBucket, QuotaStatus, QuotaSubject, Unauthorized};
@@ -14,7 +16,7 @@ use callstats_domain::limits::{
     HistoryFill, OverBudget,
 };
 use callstats_domain::live::LiveError;
-use callstats_domain::params::{Param, ParamError, PeriodQuery, SummaryQuery};
+use callstats_domain::params::{Param, ParamError};
 use callstats_domain::request::Endpoint;
 use callstats_domain::scope::Scope;
 use serde_json::Value;
