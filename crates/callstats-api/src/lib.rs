@@ -1,5 +1,6 @@
-//! The HTTP contract of callstats: each endpoint's answer as the wire carries it, made from
-//! what the domain computed, with its OpenAPI schema (docs/architecture.md, "callstats-api").
+//! The HTTP contract of callstats: each endpoint's query, read into the domain's request, and
+//! its answer as the wire carries it, made from what the domain computed, both with their
+//! OpenAPI schema (docs/architecture.md, "callstats-api").
 //!
 //! A figure that several answers carry is declared once, on a block that each of them flattens
 //! ([`blocks`]): its doc comment is its definition in the OpenAPI document, in

@@ -1,7 +1,7 @@
 //! The query extractor: actix's `web::Query`, but deserialised by serde_html_form, which gives a
 //! parameter's every value instead of refusing the whole query when one is repeated, so that the
-//! domain can name the repeated parameter ("given more than once") and report it in its fixed
-//! order, after admission.
+//! endpoint's query (callstats-api) can name the repeated parameter ("given more than once") and
+//! report it in its fixed order, after admission.
 
 use std::future::{Ready, ready};
 
