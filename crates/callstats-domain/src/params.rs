@@ -187,8 +187,7 @@ impl ParamError {
     }
 }
 
-/// Parses a day, naming `param` when it is not one.
-pub fn day(raw: &str, param: Param) -> Result<Day, ParamError> {
+fn day(raw: &str, param: Param) -> Result<Day, ParamError> {
     Day::parse(raw).map_err(|err| ParamError::invalid(param, raw, err.expected))
 }
 
@@ -197,7 +196,6 @@ pub fn month(raw: &str, param: Param) -> Result<Month, ParamError> {
     Month::parse(raw).map_err(|err| ParamError::invalid(param, raw, err.expected))
 }
 
-/// The period every /calls endpoint takes, `start` and `end`: each endpoint's query holds it
 /// The period of `start` and `end` as given (`end` defaults to `start`), clamped to its latest
 /// `max_days` days, or the error naming the parameter at fault, `start` first.
 pub fn period(start: &str, end: Option<&str>, max_days: u32) -> Result<DateRange, ParamError> {
@@ -499,6 +497,7 @@ impl From<SlThreshold> for ServiceRules {
         }
     }
 }
+
 /// The query parameter `queue`: a queue name, exact and case-sensitive.
 pub fn queue(raw: &str) -> Result<QueueName, ParamError> {
     QueueName::new(raw).map_err(|_| ParamError::invalid(Param::query("queue"), raw, QUEUE_FORM))
