@@ -14,7 +14,7 @@ use crate::calendar::Day;
 use crate::call_day::{CallDay, DayCall, Held, held_day_from_fields};
 use crate::model::QueueName;
 use crate::params::{Direction, ShortAbandon, SlThreshold};
-use crate::stats::service_level::longer;
+use crate::stats::service_level::CallCounts;
 
 /// The rounded-up second past every threshold: an answered wait counted here is within none.
 const ANSWERED_CAP: u16 = SlThreshold::MAX_SECONDS + 1;
@@ -36,17 +36,8 @@ pub struct DayRollup {
 pub struct RollupGroup {
     pub direction: Direction,
     pub queue: Option<QueueName>,
-    /// Every call.
-    pub offered: u64,
-    /// The calls an agent answered.
-    pub answered: u64,
-    /// The answered calls' durations, added in the day's order.
-    pub answered_duration_sum: f64,
-    /// The answered calls with a wait, and their waits added in the day's order.
-    pub answered_with_wait: u64,
-    pub answered_wait_sum: f64,
-    /// The longest wait of a call with one.
-    pub longest_wait: Option<f64>,
+    /// Its counts and sums, added in the day's order.
+    pub counts: CallCounts,
     /// The waits per whole second, by second ascending.
     pub waits: Vec<WaitSecond>,
 }
@@ -144,37 +135,24 @@ impl DayRollup {
 held_day_from_fields!(DayRollup);
 
 impl RollupGroup {
-    const fn new(direction: Direction, queue: Option<QueueName>) -> Self {
+    fn new(direction: Direction, queue: Option<QueueName>) -> Self {
         Self {
             direction,
             queue,
-            offered: 0,
-            answered: 0,
-            answered_duration_sum: 0.0,
-            answered_with_wait: 0,
-            answered_wait_sum: 0.0,
-            longest_wait: None,
+            counts: CallCounts::default(),
             waits: Vec::new(),
         }
     }
 
     fn add(&mut self, call: DayCall) {
-        self.offered += 1;
-        let wait = call.wait_seconds();
-        if let Some(wait) = wait {
-            self.longest_wait = Some(longer(self.longest_wait, wait));
-        }
+        let Some(wait) = self.counts.add(call) else {
+            return;
+        };
         if call.answered() {
-            self.answered += 1;
-            self.answered_duration_sum += call.duration_seconds();
-            if let Some(wait) = wait {
-                self.answered_with_wait += 1;
-                self.answered_wait_sum += wait;
-                self.count(whole_second(wait.ceil(), ANSWERED_CAP), |entry| {
-                    entry.answered += 1;
-                });
-            }
-        } else if let Some(wait) = wait {
+            self.count(whole_second(wait.ceil(), ANSWERED_CAP), |entry| {
+                entry.answered += 1;
+            });
+        } else {
             self.count(whole_second(wait.floor(), UNANSWERED_CAP), |entry| {
                 entry.unanswered += 1;
                 entry.unanswered_wait_sum += wait;
@@ -262,7 +240,7 @@ mod tests {
                 (
                     g.direction,
                     g.queue.as_ref().map(QueueName::as_str),
-                    g.offered,
+                    g.counts.offered,
                 )
             })
             .collect();
@@ -288,7 +266,7 @@ mod tests {
         let waits: Vec<_> = sales.waits.iter().map(|w| (w.second, w.answered)).collect();
         assert_eq!(waits, [(20, 2)]);
         assert_eq!(
-            (sales.answered_with_wait, sales.longest_wait),
+            (sales.counts.answered_with_wait, sales.counts.longest_wait),
             (2, Some(20.0))
         );
     }

@@ -1479,7 +1479,11 @@ fn offered(rollups: &[Arc<DayRollup>]) -> Vec<(String, u64)> {
         .map(|rollup| {
             (
                 rollup.day().to_string(),
-                rollup.all_groups().iter().map(|group| group.offered).sum(),
+                rollup
+                    .all_groups()
+                    .iter()
+                    .map(|group| group.counts.offered)
+                    .sum(),
             )
         })
         .collect()

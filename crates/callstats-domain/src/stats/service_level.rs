@@ -32,58 +32,26 @@ pub fn offered_calls<'a>(
     })
 }
 
-/// What the service figures need of a set of calls, added one call at a time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServiceTally {
-    rules: ServiceRules,
-    /// Calls offered (every call added).
-    offered: u64,
-    /// Calls an agent answered.
-    answered: u64,
-    /// Unanswered calls whose known wait is below the short-abandon bound.
-    short_abandoned: u64,
-    /// Calls with a wait time, answered or not, short abandons left out.
-    calls_with_wait: u64,
-    /// Answered calls with a wait time of at most the threshold.
-    answered_within_threshold: u64,
-    /// Answered calls with a wait time, and the sum of their waits.
-    answered_with_wait: u64,
-    answered_wait_sum: f64,
-    /// Those waits, for their percentiles; `None` once a rollup is added (it keeps none).
-    answered_waits: Option<Vec<f64>>,
-    /// Unanswered calls with a wait time that are not short abandons, and the sum of their
-    /// waits.
-    abandoned_with_wait: u64,
-    abandoned_wait_sum: f64,
-    /// The longest wait among the calls with one; `None` before the first.
-    longest_wait: Option<f64>,
-    /// The sum of the answered calls' durations.
-    answered_duration_sum: f64,
+/// What a set of calls sums whatever rules measure it: what a day's rollup keeps per direction
+/// and queue, and the part of a [`ServiceTally`] that no rule changes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CallCounts {
+    /// Every call.
+    pub offered: u64,
+    /// The calls an agent answered.
+    pub answered: u64,
+    /// The answered calls' durations, added in the calls' order.
+    pub answered_duration_sum: f64,
+    /// The answered calls with a wait, and their waits added in the calls' order.
+    pub answered_with_wait: u64,
+    pub answered_wait_sum: f64,
+    /// The longest wait of a call with one.
+    pub longest_wait: Option<f64>,
 }
 
-impl ServiceTally {
-    /// An empty tally measured by `rules` (a bare threshold: no short abandons).
-    #[must_use]
-    pub fn new(rules: impl Into<ServiceRules>) -> Self {
-        Self {
-            rules: rules.into(),
-            offered: 0,
-            answered: 0,
-            short_abandoned: 0,
-            calls_with_wait: 0,
-            answered_within_threshold: 0,
-            answered_with_wait: 0,
-            answered_wait_sum: 0.0,
-            answered_waits: Some(Vec::new()),
-            abandoned_with_wait: 0,
-            abandoned_wait_sum: 0.0,
-            longest_wait: None,
-            answered_duration_sum: 0.0,
-        }
-    }
-
-    /// Counts one call.
-    pub fn add(&mut self, call: DayCall) {
+impl CallCounts {
+    /// Counts one call, and gives its wait when it has one.
+    pub fn add(&mut self, call: DayCall) -> Option<f64> {
         self.offered += 1;
         let wait = call.wait_seconds();
         if let Some(wait) = wait {
@@ -93,24 +61,81 @@ impl ServiceTally {
             self.answered += 1;
             self.answered_duration_sum += call.duration_seconds();
             if let Some(wait) = wait {
-                self.calls_with_wait += 1;
                 self.answered_with_wait += 1;
                 self.answered_wait_sum += wait;
-                if let Some(waits) = &mut self.answered_waits {
-                    waits.push(wait);
-                }
-                if wait <= f64::from(self.rules.sl_threshold.get()) {
-                    self.answered_within_threshold += 1;
-                }
             }
-        } else if let Some(wait) = wait {
-            if self.rules.short_abandon.is_short(wait) {
-                self.short_abandoned += 1;
-            } else {
-                self.calls_with_wait += 1;
-                self.abandoned_with_wait += 1;
-                self.abandoned_wait_sum += wait;
+        }
+        wait
+    }
+
+    /// Adds `other`'s counts and sums, and its longest wait.
+    pub fn add_counts(&mut self, other: &Self) {
+        self.offered += other.offered;
+        self.answered += other.answered;
+        self.answered_duration_sum += other.answered_duration_sum;
+        self.answered_with_wait += other.answered_with_wait;
+        self.answered_wait_sum += other.answered_wait_sum;
+        if let Some(wait) = other.longest_wait {
+            self.longest_wait = Some(longer(self.longest_wait, wait));
+        }
+    }
+}
+
+/// What the service figures need of a set of calls, added one call at a time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceTally {
+    rules: ServiceRules,
+    counts: CallCounts,
+    /// Unanswered calls whose known wait is below the short-abandon bound.
+    short_abandoned: u64,
+    /// Calls with a wait time, answered or not, short abandons left out.
+    calls_with_wait: u64,
+    /// Answered calls with a wait time of at most the threshold.
+    answered_within_threshold: u64,
+    /// The answered calls' waits, for their percentiles; `None` once a rollup is added (it
+    /// keeps none).
+    answered_waits: Option<Vec<f64>>,
+    /// Unanswered calls with a wait time that are not short abandons, and the sum of their
+    /// waits.
+    abandoned_with_wait: u64,
+    abandoned_wait_sum: f64,
+}
+
+impl ServiceTally {
+    /// An empty tally measured by `rules` (a bare threshold: no short abandons).
+    #[must_use]
+    pub fn new(rules: impl Into<ServiceRules>) -> Self {
+        Self {
+            rules: rules.into(),
+            counts: CallCounts::default(),
+            short_abandoned: 0,
+            calls_with_wait: 0,
+            answered_within_threshold: 0,
+            answered_waits: Some(Vec::new()),
+            abandoned_with_wait: 0,
+            abandoned_wait_sum: 0.0,
+        }
+    }
+
+    /// Counts one call.
+    pub fn add(&mut self, call: DayCall) {
+        let Some(wait) = self.counts.add(call) else {
+            return;
+        };
+        if call.answered() {
+            self.calls_with_wait += 1;
+            if let Some(waits) = &mut self.answered_waits {
+                waits.push(wait);
             }
+            if wait <= f64::from(self.rules.sl_threshold.get()) {
+                self.answered_within_threshold += 1;
+            }
+        } else if self.rules.short_abandon.is_short(wait) {
+            self.short_abandoned += 1;
+        } else {
+            self.calls_with_wait += 1;
+            self.abandoned_with_wait += 1;
+            self.abandoned_wait_sum += wait;
         }
     }
 
@@ -118,15 +143,8 @@ impl ServiceTally {
     /// by one, but for their waits: a rollup keeps none, so the percentiles are then unknown
     /// (null). The sums are the group's day sums, added in turn.
     pub fn add_group(&mut self, group: &RollupGroup) {
-        self.offered += group.offered;
-        self.answered += group.answered;
-        self.answered_duration_sum += group.answered_duration_sum;
-        self.answered_with_wait += group.answered_with_wait;
-        self.answered_wait_sum += group.answered_wait_sum;
-        self.calls_with_wait += group.answered_with_wait;
-        if let Some(wait) = group.longest_wait {
-            self.longest_wait = Some(longer(self.longest_wait, wait));
-        }
+        self.counts.add_counts(&group.counts);
+        self.calls_with_wait += group.counts.answered_with_wait;
         self.answered_waits = None;
         let threshold = self.rules.sl_threshold.get();
         let short = self.rules.short_abandon.get();
@@ -159,19 +177,19 @@ impl ServiceTally {
     /// Calls offered: every call of the tally.
     #[must_use]
     pub const fn offered(&self) -> u64 {
-        self.offered
+        self.counts.offered
     }
 
     /// Calls an agent answered.
     #[must_use]
     pub const fn answered(&self) -> u64 {
-        self.answered
+        self.counts.answered
     }
 
     /// Calls no agent answered (abandoned).
     #[must_use]
     pub const fn unanswered(&self) -> u64 {
-        self.offered.saturating_sub(self.answered)
+        self.counts.offered.saturating_sub(self.counts.answered)
     }
 
     /// [`ServiceLevel::answered_within_threshold`], 0 when no call has a wait.
@@ -192,7 +210,7 @@ impl ServiceTally {
 pub fn abandon_rate_percent(tally: &ServiceTally) -> Option<f64> {
     percent(
         tally.unanswered().saturating_sub(tally.short_abandoned),
-        tally.offered.saturating_sub(tally.short_abandoned),
+        tally.counts.offered.saturating_sub(tally.short_abandoned),
     )
 }
 
@@ -216,7 +234,11 @@ pub fn service_level_percent(tally: &ServiceTally) -> Option<f64> {
 /// `average_speed_of_answer_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn average_speed_of_answer_seconds(tally: &ServiceTally) -> Option<f64> {
-    mean_wait(tally, tally.answered_wait_sum, tally.answered_with_wait)
+    mean_wait(
+        tally,
+        tally.counts.answered_wait_sum,
+        tally.counts.answered_with_wait,
+    )
 }
 
 /// `speed_of_answer_percentiles` of /calls/summary over the tally: each the nearest-rank
@@ -250,13 +272,13 @@ pub fn average_abandon_time_seconds(tally: &ServiceTally) -> Option<f64> {
 /// `longest_wait_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn longest_wait_seconds(tally: &ServiceTally) -> Option<f64> {
-    tally.longest_wait.map(round2)
+    tally.counts.longest_wait.map(round2)
 }
 
 /// `average_handle_time_seconds` of /calls/summary over the tally.
 #[must_use]
 pub fn average_handle_time_seconds(tally: &ServiceTally) -> Option<f64> {
-    mean(tally.answered_duration_sum, tally.answered).map(round2)
+    mean(tally.counts.answered_duration_sum, tally.counts.answered).map(round2)
 }
 
 /// The longer of a longest wait so far (none before the first) and `wait`.
@@ -276,7 +298,10 @@ fn mean_wait(tally: &ServiceTally, sum: f64, count: u64) -> Option<f64> {
     // A mean is never above the largest of its terms; the float sum's last bit could put it
     // there, and the figure would then exceed `longest_wait_seconds`.
     Some(round2(
-        tally.longest_wait.map_or(mean, |longest| mean.min(longest)),
+        tally
+            .counts
+            .longest_wait
+            .map_or(mean, |longest| mean.min(longest)),
     ))
 }
 

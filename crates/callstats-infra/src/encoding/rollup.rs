@@ -7,6 +7,7 @@ use callstats_domain::call_day::HeldDay as _;
 use callstats_domain::identifiers::QueueName;
 use callstats_domain::params::Direction;
 use callstats_domain::rollup::{DayRollup, RollupGroup, WaitSecond};
+use callstats_domain::stats::service_level::CallCounts;
 use serde::{Deserialize, Serialize};
 
 use super::{held_byte, held_of};
@@ -53,12 +54,12 @@ pub fn encode(rollup: &DayRollup) -> Vec<u8> {
             .map(|group| StoredGroup {
                 outbound: group.direction == Direction::Outbound,
                 queue: group.queue.as_ref().map(QueueName::as_str),
-                offered: group.offered,
-                answered: group.answered,
-                answered_duration_sum: group.answered_duration_sum,
-                answered_with_wait: group.answered_with_wait,
-                answered_wait_sum: group.answered_wait_sum,
-                longest_wait: group.longest_wait,
+                offered: group.counts.offered,
+                answered: group.counts.answered,
+                answered_duration_sum: group.counts.answered_duration_sum,
+                answered_with_wait: group.counts.answered_with_wait,
+                answered_wait_sum: group.counts.answered_wait_sum,
+                longest_wait: group.counts.longest_wait,
                 waits: group
                     .waits
                     .iter()
@@ -94,12 +95,14 @@ pub fn decode(bytes: &[u8], day: Day) -> Option<DayRollup> {
                     Direction::Inbound
                 },
                 queue: group.queue.map(QueueName::new).transpose().ok()?,
-                offered: group.offered,
-                answered: group.answered,
-                answered_duration_sum: group.answered_duration_sum,
-                answered_with_wait: group.answered_with_wait,
-                answered_wait_sum: group.answered_wait_sum,
-                longest_wait: group.longest_wait,
+                counts: CallCounts {
+                    offered: group.offered,
+                    answered: group.answered,
+                    answered_duration_sum: group.answered_duration_sum,
+                    answered_with_wait: group.answered_with_wait,
+                    answered_wait_sum: group.answered_wait_sum,
+                    longest_wait: group.longest_wait,
+                },
                 waits: group
                     .waits
                     .into_iter()
