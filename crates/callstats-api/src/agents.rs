@@ -1,18 +1,16 @@
 //! /calls/agents: the agent leaderboard.
 
-use crate::query::{self, ParamValues, PeriodQuery};
 use callstats_domain::calendar::MAX_RANGE_DAYS;
 use callstats_domain::limits::EarliestDay;
 use callstats_domain::model::AgentNumber;
 use callstats_domain::params::{ParamError, RosterFilter, SHIFT_FORM, Shift, TEAM_FORM, Team};
 use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::agents::{AgentTally, Leaderboard};
-use serde::Deserialize;
-use serde::Serialize;
-use utoipa::IntoParams;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::blocks::{Freshness, Period};
+use crate::query::{self, ParamValues, PeriodQuery};
 
 /// The body of /calls/agents.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

@@ -1,19 +1,18 @@
 //! /calls/intervals: the service figures of every 15-, 30- or 60-minute interval.
 
-use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 use callstats_domain::calendar::MAX_RANGE_DAYS;
 use callstats_domain::limits::EarliestDay;
-use callstats_domain::params::Direction;
-use callstats_domain::params::{INTERVAL_FORM, IntervalMinutes, MAX_INTERVAL_DAYS, ParamError};
+use callstats_domain::params::{
+    Direction, INTERVAL_FORM, IntervalMinutes, MAX_INTERVAL_DAYS, ParamError,
+};
 use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::intervals::{IntervalTally, Intervals};
 use callstats_domain::tz;
-use serde::Deserialize;
-use serde::Serialize;
-use utoipa::IntoParams;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling, RowServiceLevel};
+use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 
 /// The body of /calls/intervals.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

@@ -1,15 +1,13 @@
 //! /kpi/{month}: a published sheet, named for `kpi:detail`, anonymous for `kpi:aggregate`.
 
-use crate::query::ParamValues;
 use callstats_domain::calendar::Month;
 use callstats_domain::model::{self, AgentNumber, CURRENCY};
 use callstats_domain::params::{self, Param, ParamError, SHIFT_FORM, Shift};
-use serde::Deserialize;
-use serde::Serialize;
-use utoipa::IntoParams;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::portal::Sheet;
+use crate::query::ParamValues;
 
 /// The body of /kpi/{month}, tagged by `granularity`.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

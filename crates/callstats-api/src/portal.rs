@@ -1,16 +1,14 @@
 //! The portal's answers: /operators, /schedule, /kpi/months, /scripts/stats, and /ping's key,
 //! each made from the records the portal store hands in, in the order the domain gave them.
 
-use crate::query::ParamValues;
-use callstats_domain::calendar::MONTH_FORM;
-use callstats_domain::calendar::{Day, LocalDateTime, Month};
+use callstats_domain::calendar::{Day, LocalDateTime, MONTH_FORM, Month};
 use callstats_domain::model::{self, AgentNumber, OffDayKind, OffDaySource};
 use callstats_domain::params::{self, LIMIT_FORM, Param, ParamError, ScriptsLimit};
 use callstats_domain::scope::ScopeSet;
-use serde::Deserialize;
-use serde::Serialize;
-use utoipa::IntoParams;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::query::ParamValues;
 
 /// The key object of /ping.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

@@ -1,23 +1,21 @@
 //! /calls/queues: the service figures of each queue.
 
-use crate::query::{PeriodQuery, ServiceQuery};
 use callstats_domain::calendar::MAX_RANGE_DAYS;
 use callstats_domain::limits::EarliestDay;
 use callstats_domain::model::QueueName;
-use callstats_domain::params::Direction;
-use callstats_domain::params::ParamError;
+use callstats_domain::params::{Direction, ParamError};
 use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::queues::{QueueTally, Queues};
 use callstats_domain::stats::service_level::{
     average_abandon_time_seconds, speed_of_answer_percentiles,
 };
-use serde::Deserialize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::blocks::{
     Freshness, Measured, Period, RowCounts, RowHandling, RowServiceLevel, SpeedOfAnswerPercentiles,
 };
+use crate::query::{PeriodQuery, ServiceQuery};
 
 /// The body of /calls/queues.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

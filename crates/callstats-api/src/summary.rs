@@ -1,12 +1,9 @@
 //! /calls/summary: the daily series, hourly histogram, peaks and service figures of a period.
 
-use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
-use callstats_domain::calendar::Day;
-use callstats_domain::calendar::MAX_RANGE_DAYS;
+use callstats_domain::calendar::{Day, MAX_RANGE_DAYS};
 use callstats_domain::limits::EarliestDay;
 use callstats_domain::model;
-use callstats_domain::params::{COMPARE_FORM, ParamError};
-use callstats_domain::params::{Compare, Direction};
+use callstats_domain::params::{COMPARE_FORM, Compare, Direction, ParamError};
 use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::service_level::{
     ServiceTally, abandon_rate_percent, average_abandon_time_seconds, average_handle_time_seconds,
@@ -15,12 +12,11 @@ use callstats_domain::stats::service_level::{
 };
 use callstats_domain::stats::summary::{Earlier, Summary};
 use callstats_domain::tz;
-use serde::Deserialize;
-use serde::Serialize;
-use utoipa::IntoParams;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::blocks::{Freshness, Period, ServiceLevel, SpeedOfAnswerPercentiles};
+use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 use crate::schemas::Date;
 
 /// The body of /calls/summary.

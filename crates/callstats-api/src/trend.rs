@@ -1,22 +1,21 @@
 //! /calls/trend: the service figures of each day, ISO week or month of up to 366 days.
 
-use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 use callstats_domain::calendar::Day;
 use callstats_domain::limits::EarliestDay;
-use callstats_domain::params::{Direction, Granularity};
-use callstats_domain::params::{GRANULARITY_FORM, MAX_TREND_DAYS, ParamError};
+use callstats_domain::params::{
+    Direction, GRANULARITY_FORM, Granularity, MAX_TREND_DAYS, ParamError,
+};
 use callstats_domain::request::ApiRequest;
 use callstats_domain::stats::service_level::{
     average_speed_of_answer_seconds, service_level_percent,
 };
 use callstats_domain::stats::trend::{BucketTally, Trend};
 use callstats_domain::tz;
-use serde::Deserialize;
-use serde::Serialize;
-use utoipa::IntoParams;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::blocks::{Period, QueueMeasured, RowCounts, RowHandling};
+use crate::query::{ParamValues, PeriodQuery, QueuedServiceQuery};
 
 /// The body of /calls/trend.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
